@@ -1,0 +1,117 @@
+"""Storing a batch of worker events: all of it once, or none of it.
+
+The batch was already validated against worker.trainer.events; here each
+event is applied in sequence order. Events at or below the source's cursor
+were stored by an earlier delivery of the same batch and are skipped.
+"""
+from dataclasses import dataclass, field
+from datetime import datetime, timezone as dt_timezone
+
+from django.db import transaction
+from django.utils import timezone
+
+from runs.api.serializers.telemetry import CheckpointSerializer, LogLineSerializer, SampleSerializer
+from runs.events import publish, status_payload
+from runs.models import Checkpoint, EventCursor, LogLine, MetricPoint, Run, Sample
+from worker.trainer.events import EventBatch, IngestReply
+
+
+@dataclass
+class _Pending:
+    """Rows and live messages gathered from one batch, written in bulk."""
+    metrics: list = field(default_factory=list)
+    samples: list = field(default_factory=list)
+    logs: list = field(default_factory=list)
+    live_metrics: list = field(default_factory=list)
+    live_samples: list = field(default_factory=list)
+    live_logs: list = field(default_factory=list)
+    status_changed: bool = False
+
+
+def _event_time(event) -> datetime:
+    if event.time is None:
+        return timezone.now()
+    return datetime.fromtimestamp(event.time, tz=dt_timezone.utc)
+
+
+def ingest_batch(run: Run, batch: EventBatch) -> IngestReply:
+    with transaction.atomic():
+        run = Run.objects.select_for_update().get(pk=run.pk)
+        cursor, _ = EventCursor.objects.select_for_update().get_or_create(run=run, source=batch.source)
+        fresh = [event for event in sorted(batch.events, key=lambda e: e.seq) if event.seq > cursor.last_seq]
+        pending = _Pending()
+        for event in fresh:
+            _APPLY[event.type](run, event, pending)
+        _write(run, pending)
+        if fresh:
+            cursor.last_seq = fresh[-1].seq
+            cursor.save(update_fields=["last_seq"])
+        run.last_heartbeat_at = timezone.now()
+        run.save()
+        _publish(run, pending)
+    return IngestReply(
+        stored=len(fresh), duplicates=len(batch.events) - len(fresh),
+        status=run.status, cancel_requested=run.cancel_requested,
+    )
+
+
+def _apply_status(run, event, pending):
+    # IllegalTransition propagates: the whole batch is refused and rolled back.
+    pending.status_changed |= run.report_status(event.status, event.message)
+
+
+def _apply_metrics(run, event, pending):
+    time = _event_time(event)
+    pending.metrics += [MetricPoint(run=run, name=name, step=event.step, value=value, time=time)
+                        for name, value in event.values.items()]
+    pending.live_metrics.append({"step": event.step, "time": time.timestamp(), "values": event.values})
+    run.current_step = max(run.current_step, event.step)
+
+
+def _apply_samples(run, event, pending):
+    for record in event.samples:
+        pending.samples.append(Sample(run=run, step=event.step, **record.model_dump()))
+
+
+def _apply_log(run, event, pending):
+    pending.logs.append(LogLine(run=run, time=_event_time(event), level=event.level,
+                                source=event.source, message=event.message))
+
+
+def _apply_checkpoint(run, event, pending):
+    checkpoint, _ = Checkpoint.objects.update_or_create(
+        run=run, step=event.step,
+        defaults={"path": event.path, "size_bytes": event.size_bytes,
+                  "model_version": event.model_version, "created_at": _event_time(event)},
+    )
+    publish(run.pk, "run.checkpoint", CheckpointSerializer(checkpoint).data)
+
+
+def _apply_heartbeat(run, event, pending):
+    if event.step is not None:
+        run.current_step = max(run.current_step, event.step)
+
+
+_APPLY = {
+    "status": _apply_status, "metrics": _apply_metrics, "samples": _apply_samples,
+    "log": _apply_log, "checkpoint": _apply_checkpoint, "heartbeat": _apply_heartbeat,
+}
+
+
+def _write(run, pending):
+    MetricPoint.objects.bulk_create(pending.metrics, batch_size=2000)
+    stored_samples = Sample.objects.bulk_create(pending.samples, batch_size=500)
+    pending.live_samples = SampleSerializer(stored_samples, many=True).data
+    LogLine.objects.bulk_create(pending.logs, batch_size=1000)
+    pending.live_logs = LogLineSerializer(pending.logs, many=True).data
+
+
+def _publish(run, pending):
+    if pending.status_changed:
+        publish(run.pk, "run.status", status_payload(run))
+    if pending.live_metrics:
+        publish(run.pk, "run.metrics", {"points": pending.live_metrics})
+    if pending.live_samples:
+        publish(run.pk, "run.samples", {"samples": pending.live_samples})
+    if pending.live_logs:
+        publish(run.pk, "run.log", {"lines": pending.live_logs})

@@ -1,0 +1,90 @@
+import re
+
+from django.conf import settings
+from rest_framework import serializers
+
+from runs.api.errors import PayloadTooLarge
+from runs.api.serializers.fields import unique_name_for_owner
+from runs.datasets.formats import DatasetFileError, detect_format
+from runs.datasets.validation import inspect_file, inspect_generator
+from runs.models import Dataset
+
+HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
+SOURCE_FIELDS = ("source", "file", "hub_id", "split", "generator", "generator_params", "prompt_column")
+
+
+class DatasetSerializer(serializers.ModelSerializer):
+    owner = serializers.CharField(source="owner.username", read_only=True)
+    file = serializers.FileField(write_only=True, required=False)
+    file_name = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Dataset
+        fields = [
+            "id", "name", "owner", "source", "file", "file_name", "file_format", "hub_id", "split",
+            "generator", "generator_params", "prompt_column", "prompt_format", "columns",
+            "row_count", "preview", "created_at", "updated_at",
+        ]
+        read_only_fields = ["file_format", "prompt_format", "columns", "row_count", "preview"]
+
+    def get_file_name(self, dataset) -> str:
+        return dataset.file.name.rsplit("/", 1)[-1] if dataset.file else ""
+
+    def validate_name(self, value):
+        return unique_name_for_owner(self, Dataset, value)
+
+    def validate(self, attrs):
+        if self.instance is not None:
+            changed = [f for f in SOURCE_FIELDS if f in attrs and attrs[f] != getattr(self.instance, f, None)]
+            if changed:
+                raise serializers.ValidationError(
+                    {f: "the source of a dataset cannot change; create a new dataset" for f in changed})
+            return attrs
+        check = {Dataset.Source.UPLOAD: self._check_upload, Dataset.Source.HUB: self._check_hub,
+                 Dataset.Source.GENERATOR: self._check_generator}[attrs["source"]]
+        return check(attrs)
+
+    def _check_upload(self, attrs):
+        upload = attrs.get("file")
+        if upload is None:
+            raise serializers.ValidationError({"file": "attach a JSONL, CSV or Parquet file"})
+        if upload.size > settings.DATASET_UPLOAD_MAX_BYTES:
+            # Normally refused earlier from Content-Length; this catches chunked uploads.
+            raise PayloadTooLarge(too_large_message(upload.size))
+        if upload.size == 0:
+            raise serializers.ValidationError({"file": f"{upload.name!r} is empty"})
+        prompt_column = attrs.get("prompt_column", "prompt")
+        try:
+            fmt = detect_format(upload.name)
+            inspection = inspect_file(upload, fmt, prompt_column)
+        except DatasetFileError as exc:
+            field = "prompt_column" if "for the prompt" in str(exc) else "file"
+            raise serializers.ValidationError({field: f"{upload.name}: {exc}"}) from None
+        upload.seek(0)
+        return {**attrs, "file_format": fmt, **_inspection_fields(inspection)}
+
+    def _check_hub(self, attrs):
+        hub_id = attrs.get("hub_id", "")
+        if not HUB_ID.match(hub_id):
+            raise serializers.ValidationError({"hub_id": "give a hub id such as 'openai/gsm8k'"})
+        # Hub datasets cannot be fetched here; the worker loads and checks them.
+        return {**attrs, "split": attrs.get("split") or "train", "file": None}
+
+    def _check_generator(self, attrs):
+        try:
+            params, inspection = inspect_generator(
+                attrs.get("generator", ""), attrs.get("generator_params") or {}, attrs.get("prompt_column", "prompt"))
+        except DatasetFileError as exc:
+            field = "generator" if "no built-in generator" in str(exc) else "generator_params"
+            raise serializers.ValidationError({field: str(exc)}) from None
+        return {**attrs, "generator_params": params, "file": None, **_inspection_fields(inspection)}
+
+
+def _inspection_fields(inspection) -> dict:
+    return {"columns": inspection.columns, "row_count": inspection.row_count,
+            "preview": inspection.preview, "prompt_format": inspection.prompt_format}
+
+
+def too_large_message(size: int) -> str:
+    limit_mb = settings.DATASET_UPLOAD_MAX_BYTES // (1024 * 1024)
+    return f"the upload is {size / (1024 * 1024):.1f} MiB; the limit is {limit_mb} MiB (DATASET_UPLOAD_MAX_MB)"

@@ -1,0 +1,76 @@
+from django.db import transaction
+from rest_framework import serializers
+
+from runs.api.serializers.configs import complete_config
+from runs.api.serializers.fields import VisiblePrimaryKeyField
+from runs.models import Dataset, RewardFunction, Run, RunReward, TrainingConfig
+
+
+class RunRewardSerializer(serializers.ModelSerializer):
+    reward_function = VisiblePrimaryKeyField(queryset=RewardFunction.objects.all())
+    name = serializers.CharField(source="reward_function.name", read_only=True)
+    weight = serializers.FloatField(default=1.0, min_value=-100.0, max_value=100.0)
+
+    class Meta:
+        model = RunReward
+        fields = ["reward_function", "name", "weight"]
+
+
+class RunSerializer(serializers.ModelSerializer):
+    owner = serializers.CharField(source="owner.username", read_only=True)
+    dataset = VisiblePrimaryKeyField(queryset=Dataset.objects.all())
+    config_template = VisiblePrimaryKeyField(queryset=TrainingConfig.objects.all(), required=False, allow_null=True)
+    rewards = RunRewardSerializer(source="run_rewards", many=True)
+    config = serializers.DictField(required=False, help_text="Knobs on top of the template's (or the defaults).")
+    max_steps = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = Run
+        fields = [
+            "id", "name", "owner", "dataset", "rewards", "config_template", "config", "status",
+            "cancel_requested", "attempt", "current_step", "max_steps", "last_heartbeat_at", "error_message",
+            "created_at", "queued_at", "started_at", "finished_at",
+        ]
+        read_only_fields = ["status", "cancel_requested", "attempt", "current_step", "last_heartbeat_at",
+                            "error_message", "queued_at", "started_at", "finished_at"]
+
+    def validate_rewards(self, value):
+        if not value:
+            raise serializers.ValidationError("choose at least one reward function")
+        ids = [item["reward_function"].pk for item in value]
+        if len(ids) != len(set(ids)):
+            raise serializers.ValidationError("a reward function is listed twice")
+        return value
+
+    def validate(self, attrs):
+        if self.instance is not None and not self.instance.is_editable:
+            raise serializers.ValidationError(
+                f"run {self.instance.pk} is {self.instance.status}; its settings are frozen (clone it to change them)")
+        template = attrs.get("config_template", getattr(self.instance, "config_template", None))
+        if "config" in attrs or "config_template" in attrs or self.instance is None:
+            base = template.values if template else {}
+            try:
+                attrs["config"] = complete_config(base, attrs.get("config"))
+            except serializers.ValidationError as exc:
+                raise serializers.ValidationError({"config": exc.detail}) from None
+        return attrs
+
+    @transaction.atomic
+    def create(self, validated_data):
+        rewards = validated_data.pop("run_rewards")
+        run = Run.objects.create(**validated_data)
+        self._set_rewards(run, rewards)
+        return run
+
+    @transaction.atomic
+    def update(self, instance, validated_data):
+        rewards = validated_data.pop("run_rewards", None)
+        run = super().update(instance, validated_data)
+        if rewards is not None:
+            run.run_rewards.all().delete()
+            self._set_rewards(run, rewards)
+        return run
+
+    def _set_rewards(self, run, rewards):
+        RunReward.objects.bulk_create(
+            [RunReward(run=run, reward_function=item["reward_function"], weight=item["weight"]) for item in rewards])

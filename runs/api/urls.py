@@ -1,0 +1,20 @@
+from django.urls import path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from rest_framework.routers import DefaultRouter
+
+from runs.api.views.ingest import RunEventsView
+from runs.api.views.library import DatasetViewSet, RewardFunctionViewSet, TrainingConfigViewSet
+from runs.api.views.runs import RunViewSet
+
+router = DefaultRouter()
+router.register("datasets", DatasetViewSet, basename="dataset")
+router.register("reward-functions", RewardFunctionViewSet, basename="rewardfunction")
+router.register("configs", TrainingConfigViewSet, basename="trainingconfig")
+router.register("runs", RunViewSet, basename="run")
+
+urlpatterns = [
+    path("runs/<int:run_id>/events/", RunEventsView.as_view(), name="run-events"),
+    path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    *router.urls,
+]

@@ -1,0 +1,59 @@
+"""`POST /api/runs/<id>/events/`: where trainers and supervisors report, with the run's own token."""
+from drf_spectacular.utils import extend_schema, inline_serializer
+from pydantic import ValidationError as SchemaError
+from rest_framework import serializers, status
+from rest_framework.exceptions import AuthenticationFailed, ParseError
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from runs.actions.ingest import ingest_batch
+from runs.models import Run
+from worker.trainer.events import EventBatch
+
+
+def _bearer_token(request) -> str:
+    scheme, _, token = request.META.get("HTTP_AUTHORIZATION", "").partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise AuthenticationFailed("send the run's ingest token as 'Authorization: Bearer <token>'")
+    return token.strip()
+
+
+def authorized_run(request, run_id: int) -> Run:
+    """The run whose token this is. A wrong token and an unknown run read the same, so ids don't leak."""
+    token = _bearer_token(request)
+    run = Run.objects.filter(pk=run_id).first()
+    if run is None or not run.ingest_token_matches(token):
+        raise AuthenticationFailed("this token is not valid for this run")
+    return run
+
+
+def schema_problems(exc: SchemaError) -> list[str]:
+    return [f"{'.'.join(map(str, e['loc'])) or 'batch'}: {e['msg']}" for e in exc.errors()[:20]]
+
+
+class RunEventsView(APIView):
+    authentication_classes = []
+    permission_classes = []
+
+    @extend_schema(
+        request=inline_serializer("EventBatch", {"source": serializers.CharField(), "events": serializers.ListField()}),
+        responses=inline_serializer("IngestReply", {
+            "stored": serializers.IntegerField(), "duplicates": serializers.IntegerField(),
+            "status": serializers.CharField(), "cancel_requested": serializers.BooleanField()}),
+        description="A batch of typed events (see worker/trainer/events.py). Stored whole or not at all.",
+    )
+    def post(self, request, run_id: int):
+        run = authorized_run(request, run_id)
+        try:
+            payload = request.data
+        except ParseError as exc:
+            return Response({"detail": f"the body is not JSON: {exc.detail}"}, status=status.HTTP_400_BAD_REQUEST)
+        try:
+            batch = EventBatch.model_validate(payload)
+        except SchemaError as exc:
+            return Response({"detail": "the batch was refused; nothing was stored", "errors": schema_problems(exc)},
+                            status=status.HTTP_400_BAD_REQUEST)
+        return Response(ingest_batch(run, batch).model_dump())
+
+    def get_authenticate_header(self, request):
+        return 'Bearer realm="run-ingest"'

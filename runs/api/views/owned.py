@@ -1,0 +1,13 @@
+from rest_framework import viewsets
+
+
+class OwnedViewSet(viewsets.ModelViewSet):
+    """CRUD over the requesting user's objects (all of them for staff); others' are 404."""
+
+    model = None
+
+    def get_queryset(self):
+        return self.model.objects.visible_to(self.request.user).select_related("owner")
+
+    def perform_create(self, serializer):
+        serializer.save(owner=self.request.user)

@@ -1,0 +1,1 @@
+"""Reading and checking dataset sources before anything is stored."""

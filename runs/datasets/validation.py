@@ -1,0 +1,84 @@
+"""Checks a dataset source and produces what is stored with it: columns, row count, preview."""
+from dataclasses import dataclass
+from itertools import islice
+
+from pydantic import ValidationError
+
+from runs.datasets.formats import DatasetFileError, read_rows
+from worker.trainer.data.generators import GENERATORS, generate
+
+PREVIEW_ROWS = 5
+PREVIEW_TEXT_LIMIT = 500
+
+
+@dataclass
+class Inspection:
+    columns: list[str]
+    row_count: int
+    preview: list[dict]
+    prompt_format: str
+
+
+def prompt_format_of(value, where: str) -> str:
+    """'text' or 'chat'; anything else is an error naming the row."""
+    if isinstance(value, str):
+        if not value.strip():
+            raise DatasetFileError(f"{where}: the prompt is empty")
+        return "text"
+    if isinstance(value, list) and value and all(
+        isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str) for m in value
+    ):
+        return "chat"
+    raise DatasetFileError(
+        f"{where}: the prompt must be text or a list of chat messages with 'role' and 'content', "
+        f"found {type(value).__name__}"
+    )
+
+
+def _clip(value):
+    if isinstance(value, str) and len(value) > PREVIEW_TEXT_LIMIT:
+        return value[:PREVIEW_TEXT_LIMIT] + "…"
+    return value
+
+
+def inspect_rows(rows, prompt_column: str, total: int | None = None) -> Inspection:
+    """Walks every row (so a broken row anywhere is found), keeping the first few for the preview."""
+    columns: list[str] = []
+    preview: list[dict] = []
+    fmt = None
+    count = 0
+    for count, row in enumerate(rows, start=1):
+        if count == 1:
+            columns = list(row)
+            if prompt_column not in row:
+                raise DatasetFileError(
+                    f"no column {prompt_column!r} for the prompt; the file has: {', '.join(columns) or 'no columns'}"
+                )
+        row_format = prompt_format_of(row.get(prompt_column), f"row {count}")
+        if fmt is None:
+            fmt = row_format
+        elif row_format != fmt:
+            raise DatasetFileError(f"row {count}: prompt is {row_format} but earlier rows are {fmt}")
+        if count <= PREVIEW_ROWS:
+            preview.append({key: _clip(value) for key, value in row.items()})
+    if count == 0:
+        raise DatasetFileError("the file has no rows")
+    return Inspection(columns=columns, row_count=total or count, preview=preview, prompt_format=fmt)
+
+
+def inspect_file(fileobj, fmt: str, prompt_column: str) -> Inspection:
+    return inspect_rows(read_rows(fileobj, fmt), prompt_column)
+
+
+def inspect_generator(name: str, params: dict, prompt_column: str) -> tuple[dict, Inspection]:
+    """Validated params (defaults filled in) and an inspection of the first rows."""
+    if name not in GENERATORS:
+        raise DatasetFileError(f"no built-in generator {name!r}; choose one of: {', '.join(GENERATORS)}")
+    params_model, _ = GENERATORS[name]
+    try:
+        full = params_model.model_validate(params).model_dump()
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise DatasetFileError(f"generator parameters: {problems}") from None
+    rows = generate(name, {**full, "count": min(full["count"], PREVIEW_ROWS)})
+    return full, inspect_rows(islice(rows, PREVIEW_ROWS), prompt_column, total=full["count"])

@@ -1,0 +1,37 @@
+"""Builds the frozen launch spec a worker receives (worker.trainer.spec.LaunchSpec)."""
+from django.conf import settings
+from django.urls import reverse
+
+from runs.models import Checkpoint, Dataset, Run
+from worker.trainer.spec import LaunchSpec
+
+
+def dataset_spec(dataset: Dataset) -> dict:
+    spec = {"kind": {"upload": "file"}.get(dataset.source, dataset.source), "prompt_column": dataset.prompt_column}
+    if dataset.source == Dataset.Source.UPLOAD:
+        spec.update(path=dataset.file.path, format=dataset.file_format)
+    elif dataset.source == Dataset.Source.HUB:
+        spec.update(hub_id=dataset.hub_id, split=dataset.split or "train")
+    else:
+        spec.update(generator=dataset.generator, params=dataset.generator_params)
+    return spec
+
+
+def build_launch_spec(run: Run, token: str, resume_from: Checkpoint | None = None) -> dict:
+    ingest_url = settings.PUBLIC_URL + reverse("run-events", args=[run.pk])
+    spec = LaunchSpec.model_validate({
+        "run_id": run.pk,
+        "attempt": run.attempt,
+        "model": run.config["model"],
+        "dataset": dataset_spec(run.dataset),
+        "rewards": [rr.reward_function.launch_spec(rr.weight) for rr in run.run_rewards.select_related("reward_function")],
+        "config": run.config,
+        "ingest": {"url": ingest_url, "token": token},
+        "output_dir": str(settings.RUNS_DIR / str(run.pk)),
+        "resume_from": resume_from.path if resume_from else None,
+    })
+    return spec.model_dump(mode="json")
+
+
+def without_secrets(spec: dict) -> dict:
+    return {**spec, "ingest": {**spec["ingest"], "token": "***"}}

@@ -1,0 +1,50 @@
+"""Metric series for charts: one name, a step range, at most N points, reduced in the database.
+
+When a series has more points than asked for, steps are cut into N equal
+buckets and each bucket becomes one point: its first step, the mean value,
+and the min and max so a chart can still show spikes.
+"""
+from django.db.models import Avg, F, Max, Min
+
+from runs.models import MetricPoint
+
+DEFAULT_MAX_POINTS = 1000
+MAX_POINTS_LIMIT = 20000
+
+
+def metric_names(run) -> list[str]:
+    return list(MetricPoint.objects.filter(run=run).values_list("name", flat=True).distinct().order_by("name"))
+
+
+def series(run, name: str, step_min: int | None, step_max: int | None, max_points: int) -> dict:
+    points = MetricPoint.objects.filter(run=run, name=name)
+    if step_min is not None:
+        points = points.filter(step__gte=step_min)
+    if step_max is not None:
+        points = points.filter(step__lte=step_max)
+    bounds = points.aggregate(lo=Min("step"), hi=Max("step"))
+    if bounds["lo"] is None:
+        return {"step": [], "value": [], "min": [], "max": [], "downsampled": False}
+    if points.count() <= max_points:
+        rows = points.order_by("step", "id").values_list("step", "value")
+        steps, values = _columns(rows, 2)
+        return {"step": steps, "value": values, "min": values, "max": values, "downsampled": False}
+    return _bucketed(points, bounds["lo"], bounds["hi"], max_points)
+
+
+def _bucketed(points, lo: int, hi: int, max_points: int) -> dict:
+    span = hi - lo + 1
+    rows = (
+        points.annotate(bucket=(F("step") - lo) * max_points / span)
+        .values("bucket")
+        .annotate(first_step=Min("step"), mean=Avg("value"), low=Min("value"), high=Max("value"))
+        .order_by("bucket")
+        .values_list("first_step", "mean", "low", "high")
+    )
+    steps, means, lows, highs = _columns(rows, 4)
+    return {"step": steps, "value": means, "min": lows, "max": highs, "downsampled": True}
+
+
+def _columns(rows, width: int) -> list[list]:
+    columns = [list(column) for column in zip(*rows)]
+    return columns or [[] for _ in range(width)]

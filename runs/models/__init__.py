@@ -1,0 +1,10 @@
+from runs.models.dataset import Dataset
+from runs.models.reward import RewardFunction
+from runs.models.training_config import TrainingConfig
+from runs.models.run import IllegalTransition, Run, RunReward, RunStatus
+from runs.models.telemetry import Checkpoint, EventCursor, LogLine, MetricPoint, Sample
+
+__all__ = [
+    "Checkpoint", "Dataset", "EventCursor", "IllegalTransition", "LogLine", "MetricPoint",
+    "RewardFunction", "Run", "RunReward", "RunStatus", "Sample", "TrainingConfig",
+]

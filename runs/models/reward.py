@@ -1,0 +1,28 @@
+from django.db import models
+
+from runs.models.owned import OwnedModel
+
+
+class RewardFunction(OwnedModel):
+    class Kind(models.TextChoices):
+        BUILTIN = "builtin", "Built-in"
+        CODE = "code", "Python code"
+
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    builtin = models.CharField(max_length=100, blank=True)
+    params = models.JSONField(default=dict, blank=True)
+    source = models.TextField(blank=True)
+
+    class Meta(OwnedModel.Meta):
+        constraints = [models.UniqueConstraint(fields=["owner", "name"], name="reward_name_unique_per_owner")]
+
+    def __str__(self):
+        return self.name
+
+    def launch_spec(self, weight: float) -> dict:
+        return {
+            "name": self.name, "kind": self.kind, "weight": weight,
+            "builtin": self.builtin or None, "params": self.params, "source": self.source or None,
+        }

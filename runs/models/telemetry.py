@@ -1,0 +1,74 @@
+"""What runs report: metric points, sampled completions, log lines, checkpoints."""
+from django.db import models
+
+
+class MetricPoint(models.Model):
+    run = models.ForeignKey("runs.Run", on_delete=models.CASCADE, related_name="metric_points")
+    name = models.CharField(max_length=200)
+    step = models.PositiveIntegerField()
+    value = models.FloatField()
+    time = models.DateTimeField()
+
+    class Meta:
+        # "One name, a step range" is how charts and comparisons read.
+        indexes = [models.Index(fields=["run", "name", "step"], name="metric_run_name_step")]
+
+
+class Sample(models.Model):
+    run = models.ForeignKey("runs.Run", on_delete=models.CASCADE, related_name="samples")
+    step = models.PositiveIntegerField()
+    group = models.PositiveIntegerField()
+    prompt = models.TextField()
+    completion = models.TextField()
+    rewards = models.JSONField(default=dict)
+    total_reward = models.FloatField(null=True)
+    advantage = models.FloatField(null=True)
+    model_version = models.PositiveIntegerField(default=0)
+    staleness = models.PositiveIntegerField(default=0)
+    num_tokens = models.PositiveIntegerField(default=0)
+    finish_reason = models.CharField(max_length=40, blank=True)
+
+    class Meta:
+        ordering = ["step", "group", "id"]
+        indexes = [models.Index(fields=["run", "step"], name="sample_run_step")]
+
+
+class LogLine(models.Model):
+    class Level(models.TextChoices):
+        DEBUG = "debug"
+        INFO = "info"
+        WARNING = "warning"
+        ERROR = "error"
+
+    run = models.ForeignKey("runs.Run", on_delete=models.CASCADE, related_name="log_lines")
+    time = models.DateTimeField()
+    level = models.CharField(max_length=10, choices=Level.choices, default=Level.INFO)
+    source = models.CharField(max_length=40, default="trainer")
+    message = models.TextField()
+
+    class Meta:
+        ordering = ["id"]
+
+
+class Checkpoint(models.Model):
+    run = models.ForeignKey("runs.Run", on_delete=models.CASCADE, related_name="checkpoints")
+    step = models.PositiveIntegerField()
+    path = models.CharField(max_length=1000)
+    size_bytes = models.PositiveBigIntegerField(default=0)
+    model_version = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["step"]
+        constraints = [models.UniqueConstraint(fields=["run", "step"], name="checkpoint_once_per_step")]
+
+
+class EventCursor(models.Model):
+    """The highest sequence number stored per (run, source): what makes ingest idempotent."""
+
+    run = models.ForeignKey("runs.Run", on_delete=models.CASCADE, related_name="event_cursors")
+    source = models.CharField(max_length=64)
+    last_seq = models.PositiveBigIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["run", "source"], name="cursor_per_run_source")]

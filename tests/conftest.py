@@ -1,0 +1,92 @@
+"""Shared fixtures: an owner with a dataset, rewards, a config and a run; another user; staff.
+
+Tests run on the embedded defaults (SQLite, in-memory channel layer, filesystem
+broker) unless DATABASE_URL / REDIS_URL / CELERY_BROKER_URL point at real
+services, which is how `make test` runs the suite a second time in CI.
+"""
+import pytest
+from django.contrib.auth import get_user_model
+from rest_framework.test import APIClient
+
+from runs.models import Dataset, RewardFunction, Run, RunReward, TrainingConfig
+from worker.trainer.config import TrainingConfig as ConfigSchema
+
+
+@pytest.fixture
+def owner(db):
+    return get_user_model().objects.create_user("owner", password="owner-pass-123")
+
+
+@pytest.fixture
+def other_user(db):
+    return get_user_model().objects.create_user("other", password="other-pass-123")
+
+
+@pytest.fixture
+def staff_user(db):
+    return get_user_model().objects.create_user("staff", password="staff-pass-123", is_staff=True)
+
+
+def api_client_for(user=None) -> APIClient:
+    client = APIClient()
+    if user is not None:
+        client.force_authenticate(user)
+    return client
+
+
+@pytest.fixture
+def owner_api(owner):
+    return api_client_for(owner)
+
+
+@pytest.fixture
+def other_api(other_user):
+    return api_client_for(other_user)
+
+
+@pytest.fixture
+def anon_api():
+    return api_client_for(None)
+
+
+@pytest.fixture
+def dataset(owner):
+    return Dataset.objects.create(
+        owner=owner, name="arith", source=Dataset.Source.GENERATOR, generator="arithmetic",
+        generator_params={"count": 10, "difficulty": 1, "seed": 0}, columns=["prompt", "answer"],
+        row_count=10, preview=[],
+    )
+
+
+@pytest.fixture
+def reward(owner):
+    return RewardFunction.objects.create(owner=owner, name="acc", kind="builtin", builtin="accuracy",
+                                         params={"answer_column": "answer"})
+
+
+@pytest.fixture
+def config(owner):
+    return TrainingConfig.objects.create(owner=owner, name="small", values=ConfigSchema(max_steps=5).model_dump())
+
+
+@pytest.fixture
+def run(owner, dataset, reward, config):
+    created = Run.objects.create(owner=owner, name="r1", dataset=dataset, config_template=config,
+                                 config=dict(config.values))
+    RunReward.objects.create(run=created, reward_function=reward, weight=1.0)
+    return created
+
+
+@pytest.fixture
+def started_run(run, django_capture_on_commit_callbacks):
+    """A queued run with a known ingest token (the broker message is not sent)."""
+    from unittest import mock
+
+    from runs.actions.lifecycle import start_run
+
+    with mock.patch("runs.queueing.enqueue_execute_run"):
+        started = start_run(run)
+    token = started.issue_ingest_token()
+    started.save()
+    started.test_token = token
+    return started

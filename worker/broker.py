@@ -1,0 +1,44 @@
+"""Celery configuration shared by the control plane (which sends) and workers (which receive).
+
+No Django here: a worker on a GPU node is configured by environment variables
+alone (CELERY_BROKER_URL, DATA_DIR), and must agree with the control plane on
+where the embedded filesystem broker keeps its messages.
+"""
+from pathlib import Path
+
+EXECUTE_RUN = "worker.tasks.execute_run"
+DEFAULT_QUEUE = "default"
+
+
+def filesystem_broker_dir(data_dir: Path) -> Path:
+    return data_dir / "broker"
+
+
+def celery_config(broker_url: str, data_dir: Path) -> dict:
+    """Settings for a Celery app: embedded filesystem broker unless a URL is given."""
+    config = {
+        "task_default_queue": DEFAULT_QUEUE,
+        # A run is long and must not be lost if a worker dies mid-way: ack after
+        # the task ends, requeue when the worker is lost, take one at a time.
+        "task_acks_late": True,
+        "task_reject_on_worker_lost": True,
+        "worker_prefetch_multiplier": 1,
+        "task_ignore_result": True,
+        "broker_connection_retry_on_startup": True,
+        "task_serializer": "json",
+        "accept_content": ["json"],
+    }
+    if broker_url:
+        config["broker_url"] = broker_url
+        return config
+    folder = filesystem_broker_dir(data_dir)
+    for sub in ("out", "processed"):
+        (folder / sub).mkdir(parents=True, exist_ok=True)
+    config["broker_url"] = "filesystem://"
+    config["broker_transport_options"] = {
+        "data_folder_in": str(folder / "out"),
+        "data_folder_out": str(folder / "out"),
+        "processed_folder": str(folder / "processed"),
+        "store_processed": False,
+    }
+    return config

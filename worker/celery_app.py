@@ -1,0 +1,21 @@
+"""The workers' Celery app, configured from the environment alone (no Django).
+
+Start one with `celery -A worker.celery_app worker -Q default` (or `make worker QUEUES=...`).
+"""
+import os
+from pathlib import Path
+
+from celery import Celery
+
+from worker.broker import celery_config
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+def data_dir() -> Path:
+    path = Path(os.environ.get("DATA_DIR") or "var").expanduser()
+    return path if path.is_absolute() else (PROJECT_ROOT / path).resolve()
+
+
+app = Celery("worker", include=["worker.tasks"])
+app.conf.update(celery_config(os.environ.get("CELERY_BROKER_URL", ""), data_dir()))

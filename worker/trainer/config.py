@@ -1,0 +1,164 @@
+"""The training config schema: one definition validates forms, the API and the trainer's spec.
+
+Field names follow TRL's GRPOConfig / AsyncGRPOConfig where a knob has the same
+meaning there, so a researcher's existing settings carry over. Each field's
+`group` (generation, server, training, algorithm, async, logging) drives how
+forms lay it out; its description is the one-line help text.
+"""
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import PydanticCustomError
+
+GROUPS = {
+    "model": "Model",
+    "generation": "Generation",
+    "server": "Inference server",
+    "training": "Training",
+    "algorithm": "Loss and advantages",
+    "async": "Async pipeline",
+    "logging": "Logging and checkpoints",
+}
+
+DEFAULT_MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
+
+
+def knob(default, group: str, help: str, **constraints):
+    return Field(default, description=help, json_schema_extra={"group": group}, **constraints)
+
+
+class TrainingConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())
+
+    # Model
+    model: str = knob(DEFAULT_MODEL, "model", "Local model directory or hub id of the policy to train.", min_length=1)
+    worker_pool: str = knob("default", "model", "Celery queue (worker pool) that runs this training.",
+                            pattern=r"^[A-Za-z0-9_.-]{1,64}$")
+
+    # Generation
+    num_generations: int = knob(8, "generation", "Completions sampled per prompt (the group size).", ge=2, le=256)
+    max_prompt_length: int = knob(512, "generation", "Prompts longer than this many tokens are truncated from the left.", ge=8, le=131072)
+    max_completion_length: int = knob(256, "generation", "Maximum tokens generated per completion.", ge=1, le=131072)
+    temperature: float = knob(1.0, "generation", "Sampling temperature.", gt=0.0, le=10.0)
+    top_p: float = knob(1.0, "generation", "Nucleus sampling: keep the smallest token set with this much probability.", gt=0.0, le=1.0)
+    top_k: int = knob(0, "generation", "Keep only the k most likely tokens (0 disables).", ge=0)
+    min_p: float = knob(0.0, "generation", "Drop tokens less likely than this fraction of the top token (0 disables).", ge=0.0, le=1.0)
+    repetition_penalty: float = knob(1.0, "generation", "Penalty for repeated tokens (1 disables).", gt=0.0, le=10.0)
+
+    # Inference server
+    vllm_max_model_len: int | None = knob(None, "server", "Context length vLLM reserves; empty = prompt + completion length.", ge=16)
+    vllm_gpu_memory_utilization: float = knob(0.9, "server", "Share of GPU memory vLLM may take (GPU only).", gt=0.0, le=1.0)
+    vllm_kv_cache_gib: int = knob(2, "server", "KV cache size in GiB on CPU servers.", ge=1, le=512)
+    vllm_enforce_eager: bool = knob(True, "server", "Skip graph compilation: faster start, slower generation on GPU.")
+    vllm_request_timeout_s: float = knob(120.0, "server", "Timeout of one generation request, in seconds.", gt=0.0)
+    vllm_startup_timeout_s: float = knob(300.0, "server", "How long to wait for the server's /health.", gt=0.0)
+
+    # Training
+    learning_rate: float = knob(1e-6, "training", "Peak learning rate of AdamW.", gt=0.0, le=1.0)
+    lr_scheduler_type: Literal["constant", "linear", "cosine"] = knob("constant", "training", "Schedule after warmup.")
+    warmup_steps: int = knob(0, "training", "Steps of linear warmup from 0 to the learning rate.", ge=0)
+    weight_decay: float = knob(0.0, "training", "AdamW weight decay.", ge=0.0, le=1.0)
+    adam_beta1: float = knob(0.9, "training", "AdamW beta1.", ge=0.0, lt=1.0)
+    adam_beta2: float = knob(0.999, "training", "AdamW beta2.", ge=0.0, lt=1.0)
+    per_device_train_batch_size: int = knob(8, "training", "Completions per device per micro-batch.", ge=1, le=4096)
+    gradient_accumulation_steps: int = knob(1, "training", "Micro-batches accumulated per optimizer step.", ge=1, le=1024)
+    max_steps: int = knob(100, "training", "Optimizer steps to train.", ge=1, le=10_000_000)
+    max_grad_norm: float = knob(1.0, "training", "Gradient clipping norm (0 disables).", ge=0.0)
+    gradient_checkpointing: bool = knob(False, "training", "Trade compute for memory by recomputing activations.")
+    bf16: Literal["auto", "on", "off"] = knob("auto", "training", "Train in bfloat16: auto uses it where the hardware supports it.")
+    seed: int = knob(42, "training", "Random seed for data order, sampling and initialisation.", ge=0, le=2**32 - 1)
+
+    # Loss and advantages
+    loss_type: Literal["dapo", "grpo", "dr_grpo", "bnpo"] = knob("dapo", "algorithm", "How token losses are aggregated.")
+    scale_rewards: Literal["group", "batch", "none"] = knob("group", "algorithm", "Divide advantages by the reward std of the group, the batch, or not at all.")
+    epsilon: float = knob(0.2, "algorithm", "Lower clipping range of the importance ratio.", gt=0.0, le=1.0)
+    epsilon_high: float | None = knob(0.28, "algorithm", "Upper clipping range; empty = same as epsilon.", gt=0.0, le=10.0)
+    beta: float = knob(0.0, "algorithm", "KL coefficient against the reference model (0 loads no reference).", ge=0.0)
+    importance_sampling_correction: bool = knob(True, "algorithm", "Correct for the sampler's log-probabilities differing from the trainer's.")
+    importance_sampling_mode: Literal["truncate", "mask"] = knob("truncate", "algorithm", "Cap large sampler ratios (truncate) or drop those tokens (mask).")
+    importance_sampling_cap: float = knob(2.0, "algorithm", "Cap on the sampler importance ratio.", ge=1.0)
+
+    # Async pipeline
+    max_staleness: int = knob(4, "async", "Samples generated more than this many weight versions ago are dropped.", ge=0, le=1000)
+    max_inflight_tasks: int = knob(64, "async", "Generation requests in flight at once.", ge=1, le=100_000)
+    queue_maxsize: int = knob(256, "async", "Scored groups buffered between rollout and training.", ge=1, le=1_000_000)
+    weight_sync_steps: int = knob(1, "async", "Push new weights to the server every this many steps.", ge=1)
+    weight_sync_backend: Literal["filesystem", "nccl"] = knob("filesystem", "async", "filesystem works everywhere; nccl needs GPUs.")
+
+    # Logging and checkpoints
+    logging_steps: int = knob(1, "logging", "Send metrics every this many steps.", ge=1)
+    log_completions: bool = knob(True, "logging", "Send sampled completions to the run page.")
+    num_completions_to_log: int = knob(2, "logging", "Groups of completions sent per logging step.", ge=0, le=64)
+    save_steps: int = knob(50, "logging", "Save a checkpoint every this many steps (and at the end).", ge=1)
+    save_total_limit: int | None = knob(3, "logging", "Keep only the newest N checkpoints; empty keeps all.", ge=1)
+
+    @model_validator(mode="after")
+    def _check_cross_field_rules(self):
+        for field, message in self._cross_field_problems():
+            # The field travels in ctx so that error reports can attach the
+            # message to the field a person has to change.
+            raise PydanticCustomError("cross_field", "{message}", {"field": field, "message": message})
+        return self
+
+    def _cross_field_problems(self):
+        batch = self.per_device_train_batch_size * self.gradient_accumulation_steps
+        if batch % self.num_generations:
+            yield "per_device_train_batch_size", (
+                f"per_device_train_batch_size × gradient_accumulation_steps ({batch}) must be a "
+                f"multiple of num_generations ({self.num_generations}): each step trains whole groups"
+            )
+        if self.epsilon_high is not None and self.epsilon_high < self.epsilon:
+            yield "epsilon_high", f"epsilon_high ({self.epsilon_high}) must be at least epsilon ({self.epsilon})"
+        if self.warmup_steps and self.warmup_steps >= self.max_steps:
+            yield "warmup_steps", f"warmup_steps ({self.warmup_steps}) must be fewer than max_steps ({self.max_steps})"
+        needed = self.max_prompt_length + self.max_completion_length
+        if self.vllm_max_model_len is not None and self.vllm_max_model_len < needed:
+            yield "vllm_max_model_len", (
+                f"vllm_max_model_len ({self.vllm_max_model_len}) is shorter than "
+                f"max_prompt_length + max_completion_length ({needed})"
+            )
+
+    @property
+    def completions_per_step(self) -> int:
+        return self.per_device_train_batch_size * self.gradient_accumulation_steps
+
+
+def errors_by_field(exc: ValidationError) -> dict[str, list[str]]:
+    """A pydantic error as {field: [messages]}, the shape forms and the API report."""
+    errors: dict[str, list[str]] = {}
+    for error in exc.errors():
+        ctx = error.get("ctx") or {}
+        if error["type"] == "cross_field":
+            field = ctx["field"]
+        elif error["loc"]:
+            field = ".".join(str(part) for part in error["loc"])
+        else:
+            field = "non_field_errors"
+        message = error["msg"]
+        if error["type"] == "extra_forbidden":
+            message = f"unknown setting {field!r}"
+        errors.setdefault(field, []).append(message)
+    return errors
+
+
+def field_groups() -> dict[str, list[str]]:
+    """Field names by group, in declaration order, for forms and docs."""
+    grouped: dict[str, list[str]] = {group: [] for group in GROUPS}
+    for name, info in TrainingConfig.model_fields.items():
+        grouped[info.json_schema_extra["group"]].append(name)
+    return grouped
+
+
+PRESETS: dict[str, dict] = {
+    "cpu-demo": {
+        "num_generations": 8, "max_completion_length": 128, "max_prompt_length": 256,
+        "per_device_train_batch_size": 16, "learning_rate": 5e-6, "max_steps": 60,
+        "max_inflight_tasks": 64, "save_steps": 20, "temperature": 1.0,
+    },
+    "gsm8k-one-gpu": {
+        "num_generations": 8, "max_completion_length": 512, "max_prompt_length": 512,
+        "per_device_train_batch_size": 32, "gradient_accumulation_steps": 2,
+        "learning_rate": 1e-6, "max_steps": 500, "max_inflight_tasks": 256,
+        "worker_pool": "gpu", "vllm_enforce_eager": False, "gradient_checkpointing": True,
+    },
+}

@@ -1,0 +1,53 @@
+"""Built-in dataset generators: datasets made from parameters, so a demo needs no download.
+
+Each generator is a function of validated parameters returning rows (dicts
+with a `prompt` column and whatever the reward functions need).
+"""
+import random
+from typing import Callable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ArithmeticParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    count: int = Field(2000, ge=1, le=1_000_000, description="Number of problems.")
+    difficulty: int = Field(1, ge=1, le=5, description="1: two small numbers; 5: four numbers up to 10,000.")
+    seed: int = Field(0, ge=0, description="Same seed, same problems.")
+
+
+_OPERATORS = ("+", "-", "*")
+
+
+def _arithmetic_problem(rng: random.Random, difficulty: int) -> tuple[str, int]:
+    terms = 1 + min(difficulty, 3)
+    limit = 10 ** min(difficulty, 4)
+    expression = str(rng.randint(1, limit))
+    for _ in range(terms - 1):
+        operator = rng.choice(_OPERATORS[:2] if difficulty == 1 else _OPERATORS)
+        expression += f" {operator} {rng.randint(1, limit)}"
+    # Evaluating our own generated digits-and-operators string is safe.
+    return expression, eval(expression)  # noqa: S307
+
+
+def arithmetic(params: ArithmeticParams) -> list[dict]:
+    rng = random.Random(params.seed)
+    rows = []
+    for _ in range(params.count):
+        expression, value = _arithmetic_problem(rng, params.difficulty)
+        rows.append({
+            "prompt": f"What is {expression}? Think briefly, then give the final answer as #### <number>.",
+            "answer": f"#### {value}",
+        })
+    return rows
+
+
+GENERATORS: dict[str, tuple[type[BaseModel], Callable[[BaseModel], list[dict]]]] = {
+    "arithmetic": (ArithmeticParams, arithmetic),
+}
+
+
+def generate(name: str, params: dict) -> list[dict]:
+    """Rows of generator `name`; raises KeyError for an unknown name, ValidationError for bad params."""
+    params_model, build = GENERATORS[name]
+    return build(params_model.model_validate(params))

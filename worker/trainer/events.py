@@ -1,0 +1,97 @@
+"""The event format trainers and supervisors send to `POST /api/runs/<id>/events/`.
+
+A closed set of typed events. Unknown types and unknown fields are errors, so
+a sender and the control plane that disagree fail loudly instead of dropping
+data. Every event carries `seq`, increasing per (run, source): the control
+plane stores an event once however often its batch is retried.
+"""
+from typing import Annotated, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+RUN_STATUSES_REPORTABLE = ("starting", "running", "succeeded", "failed", "cancelled")
+MAX_EVENTS_PER_BATCH = 5000
+_finite = {"allow_inf_nan": False}
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    seq: int = Field(ge=1)
+    time: float | None = Field(None, description="Unix time the sender observed the event.")
+
+
+class StatusEvent(_Event):
+    type: Literal["status"]
+    status: Literal[RUN_STATUSES_REPORTABLE]
+    message: str = Field("", max_length=20000, description="Why the status changed (the failure reason for failed).")
+
+
+class MetricsEvent(_Event):
+    type: Literal["metrics"]
+    step: int = Field(ge=0)
+    values: dict[Annotated[str, Field(min_length=1, max_length=200)], Annotated[float, Field(**_finite)]] = Field(min_length=1)
+
+
+class SampleRecord(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    group: int = Field(ge=0)
+    prompt: str
+    completion: str
+    rewards: dict[str, float | None] = Field(default_factory=dict)
+    total_reward: float | None = None
+    advantage: float | None = None
+    model_version: int = Field(0, ge=0)
+    staleness: int = Field(0, ge=0)
+    num_tokens: int = Field(0, ge=0)
+    finish_reason: str = Field("", max_length=40)
+
+
+class SamplesEvent(_Event):
+    type: Literal["samples"]
+    step: int = Field(ge=0)
+    samples: list[SampleRecord] = Field(min_length=1, max_length=1024)
+
+
+class LogEvent(_Event):
+    type: Literal["log"]
+    level: Literal["debug", "info", "warning", "error"] = "info"
+    source: str = Field("trainer", max_length=40)
+    message: str = Field(max_length=20000)
+
+
+class CheckpointEvent(_Event):
+    type: Literal["checkpoint"]
+    step: int = Field(ge=0)
+    path: str = Field(min_length=1, max_length=1000)
+    size_bytes: int = Field(0, ge=0)
+    model_version: int = Field(0, ge=0)
+
+
+class HeartbeatEvent(_Event):
+    type: Literal["heartbeat"]
+    step: int | None = Field(None, ge=0)
+
+
+Event = Annotated[
+    Union[StatusEvent, MetricsEvent, SamplesEvent, LogEvent, CheckpointEvent, HeartbeatEvent],
+    Field(discriminator="type"),
+]
+EVENT_TYPES = ("status", "metrics", "samples", "log", "checkpoint", "heartbeat")
+
+
+class EventBatch(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    source: str = Field("trainer", pattern=r"^[A-Za-z0-9_.:-]{1,64}$",
+                        description="Who sends: sequence numbers are counted per source.")
+    events: list[Event] = Field(min_length=1, max_length=MAX_EVENTS_PER_BATCH)
+
+
+class IngestReply(BaseModel):
+    """What the control plane answers to a batch: whether to stop, and what it kept."""
+    stored: int
+    duplicates: int
+    status: str
+    cancel_requested: bool
+
+
+event_adapter = TypeAdapter(Event)

@@ -1,0 +1,49 @@
+"""Names and parameters of the built-in reward functions.
+
+The control plane validates a reward's parameters against these models when a
+user saves it; the trainer builds the functions from the same names.
+"""
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Params(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class AccuracyParams(_Params):
+    answer_column: str = Field("answer", description="Column with the reference answer (GSM8K '#### 42' understood).")
+
+
+class ExactMatchParams(_Params):
+    column: str = Field("answer", description="Column the completion must equal.")
+    strip: bool = Field(True, description="Ignore surrounding whitespace.")
+    case_sensitive: bool = Field(False, description="Compare letter case too.")
+
+
+class FormatParams(_Params):
+    regex: str | None = Field(None, description="Pattern the whole completion must match.")
+    tags: list[str] = Field(default_factory=list, description="Tags that must each appear opened and closed, e.g. think.")
+    partial_credit: bool = Field(False, description="Score the share of tags present instead of all-or-nothing.")
+
+
+class LengthParams(_Params):
+    min_tokens: int = Field(0, ge=0, description="Below this many tokens scores 0.")
+    max_tokens: int = Field(256, ge=1, description="Above this, the score falls off linearly.")
+    soft_penalty_tokens: int = Field(64, ge=0, description="Width of the linear fall-off past max_tokens.")
+
+
+class RepetitionParams(_Params):
+    ngram: int = Field(3, ge=1, le=10, description="Size of the repeated n-grams counted.")
+    max_penalty: float = Field(-1.0, le=0.0, description="Score of a completion made only of repeats.")
+
+
+BUILTINS: dict[str, type[_Params]] = {
+    "accuracy": AccuracyParams,
+    "exact_match": ExactMatchParams,
+    "format": FormatParams,
+    "length": LengthParams,
+    "repetition": RepetitionParams,
+}
+BuiltinName = Literal["accuracy", "exact_match", "format", "length", "repetition"]

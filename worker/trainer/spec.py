@@ -1,0 +1,53 @@
+"""The launch spec: everything a trainer needs, frozen as JSON when a run starts.
+
+The control plane builds it; the Celery task carries it; the trainer reads it.
+Nothing else is shared between them, which is what lets a GPU node run a
+trainer knowing only the broker and the control plane's URL.
+"""
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from worker.trainer.config import TrainingConfig
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DatasetSpec(_Strict):
+    kind: Literal["file", "hub", "generator"]
+    path: str | None = Field(None, description="Local file (kind=file).")
+    format: Literal["jsonl", "csv", "parquet"] | None = None
+    hub_id: str | None = None
+    split: str = "train"
+    generator: str | None = None
+    params: dict = Field(default_factory=dict)
+    prompt_column: str = "prompt"
+
+
+class RewardSpec(_Strict):
+    name: str
+    kind: Literal["builtin", "code"]
+    weight: float = Field(1.0, allow_inf_nan=False)
+    builtin: str | None = None
+    params: dict = Field(default_factory=dict)
+    source: str | None = None
+
+
+class IngestSpec(_Strict):
+    url: str
+    token: str
+
+
+class LaunchSpec(_Strict):
+    run_id: int
+    attempt: int = Field(1, ge=1, description="1 for the first start, +1 per resume.")
+    model: str
+    dataset: DatasetSpec
+    rewards: list[RewardSpec] = Field(min_length=1)
+    config: TrainingConfig
+    ingest: IngestSpec
+    output_dir: str
+    inference_url: str | None = Field(None, description="vLLM server; set by the supervisor that starts it.")
+    resume_from: str | None = Field(None, description="Checkpoint directory to continue from.")
