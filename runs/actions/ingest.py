@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from runs.api.serializers.telemetry import CheckpointSerializer, LogLineSerializer, SampleSerializer
 from runs.events import publish, status_payload
-from runs.models import Checkpoint, EventCursor, LogLine, MetricPoint, Run, Sample
+from runs.models import Checkpoint, EventCursor, LogLine, MetricPoint, Run, RunStatus, Sample
 from worker.trainer.events import EventBatch, IngestReply
 
 
@@ -40,6 +40,9 @@ def ingest_batch(run: Run, batch: EventBatch) -> IngestReply:
         cursor, _ = EventCursor.objects.select_for_update().get_or_create(run=run, source=batch.source)
         fresh = [event for event in sorted(batch.events, key=lambda e: e.seq) if event.seq > cursor.last_seq]
         pending = _Pending()
+        if fresh and run.status == RunStatus.LOST and not any(e.type == "status" for e in fresh):
+            run.mark_recovered()
+            pending.status_changed = True
         for event in fresh:
             _APPLY[event.type](run, event, pending)
         _write(run, pending)

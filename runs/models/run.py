@@ -115,6 +115,17 @@ class Run(OwnedModel):
         self._move(S.LOST)
         self.error_message = "No heartbeat from the worker; it may have died."
 
+    def mark_recovered(self) -> None:
+        """A lost run that reports again was only out of touch: it is running."""
+        self._move(S.RUNNING)
+        self.error_message = ""
+
+    def heartbeat_overdue(self, now, timeout_s: int) -> bool:
+        if self.status not in (S.STARTING, S.RUNNING):
+            return False
+        last_sign = self.last_heartbeat_at or self.queued_at
+        return last_sign is None or (now - last_sign).total_seconds() > timeout_s
+
     def request_cancel(self) -> None:
         """Before a worker has it, cancel at once; after, ask the worker (via the heartbeat reply)."""
         if self.status in (S.CREATED, S.QUEUED):
