@@ -1,0 +1,1 @@
+"""The GRPO mathematics as pure tensor functions: no model, no server, testable on tiny tensors."""
