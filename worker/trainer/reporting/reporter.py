@@ -1,0 +1,105 @@
+"""Sends events to the control plane in the background, in order, surviving its absence.
+
+`emit` validates an event, numbers it, writes it to the local JSONL copy and
+returns at once; a sender thread batches what is unacknowledged and posts it.
+When the control plane is unreachable the events wait on disk and are retried
+with backoff; a batch the control plane refuses (4xx) is logged and skipped so
+one bad event cannot wedge the run's reporting forever.
+"""
+import logging
+import threading
+import time
+from collections import deque
+from pathlib import Path
+from typing import Callable
+
+from worker.trainer.events import IngestReply, event_adapter
+from worker.trainer.reporting.client import IngestClient, IngestRejected, IngestUnreachable
+from worker.trainer.reporting.outbox import Outbox
+
+log = logging.getLogger(__name__)
+
+
+class Reporter:
+    def __init__(self, client: IngestClient, folder: Path, flush_interval_s: float = 1.0,
+                 max_batch: int = 500, max_backoff_s: float = 30.0,
+                 on_reply: Callable[[IngestReply], None] | None = None):
+        self.client = client
+        self.outbox = Outbox(folder, client.source)
+        self.flush_interval_s, self.max_batch, self.max_backoff_s = flush_interval_s, max_batch, max_backoff_s
+        self.on_reply = on_reply
+        self.last_reply: IngestReply | None = None
+        self._pending = deque(self.outbox.unacked())
+        self._seq = self.outbox.last_seq()
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="reporter", daemon=True)
+
+    def start(self) -> "Reporter":
+        self._thread.start()
+        return self
+
+    def emit(self, event: dict) -> int:
+        """Numbers, checks and queues one event (without `seq`); returns its sequence number."""
+        with self._lock:
+            self._seq += 1
+            numbered = {**event, "seq": self._seq}
+            numbered.setdefault("time", time.time())
+            event_adapter.validate_python(numbered)  # a bad event fails here, in the caller
+            self.outbox.append(numbered)
+            self._pending.append(numbered)
+        if len(self._pending) >= self.max_batch:
+            self._wake.set()
+        return numbered["seq"]
+
+    def flush(self, timeout_s: float = 30.0) -> bool:
+        """Blocks until everything emitted so far is acknowledged (True) or the timeout passes."""
+        deadline = time.monotonic() + timeout_s
+        while self._pending and time.monotonic() < deadline:
+            self._wake.set()
+            time.sleep(0.05)
+        return not self._pending
+
+    def close(self, timeout_s: float = 30.0) -> bool:
+        delivered = self.flush(timeout_s)
+        self._stopping.set()
+        self._wake.set()
+        self._thread.join(timeout=5)
+        self.outbox.close()
+        self.client.close()
+        return delivered
+
+    @property
+    def backlog(self) -> int:
+        return len(self._pending)
+
+    def _run(self) -> None:
+        backoff = self.flush_interval_s
+        while not self._stopping.is_set():
+            self._wake.wait(timeout=backoff)
+            self._wake.clear()
+            try:
+                while self._pending and not self._stopping.is_set():
+                    self._send_one_batch()
+                backoff = self.flush_interval_s
+            except IngestUnreachable as exc:
+                backoff = min(max(backoff * 2, 0.5), self.max_backoff_s)
+                log.warning("control plane unreachable, %d events kept on disk: %s", len(self._pending), exc)
+
+    def _send_one_batch(self) -> None:
+        batch = [self._pending[i] for i in range(min(self.max_batch, len(self._pending)))]
+        try:
+            reply = self.client.send(batch)
+        except IngestRejected as exc:
+            log.error("control plane refused %d events (seq %d-%d), skipping them: %s",
+                      len(batch), batch[0]["seq"], batch[-1]["seq"], exc)
+            reply = None
+        with self._lock:
+            for _ in batch:
+                self._pending.popleft()
+        self.outbox.mark_acked(batch[-1]["seq"])
+        if reply is not None:
+            self.last_reply = reply
+            if self.on_reply:
+                self.on_reply(reply)
