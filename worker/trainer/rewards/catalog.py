@@ -23,7 +23,8 @@ class ExactMatchParams(_Params):
 
 
 class FormatParams(_Params):
-    regex: str | None = Field(None, description="Pattern the whole completion must match.")
+    regex: str | None = Field(r"(?s).*####\s*-?[\d,]+(\.\d+)?\s*$",
+                              description="Pattern the whole completion must match (default: ends with '#### <number>').")
     tags: list[str] = Field(default_factory=list, description="Tags that must each appear opened and closed, e.g. think.")
     partial_credit: bool = Field(False, description="Score the share of tags present instead of all-or-nothing.")
 
