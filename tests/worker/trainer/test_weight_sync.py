@@ -1,0 +1,134 @@
+"""Weight sync against a stub vLLM server: the right calls, in order, with the right payloads."""
+import json
+
+import httpx
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from worker.trainer.weight_sync import WeightSyncError, make_weight_sync  # noqa: E402
+from worker.trainer.weight_sync.filesystem import FilesystemWeightSync, unique_state_dict  # noqa: E402
+from worker.trainer.weight_sync.nccl import NcclWeightSync  # noqa: E402
+from worker.trainer.weight_sync.server_api import VllmAdminClient  # noqa: E402
+
+
+class TiedModel(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = torch.nn.Embedding(4, 3)
+        self.head = torch.nn.Linear(3, 4, bias=False)
+        self.head.weight = self.embed.weight  # tied, as in SmolLM2
+
+
+class StubServer:
+    def __init__(self, fail_on=None):
+        self.calls = []
+        self.fail_on = fail_on
+
+    def __call__(self, request: httpx.Request):
+        body = json.loads(request.content) if request.content else None
+        self.calls.append((request.url.path, dict(request.url.params), body))
+        if request.url.path == self.fail_on:
+            return httpx.Response(500, json={"error": "EngineDeadError"})
+        return httpx.Response(200, json={})
+
+    def client(self):
+        return VllmAdminClient("http://vllm", transport=httpx.MockTransport(self))
+
+
+def filesystem_sync(stub, tmp_path):
+    sync = FilesystemWeightSync("http://vllm", tmp_path)
+    sync.client = stub.client()
+    return sync
+
+
+def test_tied_weights_are_written_once():
+    assert list(unique_state_dict(TiedModel())) == ["embed.weight"]
+
+
+def test_filesystem_push_pauses_reloads_resets_and_resumes(tmp_path):
+    stub = StubServer()
+    sync = filesystem_sync(stub, tmp_path)
+    seconds = sync.push(TiedModel(), version=1)
+    paths = [call[0] for call in stub.calls]
+    assert paths == ["/pause", "/collective_rpc", "/reset_prefix_cache", "/resume"]
+    assert stub.calls[0][1] == {"mode": "keep"}
+    rpc = stub.calls[1][2]
+    assert rpc["method"] == "reload_weights"
+    assert seconds > 0
+    sync.close()
+
+
+def test_filesystem_push_writes_loadable_weights(tmp_path):
+    from safetensors.torch import load_file
+
+    stub = StubServer()
+    sync = filesystem_sync(stub, tmp_path)
+    model = TiedModel()
+    sync.push(model, version=3)
+    folder = stub.calls[1][2]["kwargs"]["weights_path"]
+    assert folder.endswith("v3")
+    assert torch.equal(load_file(f"{folder}/model.safetensors")["embed.weight"], model.embed.weight)
+    sync.close()
+
+
+def test_older_weight_folders_are_removed(tmp_path):
+    stub = StubServer()
+    sync = filesystem_sync(stub, tmp_path)
+    sync.push(TiedModel(), version=1)
+    sync.push(TiedModel(), version=2)
+    assert sorted(p.name for p in sync.folder.iterdir()) == ["v2"]
+    sync.close()
+
+
+def test_failed_reload_is_an_error_and_the_server_is_still_resumed(tmp_path):
+    stub = StubServer(fail_on="/collective_rpc")
+    sync = filesystem_sync(stub, tmp_path)
+    with pytest.raises(WeightSyncError, match="HTTP 500.*EngineDeadError"):
+        sync.push(TiedModel(), version=1)
+    assert stub.calls[-1][0] == "/resume"
+
+
+def test_unreachable_server_is_a_weight_sync_error():
+    def refuse(request):
+        raise httpx.ConnectError("refused")
+
+    client = VllmAdminClient("http://vllm", transport=httpx.MockTransport(refuse))
+    with pytest.raises(WeightSyncError, match="unreachable during /pause"):
+        client.pause("keep")
+
+
+def test_nccl_drives_vllms_weight_transfer_endpoints_in_order(monkeypatch):
+    """vLLM's own trainer-side engine, with only the NCCL collectives stubbed out (no GPU here)."""
+    from vllm.distributed.weight_transfer import nccl_engine
+
+    class FakeGroup:
+        def destroy(self):
+            pass
+
+    monkeypatch.setattr(nccl_engine, "open_trainer_endpoint", lambda info: FakeGroup())
+    monkeypatch.setattr(nccl_engine.NCCLTrainerWeightTransferEngine, "_broadcast", lambda self, source, meta: None)
+    stub = StubServer()
+    sync = NcclWeightSync("http://vllm", server_world_size=2, master_port=29555)
+    sync.client = stub.client()
+    sync.push(TiedModel(), version=1)
+    sync.push(TiedModel(), version=2)
+    sync.close()
+    paths = [call[0] for call in stub.calls]
+    assert paths == [
+        "/init_weight_transfer_engine",
+        "/start_weight_update", "/update_weights", "/finish_weight_update", "/reset_prefix_cache",
+        "/start_weight_update", "/update_weights", "/finish_weight_update", "/reset_prefix_cache",
+        "/shutdown_weight_transfer_engine",
+    ]
+    init = stub.calls[0][2]["init_info"]
+    assert init["master_port"] == 29555 and init["world_size"] == 3 and init["rank_offset"] == 1
+    update = stub.calls[2][2]["update_info"]
+    assert update["names"] == ["embed.weight"] and update["shapes"] == [[4, 3]] and update["dtype_names"] == ["float32"]
+
+
+def test_backend_is_chosen_by_name(tmp_path):
+    assert isinstance(make_weight_sync("filesystem", "http://vllm", tmp_path), FilesystemWeightSync)
+    assert isinstance(make_weight_sync("nccl", "http://vllm", tmp_path), NcclWeightSync)
+    with pytest.raises(ValueError, match="weight_sync_backend"):
+        make_weight_sync("carrier-pigeon", "http://vllm", tmp_path)

@@ -1,0 +1,31 @@
+"""Pushing the trainer's weights into the running vLLM server, behind one interface.
+
+`filesystem` works everywhere (CPU included): safetensors to shared memory, then
+the server reloads them. `nccl` broadcasts GPU tensors through vLLM's weight
+transfer engine. Both return the seconds the push took.
+"""
+from typing import Protocol
+
+
+class WeightSync(Protocol):
+    def push(self, model, version: int) -> float:
+        """Makes the server generate with `model`'s current weights, tagged `version`."""
+
+    def close(self) -> None:
+        ...
+
+
+class WeightSyncError(RuntimeError):
+    """The server did not take the new weights. It may be unusable: treat as fatal for it."""
+
+
+def make_weight_sync(backend: str, server_url: str, workdir, **options) -> WeightSync:
+    if backend == "filesystem":
+        from worker.trainer.weight_sync.filesystem import FilesystemWeightSync
+
+        return FilesystemWeightSync(server_url, workdir, **options)
+    if backend == "nccl":
+        from worker.trainer.weight_sync.nccl import NcclWeightSync
+
+        return NcclWeightSync(server_url, **options)
+    raise ValueError(f"weight_sync_backend must be filesystem or nccl, not {backend!r}")

@@ -1,0 +1,62 @@
+"""Weight sync through files: write safetensors, have the server reload them in place."""
+import shutil
+import time
+from pathlib import Path
+
+from worker.trainer.weight_sync.server_api import VllmAdminClient
+
+
+def shared_memory_dir(fallback: Path) -> Path:
+    """/dev/shm where it exists: the write is a memory copy, not a disk write."""
+    shm = Path("/dev/shm")
+    return shm if shm.is_dir() else fallback
+
+
+def unique_state_dict(model) -> dict:
+    """The state dict without tied duplicates (the first name wins, as checkpoints store them)."""
+    seen, tensors = set(), {}
+    for name, tensor in model.state_dict().items():
+        key = (tensor.data_ptr(), tuple(tensor.shape))
+        if key in seen:
+            continue
+        seen.add(key)
+        tensors[name] = tensor.detach().contiguous()
+    return tensors
+
+
+class FilesystemWeightSync:
+    def __init__(self, server_url: str, workdir: Path, pause_mode: str = "keep", timeout_s: float = 300.0):
+        self.client = VllmAdminClient(server_url, timeout_s=timeout_s)
+        self.pause_mode = pause_mode
+        self.folder = shared_memory_dir(Path(workdir)) / f"grpo-weights-{time.time_ns()}"
+
+    def write(self, model, version: int) -> Path:
+        from safetensors.torch import save_file
+
+        target = self.folder / f"v{version}"
+        target.mkdir(parents=True, exist_ok=True)
+        save_file(unique_state_dict(model), str(target / "model.safetensors"), metadata={"format": "pt"})
+        return target
+
+    def push(self, model, version: int) -> float:
+        started = time.perf_counter()
+        target = self.write(model, version)
+        # "keep" freezes in-flight requests and continues them on the new weights,
+        # so a sync costs the reload, not the longest generation in flight.
+        self.client.pause(self.pause_mode)
+        try:
+            self.client.reload_weights(str(target))
+            self.client.reset_prefix_cache()
+        finally:
+            self.client.resume()
+        self._drop_older_than(target)
+        return time.perf_counter() - started
+
+    def _drop_older_than(self, keep: Path) -> None:
+        for folder in self.folder.glob("v*"):
+            if folder != keep:
+                shutil.rmtree(folder, ignore_errors=True)
+
+    def close(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
+        self.client.close()

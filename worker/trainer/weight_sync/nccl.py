@@ -1,0 +1,67 @@
+"""Weight sync over NCCL through vLLM's weight transfer engine (GPU only).
+
+The trainer (rank 0) and the server's workers form one NCCL group; each push
+broadcasts every parameter while the server receives them in place. The server
+must be started with `--weight-transfer-config '{"backend": "nccl"}'`.
+"""
+import socket
+import time
+
+from worker.trainer.weight_sync.filesystem import unique_state_dict
+from worker.trainer.weight_sync.server_api import VllmAdminClient
+
+
+class ModelWeights:
+    """vLLM's WeightSource protocol over a live model: metadata first, then the tensors, same order."""
+
+    def __init__(self, model):
+        self.model = model
+
+    def _named(self):
+        return unique_state_dict(self.model).items()
+
+    def metadata(self):
+        from vllm.distributed.weight_transfer.base import ParamMeta
+
+        return [ParamMeta(name=name, dtype=t.dtype, shape=tuple(t.shape)) for name, t in self._named()]
+
+    def __iter__(self):
+        return iter(self._named())
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class NcclWeightSync:
+    def __init__(self, server_url: str, server_world_size: int = 1, master_address: str = "127.0.0.1",
+                 master_port: int | None = None, timeout_s: float = 300.0, engine_factory=None):
+        self.client = VllmAdminClient(server_url, timeout_s=timeout_s)
+        self.init_info = {
+            "master_address": master_address, "master_port": master_port or free_port(),
+            "world_size": server_world_size + 1,  # the trainer is rank 0
+        }
+        self._engine_factory = engine_factory or self._vllm_engine
+        self._engine = None
+
+    def _vllm_engine(self, model):
+        from vllm.distributed.weight_transfer.nccl_engine import NCCLTrainerInitInfo, NCCLTrainerWeightTransferEngine
+
+        info = NCCLTrainerInitInfo(rank=0, **self.init_info)
+        return NCCLTrainerWeightTransferEngine.trainer_init(info, client=self.client, source=ModelWeights(model))
+
+    def push(self, model, version: int) -> float:
+        started = time.perf_counter()
+        if self._engine is None:
+            self._engine = self._engine_factory(model)
+        self._engine.send_weights()
+        self.client.reset_prefix_cache()
+        return time.perf_counter() - started
+
+    def close(self) -> None:
+        if self._engine is not None:
+            self._engine.shutdown()
+            self.client.shutdown_weight_transfer_engine()
+        self.client.close()

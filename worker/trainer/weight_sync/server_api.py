@@ -1,0 +1,50 @@
+"""The vLLM dev-mode endpoints weight sync uses, with explicit timeouts and clear failures."""
+import httpx
+
+from worker.trainer.weight_sync import WeightSyncError
+
+
+class VllmAdminClient:
+    def __init__(self, base_url: str, timeout_s: float = 300.0, transport: httpx.BaseTransport | None = None):
+        self._http = httpx.Client(base_url=base_url.rstrip("/"), timeout=timeout_s, transport=transport)
+
+    def post(self, path: str, json: dict | None = None, params: dict | None = None) -> dict:
+        try:
+            response = self._http.post(path, json=json, params=params)
+        except httpx.TransportError as exc:
+            raise WeightSyncError(f"vLLM server unreachable during {path}: {exc}") from exc
+        if response.status_code >= 400:
+            raise WeightSyncError(f"vLLM refused {path} with HTTP {response.status_code}: {response.text[:500]}")
+        return response.json() if response.content else {}
+
+    # --- pause / resume around an update ---
+    def pause(self, mode: str) -> None:
+        self.post("/pause", params={"mode": mode})
+
+    def resume(self) -> None:
+        self.post("/resume")
+
+    def reset_prefix_cache(self) -> None:
+        self.post("/reset_prefix_cache")
+
+    def reload_weights(self, weights_path: str) -> None:
+        self.post("/collective_rpc", json={"method": "reload_weights", "kwargs": {"weights_path": weights_path}})
+
+    # --- vLLM's weight transfer API (the VLLMWeightSyncClient protocol) ---
+    def init_weight_transfer_engine(self, init_info: dict) -> None:
+        self.post("/init_weight_transfer_engine", json={"init_info": init_info})
+
+    def start_weight_update(self) -> None:
+        self.post("/start_weight_update")
+
+    def update_weights(self, update_info) -> None:
+        self.post("/update_weights", json={"update_info": update_info})
+
+    def finish_weight_update(self, weight_version: str | None = None) -> None:
+        self.post("/finish_weight_update", json={"weight_version": weight_version} if weight_version else None)
+
+    def shutdown_weight_transfer_engine(self) -> None:
+        self.post("/shutdown_weight_transfer_engine")
+
+    def close(self) -> None:
+        self._http.close()
