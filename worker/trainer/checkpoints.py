@@ -1,0 +1,77 @@
+"""Checkpoints that let a run continue exactly: weights, optimizer, schedule, RNG, data position.
+
+Layout: <output_dir>/checkpoints/step-<N>/ with the model and tokenizer as
+`save_pretrained` writes them (so a checkpoint is also a servable model) and
+`trainer_state.pt` for everything else. Written to a temporary folder and
+renamed, so a crash never leaves a half checkpoint that looks whole.
+"""
+import random
+import shutil
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+STATE_FILE = "trainer_state.pt"
+
+
+@dataclass
+class TrainerState:
+    step: int
+    model_version: int
+    data_position: int
+    samples_seen: int = 0
+
+
+def checkpoint_dir(output_dir: Path, step: int) -> Path:
+    return Path(output_dir) / "checkpoints" / f"step-{step:07d}"
+
+
+def _rng_states() -> dict:
+    return {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
+
+
+def _restore_rng(states: dict) -> None:
+    random.setstate(states["python"])
+    np.random.set_state(states["numpy"])
+    torch.set_rng_state(states["torch"])
+
+
+def save_checkpoint(output_dir: Path, state: TrainerState, model, tokenizer, optimizer, scheduler,
+                    keep_last: int | None = None) -> Path:
+    final = checkpoint_dir(output_dir, state.step)
+    partial = final.with_name(final.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    model.save_pretrained(partial, safe_serialization=True)
+    if tokenizer is not None:
+        tokenizer.save_pretrained(partial)
+    torch.save({
+        "state": asdict(state), "optimizer": optimizer.state_dict(),
+        "scheduler": scheduler.state_dict() if scheduler is not None else None, "rng": _rng_states(),
+    }, partial / STATE_FILE)
+    shutil.rmtree(final, ignore_errors=True)
+    partial.rename(final)
+    if keep_last:
+        _prune(Path(output_dir) / "checkpoints", keep_last)
+    return final
+
+
+def _prune(folder: Path, keep_last: int) -> None:
+    complete = sorted(p for p in folder.glob("step-*") if not p.name.endswith(".partial"))
+    for old in complete[:-keep_last]:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def load_trainer_state(checkpoint: Path, optimizer, scheduler) -> TrainerState:
+    """Restores optimizer, scheduler and RNG from a checkpoint; the model loads from the same folder."""
+    saved = torch.load(Path(checkpoint) / STATE_FILE, weights_only=False)
+    optimizer.load_state_dict(saved["optimizer"])
+    if scheduler is not None and saved["scheduler"] is not None:
+        scheduler.load_state_dict(saved["scheduler"])
+    _restore_rng(saved["rng"])
+    return TrainerState(**saved["state"])
+
+
+def checkpoint_size(checkpoint: Path) -> int:
+    return sum(f.stat().st_size for f in Path(checkpoint).rglob("*") if f.is_file())
