@@ -1,0 +1,51 @@
+"""Scoring a group: weighted totals, None for not applicable, failures isolated to their function."""
+import pytest
+
+from worker.trainer.rollout.groups import Completion, Group
+from worker.trainer.rollout.scoring import RewardFunction, Scorer
+
+
+def group(texts=("a", "bb")):
+    return Group(prompt_index=0, prompt_text="p", prompt_ids=[1], columns={"answer": "#### 1"},
+                 completions=[Completion([1] * len(t), [-1.0] * len(t), t, "stop") for t in texts], model_version=0)
+
+
+def scorer(*functions):
+    errors = []
+    return Scorer(list(functions), on_error=lambda name, message: errors.append((name, message))), errors
+
+
+def test_totals_are_weighted_sums_skipping_none():
+    s, errors = scorer(RewardFunction("len", 2.0, lambda p, c, **k: [float(len(x)) for x in c]),
+                       RewardFunction("maybe", 1.0, lambda p, c, **k: [None, 10.0]))
+    g = group()
+    s.score(g)
+    assert g.rewards == {"len": [1.0, 2.0], "maybe": [None, 10.0]}
+    assert g.totals == [2.0, 14.0] and errors == []
+
+
+def test_columns_and_token_counts_reach_the_function():
+    seen = {}
+
+    def spy(prompts, completions, **columns):
+        seen.update(columns)
+        return [0.0] * len(completions)
+
+    s, _ = scorer(RewardFunction("spy", 1.0, spy))
+    s.score(group())
+    assert seen["answer"] == ["#### 1", "#### 1"] and seen["completion_lengths"] == [1, 2]
+
+
+@pytest.mark.parametrize(("fn", "message"), [
+    (lambda p, c, **k: 1 / 0, "ZeroDivisionError"),
+    (lambda p, c, **k: [1.0], "returned 1 values for 2 completions"),
+    (lambda p, c, **k: [float("nan"), 1.0], "finite number"),
+    (lambda p, c, **k: ["high", 1.0], "'high'"),
+    (lambda p, c, **k: 3.0, "expected a list"),
+])
+def test_a_failing_function_gives_none_and_the_others_still_count(fn, message):
+    s, errors = scorer(RewardFunction("bad", 1.0, fn), RewardFunction("ok", 1.0, lambda p, c, **k: [1.0, 1.0]))
+    g = group()
+    s.score(g)
+    assert g.rewards["bad"] == [None, None] and g.totals == [1.0, 1.0]
+    assert errors[0][0] == "bad" and message in errors[0][1]

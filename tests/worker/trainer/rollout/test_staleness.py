@@ -1,0 +1,32 @@
+"""Staleness accounting: how far ahead rollouts may run, and which groups are too old."""
+from worker.trainer.rollout.staleness import StalenessPolicy
+
+
+def test_useful_ahead_covers_the_versions_a_group_may_wait():
+    policy = StalenessPolicy(max_staleness=2, groups_per_step=4, weight_sync_steps=1)
+    assert policy.useful_ahead == 12  # 4 groups a step, consumed within versions v, v+1, v+2
+
+
+def test_syncing_less_often_allows_more_ahead():
+    assert StalenessPolicy(max_staleness=0, groups_per_step=4, weight_sync_steps=3).useful_ahead == 12
+
+
+def test_budget_is_the_tightest_of_staleness_inflight_and_queue_room():
+    policy = StalenessPolicy(max_staleness=1, groups_per_step=4)
+    assert policy.submit_budget(ahead=0, max_inflight=100, in_flight=0, queue_room=100) == 8
+    assert policy.submit_budget(ahead=6, max_inflight=100, in_flight=6, queue_room=100) == 2
+    assert policy.submit_budget(ahead=0, max_inflight=3, in_flight=0, queue_room=100) == 3
+    assert policy.submit_budget(ahead=0, max_inflight=100, in_flight=0, queue_room=1) == 1
+    assert policy.submit_budget(ahead=9, max_inflight=100, in_flight=9, queue_room=100) == 0
+
+
+def test_group_older_than_max_staleness_is_stale():
+    policy = StalenessPolicy(max_staleness=2, groups_per_step=1)
+    assert policy.staleness(group_version=3, current_version=5) == 2
+    assert not policy.is_stale(3, 5)
+    assert policy.is_stale(2, 5)
+
+
+def test_zero_staleness_is_fully_on_policy():
+    policy = StalenessPolicy(max_staleness=0, groups_per_step=1)
+    assert not policy.is_stale(4, 4) and policy.is_stale(3, 4)

@@ -1,0 +1,86 @@
+"""The rollout worker against a fake server: throttled by staleness, scored groups out, death surfaced."""
+import asyncio
+import itertools
+import time
+
+import pytest
+
+from worker.trainer.rollout.client import ServerUnavailable
+from worker.trainer.rollout.groups import Completion
+from worker.trainer.rollout.scoring import RewardFunction, Scorer
+from worker.trainer.rollout.staleness import StalenessPolicy
+from worker.trainer.rollout.worker import PromptSource, RolloutWorker
+
+
+class FakeClient:
+    def __init__(self, delay_s=0.01, fail_after=None):
+        self.delay_s, self.fail_after = delay_s, fail_after
+        self.calls = 0
+        self.max_concurrent = self.concurrent = 0
+
+    async def sample(self, prompt_ids, n):
+        self.calls += 1
+        if self.fail_after is not None and self.calls > self.fail_after:
+            raise ServerUnavailable("vLLM did not answer")
+        self.concurrent += 1
+        self.max_concurrent = max(self.max_concurrent, self.concurrent)
+        await asyncio.sleep(self.delay_s)
+        self.concurrent -= 1
+        return [Completion([1, 2], [-0.1, -0.2], f"#### {i}", "stop") for i in range(n)]
+
+    async def close(self):
+        pass
+
+
+def make_worker(client, version=lambda: 0, max_staleness=1, groups_per_step=2, max_inflight=64, queue_maxsize=64):
+    counter = itertools.count()
+    prompts = PromptSource(lambda: (i := next(counter), f"prompt {i}", [i], {"answer": "#### 1"}))
+    scorer = Scorer([RewardFunction("acc", 1.0, lambda p, c, answer, **k: [float(x == a) for x, a in zip(c, answer)])],
+                    on_error=lambda *a: None)
+    return RolloutWorker(client, prompts, scorer, StalenessPolicy(max_staleness, groups_per_step), num_generations=4,
+                         max_inflight=max_inflight, queue_maxsize=queue_maxsize, current_version=version)
+
+
+def take_n(worker, n, timeout_s=10):
+    groups, deadline = [], time.monotonic() + timeout_s
+    while len(groups) < n and time.monotonic() < deadline:
+        group = worker.take(timeout_s=0.5)
+        if group:
+            groups.append(group)
+    return groups
+
+
+def test_scored_groups_arrive_in_submission_order_with_their_version():
+    worker = make_worker(FakeClient(), version=lambda: 3).start()
+    groups = take_n(worker, 6)
+    worker.stop()
+    assert [g.prompt_index for g in groups] == list(range(6))
+    assert all(g.model_version == 3 and len(g.completions) == 4 for g in groups)
+    assert groups[1].rewards["acc"] == [0.0, 1.0, 0.0, 0.0] and groups[1].totals == [0.0, 1.0, 0.0, 0.0]
+
+
+def test_never_more_ahead_of_the_trainer_than_staleness_allows():
+    client = FakeClient(delay_s=0.001)
+    worker = make_worker(client, max_staleness=1, groups_per_step=2).start()
+    time.sleep(0.5)  # the trainer takes nothing
+    ahead = worker.queue_depth + worker.in_flight
+    submitted = client.calls
+    worker.stop()
+    assert ahead == submitted == 4  # 2 groups a step × (1 + 1) versions
+
+
+def test_inflight_limit_caps_concurrent_requests():
+    client = FakeClient(delay_s=0.05)
+    worker = make_worker(client, max_staleness=10, groups_per_step=8, max_inflight=3).start()
+    take_n(worker, 10)
+    worker.stop()
+    assert client.max_concurrent == 3
+
+
+def test_dead_server_surfaces_in_the_training_loop():
+    worker = make_worker(FakeClient(fail_after=2)).start()
+    with pytest.raises(RuntimeError, match="rollout worker stopped.*did not answer"):
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            worker.take(timeout_s=0.1)
+    worker.stop()

@@ -1,0 +1,60 @@
+"""Scores a group with every reward function; a function that fails gives None for that group."""
+import math
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from worker.trainer.rollout.groups import Group
+
+
+@dataclass
+class RewardFunction:
+    name: str
+    weight: float
+    fn: Callable[..., list]
+
+
+class RewardError(ValueError):
+    pass
+
+
+def _checked(name: str, values, count: int) -> list[float | None]:
+    if not isinstance(values, (list, tuple)):
+        raise RewardError(f"reward {name!r} returned {type(values).__name__}, expected a list")
+    if len(values) != count:
+        raise RewardError(f"reward {name!r} returned {len(values)} values for {count} completions")
+    checked = []
+    for value in values:
+        if value is None:
+            checked.append(None)
+        elif isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+            checked.append(float(value))
+        else:
+            raise RewardError(f"reward {name!r} returned {value!r}; each value must be a finite number or None")
+    return checked
+
+
+class Scorer:
+    def __init__(self, functions: list[RewardFunction], on_error: Callable[[str, str], None]):
+        self.functions, self.on_error = functions, on_error
+        self.seconds_by_function: dict[str, float] = {f.name: 0.0 for f in functions}
+
+    def score(self, group: Group) -> None:
+        count = len(group.completions)
+        prompts = [group.prompt_text] * count
+        completions = [c.text for c in group.completions]
+        columns = {key: [value] * count for key, value in group.columns.items()}
+        lengths = [len(c.token_ids) for c in group.completions]
+        for function in self.functions:
+            started = time.perf_counter()
+            try:
+                values = _checked(function.name, function.fn(prompts, completions, completion_lengths=lengths, **columns), count)
+            except Exception as exc:  # a user's reward must never stop the run
+                self.on_error(function.name, f"{type(exc).__name__}: {exc}")
+                values = [None] * count
+            self.seconds_by_function[function.name] += time.perf_counter() - started
+            group.rewards[function.name] = values
+        group.totals = [
+            sum(f.weight * group.rewards[f.name][i] for f in self.functions if group.rewards[f.name][i] is not None)
+            for i in range(count)
+        ]
