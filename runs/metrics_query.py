@@ -4,7 +4,8 @@ When a series has more points than asked for, steps are cut into N equal
 buckets and each bucket becomes one point: its first step, the mean value,
 and the min and max so a chart can still show spikes.
 """
-from django.db.models import Avg, F, Max, Min
+from django.db.models import Avg, BigIntegerField, F, Max, Min
+from django.db.models.functions import Cast
 
 from runs.models import MetricPoint
 
@@ -34,8 +35,10 @@ def series(run, name: str, step_min: int | None, step_max: int | None, max_point
 
 def _bucketed(points, lo: int, hi: int, max_points: int) -> dict:
     span = hi - lo + 1
+    # Integer division puts each step in one of max_points buckets. The product is
+    # computed in 64 bits: steps up to 10^7 times 2*10^4 points overflow PostgreSQL's integer.
     rows = (
-        points.annotate(bucket=(F("step") - lo) * max_points / span)
+        points.annotate(bucket=Cast(F("step") - lo, BigIntegerField()) * max_points / span)
         .values("bucket")
         .annotate(first_step=Min("step"), mean=Avg("value"), low=Min("value"), high=Max("value"))
         .order_by("bucket")

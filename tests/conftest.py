@@ -12,6 +12,12 @@ from runs.models import Dataset, RewardFunction, Run, RunReward, TrainingConfig
 from worker.trainer.config import TrainingConfig as ConfigSchema
 
 
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    # Real hashing costs ~0.3 s per user; tests check access rules, not hash strength.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def owner(db):
     return get_user_model().objects.create_user("owner", password="owner-pass-123")
@@ -47,6 +53,11 @@ def other_api(other_user):
 @pytest.fixture
 def anon_api():
     return api_client_for(None)
+
+
+@pytest.fixture
+def staff_api(staff_user):
+    return api_client_for(staff_user)
 
 
 @pytest.fixture
@@ -90,3 +101,21 @@ def started_run(run, django_capture_on_commit_callbacks):
     started.save()
     started.test_token = token
     return started
+
+
+@pytest.fixture
+def library_for(db):
+    """Makes a dataset, reward, config and created run for any user: `library_for(user, "prefix")`."""
+
+    def make(user, prefix: str) -> dict:
+        dataset = Dataset.objects.create(owner=user, name=f"{prefix}-data", source=Dataset.Source.HUB,
+                                         hub_id="openai/gsm8k")
+        reward = RewardFunction.objects.create(owner=user, name=f"{prefix}-reward", kind="builtin", builtin="length",
+                                               params={"min_tokens": 0, "max_tokens": 256, "soft_penalty_tokens": 64})
+        config = TrainingConfig.objects.create(owner=user, name=f"{prefix}-config", values=ConfigSchema().model_dump())
+        made = Run.objects.create(owner=user, name=f"{prefix}-run", dataset=dataset, config_template=config,
+                                  config=dict(config.values))
+        RunReward.objects.create(run=made, reward_function=reward, weight=1.0)
+        return {"dataset": dataset, "reward": reward, "config": config, "run": made}
+
+    return make

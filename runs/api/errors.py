@@ -1,5 +1,9 @@
 """API errors as JSON with a reason, never an HTML traceback page."""
+from contextlib import contextmanager
+
+from django.db import IntegrityError
 from django.db.models import ProtectedError
+from pydantic import ValidationError as SchemaError
 from rest_framework import status
 from rest_framework.exceptions import APIException
 from rest_framework.response import Response
@@ -14,12 +18,39 @@ class PayloadTooLarge(APIException):
     default_code = "too_large"
 
 
+class NotLaunchable(APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_detail = "This run cannot be launched as stored."
+    default_code = "not_launchable"
+
+
+@contextmanager
+def launch_checked():
+    """Starting re-validates the run's parts into a launch spec. A run stored outside the API
+    (admin, an older schema) can fail there: a conflict with the run's state, not a server error."""
+    try:
+        yield
+    except SchemaError as exc:
+        problems = [f"{'.'.join(map(str, e['loc'])) or 'spec'}: {e['msg']}" for e in exc.errors()[:10]]
+        raise NotLaunchable({"detail": "this run cannot be launched as stored; clone it and fix: "
+                                       + "; ".join(problems), "errors": problems}) from None
+
+
 def exception_handler(exc, context):
     if isinstance(exc, IllegalTransition):
         return Response({"detail": str(exc), "status": exc.current}, status=status.HTTP_409_CONFLICT)
     if isinstance(exc, ProtectedError):
-        users = sorted({str(obj) for obj in exc.protected_objects})[:5]
-        return Response(
-            {"detail": f"still used by: {', '.join(users)}; delete those first"}, status=status.HTTP_409_CONFLICT
-        )
+        return Response({"detail": protected_message(exc)}, status=status.HTTP_409_CONFLICT)
+    if isinstance(exc, IntegrityError):
+        # Serializers check names first; this is the race where two saves pass that check at once.
+        return Response({"detail": "this conflicts with an object saved at the same moment (such as one with the "
+                                   "same name); reload and try again"}, status=status.HTTP_409_CONFLICT)
     return drf_exception_handler(exc, context)
+
+
+def protected_message(exc: ProtectedError, shown: int = 5) -> str:
+    # A reward is held by the run's RunReward row; name the run, which is what a person can delete.
+    holders = sorted({f"{holder._meta.verbose_name} {holder}"
+                      for holder in (getattr(obj, "run", obj) for obj in exc.protected_objects)})
+    more = f" and {len(holders) - shown} more" if len(holders) > shown else ""
+    return f"still used by {', '.join(holders[:shown])}{more}; delete those first"

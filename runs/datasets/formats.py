@@ -8,7 +8,12 @@ FORMATS = {".jsonl": "jsonl", ".json": "jsonl", ".csv": "csv", ".parquet": "parq
 
 
 class DatasetFileError(ValueError):
-    """The file cannot be read as a dataset; the message says where and why."""
+    """The source cannot be read as a dataset; the message says where and why, and
+    `field` names the request field a person has to change."""
+
+    def __init__(self, message: str, field: str = "file"):
+        super().__init__(message)
+        self.field = field
 
 
 def detect_format(filename: str) -> str:
@@ -42,7 +47,9 @@ def _jsonl_rows(fileobj) -> Iterator[dict]:
         except json.JSONDecodeError as exc:
             raise DatasetFileError(f"line {number}: not valid JSON ({exc.msg} at column {exc.colno})") from None
         if not isinstance(row, dict):
-            raise DatasetFileError(f"line {number}: expected a JSON object per line, found {type(row).__name__}")
+            looks_like_array = number == 1 and isinstance(row, list)
+            hint = "; the file looks like one JSON array, but it must be JSON Lines" if looks_like_array else ""
+            raise DatasetFileError(f"line {number}: expected a JSON object per line, found {type(row).__name__}{hint}")
         yield row
 
 

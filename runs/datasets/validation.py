@@ -1,4 +1,5 @@
 """Checks a dataset source and produces what is stored with it: columns, row count, preview."""
+import math
 from dataclasses import dataclass
 from itertools import islice
 
@@ -36,9 +37,21 @@ def prompt_format_of(value, where: str) -> str:
 
 
 def _clip(value):
-    if isinstance(value, str) and len(value) > PREVIEW_TEXT_LIMIT:
-        return value[:PREVIEW_TEXT_LIMIT] + "…"
-    return value
+    """A preview value that is short and strict JSON: Parquet brings dates, bytes and NaN,
+    which the database's JSON column and the API's renderer would refuse."""
+    if isinstance(value, str):
+        return value[:PREVIEW_TEXT_LIMIT] + "…" if len(value) > PREVIEW_TEXT_LIMIT else value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if value is None or isinstance(value, (bool, int)):
+        return value
+    if isinstance(value, dict):
+        return {str(key): _clip(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clip(item) for item in value]
+    if isinstance(value, bytes):
+        return _clip(value.decode("utf-8", errors="replace"))
+    return _clip(value.isoformat() if hasattr(value, "isoformat") else str(value))
 
 
 def inspect_rows(rows, prompt_column: str, total: int | None = None) -> Inspection:
@@ -52,9 +65,12 @@ def inspect_rows(rows, prompt_column: str, total: int | None = None) -> Inspecti
             columns = list(row)
             if prompt_column not in row:
                 raise DatasetFileError(
-                    f"no column {prompt_column!r} for the prompt; the file has: {', '.join(columns) or 'no columns'}"
+                    f"no column {prompt_column!r} for the prompt; the file has: {', '.join(columns) or 'no columns'}",
+                    field="prompt_column",
                 )
-        row_format = prompt_format_of(row.get(prompt_column), f"row {count}")
+        elif prompt_column not in row:
+            raise DatasetFileError(f"row {count}: no {prompt_column!r} value (the first row has one)")
+        row_format = prompt_format_of(row[prompt_column], f"row {count}")
         if fmt is None:
             fmt = row_format
         elif row_format != fmt:
@@ -73,12 +89,13 @@ def inspect_file(fileobj, fmt: str, prompt_column: str) -> Inspection:
 def inspect_generator(name: str, params: dict, prompt_column: str) -> tuple[dict, Inspection]:
     """Validated params (defaults filled in) and an inspection of the first rows."""
     if name not in GENERATORS:
-        raise DatasetFileError(f"no built-in generator {name!r}; choose one of: {', '.join(GENERATORS)}")
+        raise DatasetFileError(f"no built-in generator {name!r}; choose one of: {', '.join(GENERATORS)}",
+                               field="generator")
     params_model, _ = GENERATORS[name]
     try:
         full = params_model.model_validate(params).model_dump()
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        raise DatasetFileError(f"generator parameters: {problems}") from None
+        raise DatasetFileError(problems, field="generator_params") from None
     rows = generate(name, {**full, "count": min(full["count"], PREVIEW_ROWS)})
     return full, inspect_rows(islice(rows, PREVIEW_ROWS), prompt_column, total=full["count"])

@@ -9,13 +9,16 @@ from runs.datasets.formats import DatasetFileError, detect_format
 from runs.datasets.validation import inspect_file, inspect_generator
 from runs.models import Dataset
 
-HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
+# "name" or "owner/name"; each part starts with a letter or digit and ".." never appears,
+# so that a hub id cannot be read as a path on the worker.
+HUB_ID = re.compile(r"^(?!.*\.\.)[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?$")
 SOURCE_FIELDS = ("source", "file", "hub_id", "split", "generator", "generator_params", "prompt_column")
 
 
 class DatasetSerializer(serializers.ModelSerializer):
     owner = serializers.CharField(source="owner.username", read_only=True)
-    file = serializers.FileField(write_only=True, required=False)
+    # Empty files are let through so that the refusal can name the file.
+    file = serializers.FileField(write_only=True, required=False, allow_empty_file=True)
     file_name = serializers.SerializerMethodField()
 
     class Meta:
@@ -50,7 +53,7 @@ class DatasetSerializer(serializers.ModelSerializer):
             raise serializers.ValidationError({"file": "attach a JSONL, CSV or Parquet file"})
         if upload.size > settings.DATASET_UPLOAD_MAX_BYTES:
             # Normally refused earlier from Content-Length; this catches chunked uploads.
-            raise PayloadTooLarge(too_large_message(upload.size))
+            raise PayloadTooLarge(too_large_message(upload.size, upload.name))
         if upload.size == 0:
             raise serializers.ValidationError({"file": f"{upload.name!r} is empty"})
         prompt_column = attrs.get("prompt_column", "prompt")
@@ -58,14 +61,13 @@ class DatasetSerializer(serializers.ModelSerializer):
             fmt = detect_format(upload.name)
             inspection = inspect_file(upload, fmt, prompt_column)
         except DatasetFileError as exc:
-            field = "prompt_column" if "for the prompt" in str(exc) else "file"
-            raise serializers.ValidationError({field: f"{upload.name}: {exc}"}) from None
+            raise serializers.ValidationError({exc.field: f"{upload.name}: {exc}"}) from None
         upload.seek(0)
         return {**attrs, "file_format": fmt, **_inspection_fields(inspection)}
 
     def _check_hub(self, attrs):
         hub_id = attrs.get("hub_id", "")
-        if not HUB_ID.match(hub_id):
+        if not HUB_ID.fullmatch(hub_id):
             raise serializers.ValidationError({"hub_id": "give a hub id such as 'openai/gsm8k'"})
         # Hub datasets cannot be fetched here; the worker loads and checks them.
         return {**attrs, "split": attrs.get("split") or "train", "file": None}
@@ -75,8 +77,7 @@ class DatasetSerializer(serializers.ModelSerializer):
             params, inspection = inspect_generator(
                 attrs.get("generator", ""), attrs.get("generator_params") or {}, attrs.get("prompt_column", "prompt"))
         except DatasetFileError as exc:
-            field = "generator" if "no built-in generator" in str(exc) else "generator_params"
-            raise serializers.ValidationError({field: str(exc)}) from None
+            raise serializers.ValidationError({exc.field: str(exc)}) from None
         return {**attrs, "generator_params": params, "file": None, **_inspection_fields(inspection)}
 
 
@@ -85,6 +86,14 @@ def _inspection_fields(inspection) -> dict:
             "preview": inspection.preview, "prompt_format": inspection.prompt_format}
 
 
-def too_large_message(size: int) -> str:
-    limit_mb = settings.DATASET_UPLOAD_MAX_BYTES // (1024 * 1024)
-    return f"the upload is {size / (1024 * 1024):.1f} MiB; the limit is {limit_mb} MiB (DATASET_UPLOAD_MAX_MB)"
+def too_large_message(size: int, filename: str = "the upload") -> str:
+    limit = settings.DATASET_UPLOAD_MAX_BYTES
+    return f"{filename} is {_size(size)}; the limit is {_size(limit)} (DATASET_UPLOAD_MAX_MB); nothing was stored"
+
+
+def _size(n: int) -> str:
+    if n < 1024:
+        return f"{n} bytes"
+    if n < 1024 * 1024:
+        return f"{n / 1024:.1f} KiB"
+    return f"{n / (1024 * 1024):.1f} MiB"

@@ -9,6 +9,9 @@ from worker.trainer.rewards.source_check import source_problems
 
 class RewardFunctionSerializer(serializers.ModelSerializer):
     owner = serializers.CharField(source="owner.username", read_only=True)
+    # Kept exactly as typed: trimming would shift the line numbers that errors point at.
+    source = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False,
+                                   help_text="Python defining reward(prompts, completions, **columns) (kind=code).")
 
     class Meta:
         model = RewardFunction
@@ -35,3 +38,4 @@ class RewardFunctionSerializer(serializers.ModelSerializer):
             raise serializers.ValidationError(
                 {"params": [f"{'.'.join(map(str, e['loc'])) or name}: {e['msg']}" for e in exc.errors()]}) from None
         return {"builtin": name, "params": full}
+

@@ -46,14 +46,20 @@ class RunSerializer(serializers.ModelSerializer):
         if self.instance is not None and not self.instance.is_editable:
             raise serializers.ValidationError(
                 f"run {self.instance.pk} is {self.instance.status}; its settings are frozen (clone it to change them)")
-        template = attrs.get("config_template", getattr(self.instance, "config_template", None))
         if "config" in attrs or "config_template" in attrs or self.instance is None:
-            base = template.values if template else {}
             try:
-                attrs["config"] = complete_config(base, attrs.get("config"))
+                attrs["config"] = complete_config(self._config_base(attrs), attrs.get("config"))
             except serializers.ValidationError as exc:
                 raise serializers.ValidationError({"config": exc.detail}) from None
         return attrs
+
+    def _config_base(self, attrs) -> dict:
+        """What `config` is layered on: a newly chosen template's values (or the defaults),
+        else the run's current settings, so that one edit does not undo the earlier ones."""
+        if self.instance is not None and "config_template" not in attrs:
+            return self.instance.config
+        template = attrs.get("config_template")
+        return template.values if template else {}
 
     @transaction.atomic
     def create(self, validated_data):

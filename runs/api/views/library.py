@@ -16,11 +16,19 @@ class DatasetViewSet(OwnedViewSet):
     parser_classes = [MultiPartParser, FormParser, JSONParser]
 
     def initial(self, request, *args, **kwargs):
-        # Refuse an oversized upload from its Content-Length, before reading the body.
-        declared = int(request.META.get("CONTENT_LENGTH") or 0)
+        # Refuse an oversized upload from its Content-Length, before reading the body (and so
+        # before authentication, whose CSRF check would parse it). The margin is for form fields.
+        declared = _content_length(request)
         if request.method in ("POST", "PUT", "PATCH") and declared > settings.DATASET_UPLOAD_MAX_BYTES + 64 * 1024:
             raise PayloadTooLarge(too_large_message(declared))
         super().initial(request, *args, **kwargs)
+
+
+def _content_length(request) -> int:
+    try:
+        return max(int(request.META.get("CONTENT_LENGTH") or 0), 0)
+    except ValueError:
+        return 0  # the body parser reports a malformed length itself
 
 
 class RewardFunctionViewSet(OwnedViewSet):

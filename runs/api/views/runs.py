@@ -1,6 +1,6 @@
 """Runs: CRUD, the lifecycle verbs, and what a run reported (metrics, samples, logs, checkpoints)."""
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.decorators import action
 from rest_framework.pagination import PageNumberPagination
@@ -8,6 +8,8 @@ from rest_framework.response import Response
 
 from runs import metrics_query
 from runs.actions.lifecycle import cancel_run, clone_run, resume_run, start_run
+from runs.api.errors import launch_checked
+from runs.api.serializers.queries import LogsQuery, MetricsQuery, SamplesQuery, parsed
 from runs.api.serializers.runs import RunSerializer
 from runs.api.serializers.telemetry import CheckpointSerializer, LogLineSerializer, SampleSerializer
 from runs.api.views.owned import OwnedViewSet
@@ -18,25 +20,6 @@ class TelemetryPagination(PageNumberPagination):
     page_size = 100
     page_size_query_param = "page_size"
     max_page_size = 1000
-
-
-class MetricsQuery(serializers.Serializer):
-    names = serializers.CharField(required=False, help_text="Comma-separated metric names; all when omitted.")
-    step_min = serializers.IntegerField(required=False, min_value=0)
-    step_max = serializers.IntegerField(required=False, min_value=0)
-    max_points = serializers.IntegerField(required=False, min_value=2, max_value=metrics_query.MAX_POINTS_LIMIT,
-                                          default=metrics_query.DEFAULT_MAX_POINTS)
-
-    def validate(self, attrs):
-        if attrs.get("step_min") is not None and attrs.get("step_max") is not None and attrs["step_min"] > attrs["step_max"]:
-            raise serializers.ValidationError({"step_max": "must not be below step_min"})
-        return attrs
-
-
-class StepRangeQuery(serializers.Serializer):
-    step = serializers.IntegerField(required=False, min_value=0)
-    step_min = serializers.IntegerField(required=False, min_value=0)
-    step_max = serializers.IntegerField(required=False, min_value=0)
 
 
 class CloneRequest(serializers.Serializer):
@@ -62,7 +45,8 @@ class RunViewSet(OwnedViewSet):
     @extend_schema(request=None, responses=RunSerializer)
     @action(detail=True, methods=["post"])
     def start(self, request, pk=None):
-        return self._respond(start_run(self.get_object()))
+        with launch_checked():
+            return self._respond(start_run(self.get_object()))
 
     @extend_schema(request=None, responses=RunSerializer)
     @action(detail=True, methods=["post"])
@@ -72,7 +56,8 @@ class RunViewSet(OwnedViewSet):
     @extend_schema(request=None, responses=RunSerializer)
     @action(detail=True, methods=["post"])
     def resume(self, request, pk=None):
-        return self._respond(resume_run(self.get_object()))
+        with launch_checked():
+            return self._respond(resume_run(self.get_object()))
 
     @extend_schema(request=CloneRequest, responses=RunSerializer)
     @action(detail=True, methods=["post"])
@@ -86,11 +71,9 @@ class RunViewSet(OwnedViewSet):
     @action(detail=True, methods=["get"])
     def metrics(self, request, pk=None):
         run = self.get_object()
-        query = MetricsQuery(data=request.query_params)
-        query.is_valid(raise_exception=True)
-        q = query.validated_data
+        q = parsed(MetricsQuery, request)
         available = metrics_query.metric_names(run)
-        wanted = [n.strip() for n in q["names"].split(",") if n.strip()] if q.get("names") else available
+        wanted = q.get("names") or available
         return Response({
             "run": run.pk,
             "names": available,
@@ -100,28 +83,20 @@ class RunViewSet(OwnedViewSet):
             },
         })
 
-    @extend_schema(parameters=[StepRangeQuery], responses=SampleSerializer(many=True))
+    @extend_schema(parameters=[SamplesQuery], responses=SampleSerializer(many=True))
     @action(detail=True, methods=["get"], pagination_class=TelemetryPagination)
     def samples(self, request, pk=None):
         run = self.get_object()
-        query = StepRangeQuery(data=request.query_params)
-        query.is_valid(raise_exception=True)
-        samples = run.samples.all()
-        q = query.validated_data
-        if "step" in q:
-            samples = samples.filter(step=q["step"])
-        if "step_min" in q:
-            samples = samples.filter(step__gte=q["step_min"])
-        if "step_max" in q:
-            samples = samples.filter(step__lte=q["step_max"])
-        return self._paginated(samples, SampleSerializer)
+        q = parsed(SamplesQuery, request)
+        lookups = {"step": "step", "step_min": "step__gte", "step_max": "step__lte"}
+        filters = {lookup: q[name] for name, lookup in lookups.items() if q.get(name) is not None}
+        return self._paginated(run.samples.filter(**filters), SampleSerializer)
 
-    @extend_schema(parameters=[OpenApiParameter("after", int, description="Only lines with a larger id.")],
-                   responses=LogLineSerializer(many=True))
+    @extend_schema(parameters=[LogsQuery], responses=LogLineSerializer(many=True))
     @action(detail=True, methods=["get"], pagination_class=TelemetryPagination)
     def logs(self, request, pk=None):
         run = self.get_object()
-        after = serializers.IntegerField(min_value=0).run_validation(request.query_params.get("after", 0))
+        after = parsed(LogsQuery, request)["after"]
         return self._paginated(run.log_lines.filter(id__gt=after), LogLineSerializer)
 
     @extend_schema(responses=CheckpointSerializer(many=True))

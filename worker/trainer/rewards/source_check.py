@@ -15,11 +15,19 @@ def source_problems(source: str) -> list[str]:
     try:
         tree = ast.parse(source)
     except SyntaxError as exc:
-        return [f"line {exc.lineno}: syntax error: {exc.msg}"]
-    functions = [node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == ENTRY_POINT]
-    if not functions:
+        where = f"line {exc.lineno}: " if exc.lineno else ""
+        return [f"{where}syntax error: {exc.msg}"]
+    except (RecursionError, MemoryError):
+        # The parser gives up on very deeply nested expressions (a few thousand levels).
+        return ["the code is nested too deeply to parse; split long expressions into several statements"]
+    definitions = [node for node in tree.body
+                   if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == ENTRY_POINT]
+    if not definitions:
         return [f"no top-level function named {ENTRY_POINT!r}; define " + SIGNATURE]
-    return _signature_problems(functions[-1])
+    function = definitions[-1]  # the last definition wins, as in Python
+    if isinstance(function, ast.AsyncFunctionDef):
+        return [f"line {function.lineno}: reward must be a plain function (def), not async def"]
+    return _signature_problems(function)
 
 
 def _signature_problems(function: ast.FunctionDef) -> list[str]:
@@ -29,10 +37,6 @@ def _signature_problems(function: ast.FunctionDef) -> list[str]:
     if positional[:2] != ["prompts", "completions"]:
         problems.append(f"line {function.lineno}: the first two parameters must be (prompts, completions), "
                         f"found ({', '.join(positional) or 'none'})")
-    required_extra = len(positional) - 2 - len(args.defaults)
-    if required_extra > 0:
-        problems.append(f"line {function.lineno}: parameters after completions need defaults; "
-                        "dataset columns arrive as keyword arguments")
     if args.kwarg is None:
         problems.append(f"line {function.lineno}: add **columns to receive the dataset's other columns")
     return problems

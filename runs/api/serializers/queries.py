@@ -1,0 +1,44 @@
+"""Query-string parameters of the telemetry endpoints; a bad one is a 400 that names it."""
+from rest_framework import serializers
+
+from runs import metrics_query
+
+
+class StepRangeQuery(serializers.Serializer):
+    step_min = serializers.IntegerField(required=False, min_value=0)
+    step_max = serializers.IntegerField(required=False, min_value=0)
+
+    def validate(self, attrs):
+        low, high = attrs.get("step_min"), attrs.get("step_max")
+        if low is not None and high is not None and low > high:
+            raise serializers.ValidationError({"step_max": "must not be below step_min"})
+        return attrs
+
+
+class MetricsQuery(StepRangeQuery):
+    MAX_NAMES = 100
+
+    names = serializers.CharField(required=False, allow_blank=True,
+                                  help_text="Comma-separated metric names; all when omitted or empty.")
+    max_points = serializers.IntegerField(required=False, min_value=2, max_value=metrics_query.MAX_POINTS_LIMIT,
+                                          default=metrics_query.DEFAULT_MAX_POINTS)
+
+    def validate_names(self, value) -> list[str]:
+        names = [name.strip() for name in value.split(",") if name.strip()]
+        if len(names) > self.MAX_NAMES:
+            raise serializers.ValidationError(f"at most {self.MAX_NAMES} names per request, got {len(names)}")
+        return names
+
+
+class SamplesQuery(StepRangeQuery):
+    step = serializers.IntegerField(required=False, min_value=0, help_text="Only this step.")
+
+
+class LogsQuery(serializers.Serializer):
+    after = serializers.IntegerField(required=False, min_value=0, default=0, help_text="Only lines with a larger id.")
+
+
+def parsed(query_class, request) -> dict:
+    query = query_class(data=request.query_params)
+    query.is_valid(raise_exception=True)
+    return query.validated_data

@@ -1,0 +1,77 @@
+"""Built-in dataset generators: same seed, same rows; and every answer is right."""
+import ast
+import operator
+import re
+
+import pytest
+from pydantic import ValidationError
+
+from worker.trainer.data.generators import GENERATORS, generate
+
+PROMPT = re.compile(r"^What is (?P<expr>[\d +\-*]+)\? ")
+OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul}
+
+
+def evaluate(expression: str) -> int:
+    """An independent evaluator for + - * on integers (no eval), with Python's precedence."""
+    def walk(node):
+        if isinstance(node, ast.BinOp) and type(node.op) in OPS:
+            return OPS[type(node.op)](walk(node.left), walk(node.right))
+        if isinstance(node, ast.Constant) and isinstance(node.value, int):
+            return node.value
+        raise ValueError(f"unexpected {ast.dump(node)}")
+    return walk(ast.parse(expression, mode="eval").body)
+
+
+def test_the_same_seed_gives_the_same_rows():
+    params = {"count": 50, "difficulty": 3, "seed": 7}
+    assert generate("arithmetic", params) == generate("arithmetic", params)
+
+
+def test_another_seed_gives_other_rows():
+    assert generate("arithmetic", {"count": 50, "seed": 1}) != generate("arithmetic", {"count": 50, "seed": 2})
+
+
+def test_a_shorter_count_is_a_prefix():
+    # The upload preview shows the first rows of what the worker will train on.
+    assert generate("arithmetic", {"count": 5, "seed": 3}) == generate("arithmetic", {"count": 40, "seed": 3})[:5]
+
+
+@pytest.mark.parametrize("difficulty", [1, 2, 3, 4, 5])
+def test_every_answer_is_correct(difficulty):
+    rows = generate("arithmetic", {"count": 200, "difficulty": difficulty, "seed": difficulty})
+    assert len(rows) == 200
+    for row in rows:
+        match = PROMPT.match(row["prompt"])
+        assert match, row["prompt"]
+        assert row["answer"] == f"#### {evaluate(match['expr'])}"
+        assert "####" in row["prompt"], "the prompt must say how to format the answer"
+
+
+@pytest.mark.parametrize("difficulty,terms,limit", [(1, 2, 10), (2, 3, 100), (5, 4, 10_000)])
+def test_difficulty_sets_the_number_and_size_of_terms(difficulty, terms, limit):
+    for row in generate("arithmetic", {"count": 100, "difficulty": difficulty}):
+        numbers = [int(n) for n in re.findall(r"\d+", PROMPT.match(row["prompt"])["expr"])]
+        assert len(numbers) == terms and all(1 <= n <= limit for n in numbers)
+
+
+def test_difficulty_one_uses_only_addition_and_subtraction():
+    expressions = [PROMPT.match(r["prompt"])["expr"] for r in generate("arithmetic", {"count": 300, "difficulty": 1})]
+    assert not any("*" in e for e in expressions) and any("-" in e for e in expressions)
+
+
+@pytest.mark.parametrize("params", [{"count": 0}, {"difficulty": 6}, {"seed": -1}, {"colour": "red"}])
+def test_bad_params_are_refused(params):
+    with pytest.raises(ValidationError):
+        generate("arithmetic", params)
+
+
+def test_an_unknown_generator_is_a_key_error():
+    with pytest.raises(KeyError):
+        generate("sudoku", {})
+
+
+def test_every_generator_has_defaults_and_a_prompt_column():
+    for name, (params_model, _) in GENERATORS.items():
+        rows = generate(name, {"count": 3} if "count" in params_model.model_fields else {})
+        assert rows and all(isinstance(r["prompt"], str) and r["prompt"] for r in rows)
