@@ -79,3 +79,14 @@ def test_order_resumed_from_a_position_continues_identically():
     sequence = [full.next() for _ in range(20)]
     resumed = PromptOrder(size=7, seed=3, position=9)
     assert [resumed.next() for _ in range(11)] == sequence[9:]
+
+
+def test_frontier_waits_for_the_oldest_unfinished_prompt():
+    from worker.trainer.data.order import ConsumedFrontier
+
+    frontier = ConsumedFrontier(start=10)
+    for position in (11, 13, 10):
+        frontier.consume(position)
+    assert frontier.frontier == 12
+    frontier.consume(12)
+    assert frontier.frontier == 14

@@ -28,3 +28,22 @@ class PromptOrder:
     @property
     def epoch(self) -> int:
         return self.position // self.size
+
+
+class ConsumedFrontier:
+    """The first order position not yet trained on, with prompts finishing out of order.
+
+    Rollouts fetch prompts ahead of training and finish in any order; a checkpoint
+    stores this frontier so a resumed run regenerates exactly the prompts it had
+    not trained on.
+    """
+
+    def __init__(self, start: int = 0):
+        self.frontier = start
+        self._done: set[int] = set()
+
+    def consume(self, position: int) -> None:
+        self._done.add(position)
+        while self.frontier in self._done:
+            self._done.remove(self.frontier)
+            self.frontier += 1

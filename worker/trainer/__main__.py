@@ -1,0 +1,32 @@
+"""`python -m worker.trainer --spec spec.json`: train one run; exit 0 on success or cancel, 1 on failure."""
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+
+from pydantic import ValidationError
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m worker.trainer", description=__doc__)
+    parser.add_argument("--spec", required=True, type=Path, help="launch spec JSON (worker.trainer.spec.LaunchSpec)")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        spec = json.loads(args.spec.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        print(f"cannot read the spec {args.spec}: {exc}", file=sys.stderr)
+        return 2
+    from worker.trainer.app import run_trainer
+
+    try:
+        outcome = run_trainer(spec)
+    except ValidationError as exc:
+        print(f"invalid spec {args.spec}:\n{exc}", file=sys.stderr)
+        return 2
+    return 0 if outcome in ("succeeded", "cancelled") else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

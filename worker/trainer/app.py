@@ -1,0 +1,227 @@
+"""The async GRPO trainer: rollouts stream in from vLLM while the training loop consumes them.
+
+    python -m worker.trainer --spec spec.json      or      run_trainer(spec_dict)
+
+Given a launch spec it loads the policy, starts (or joins) a vLLM server, runs
+the rollout worker in the background and trains until max_steps, a cancel
+request, or an error — reporting metrics, samples, checkpoints and status to
+the control plane throughout.
+"""
+import logging
+import math
+import time
+from pathlib import Path
+
+from worker.trainer.checkpoints import TrainerState, checkpoint_size, load_trainer_state, save_checkpoint
+from worker.trainer.data.loading import load_dataset, render_prompt, reward_columns
+from worker.trainer.data.order import ConsumedFrontier, PromptOrder
+from worker.trainer.reporting.session import ReportingSession
+from worker.trainer.rewards.loader import load_rewards
+from worker.trainer.rollout.client import CompletionsClient, sampling_params
+from worker.trainer.rollout.metrics import rollout_metrics, sample_records
+from worker.trainer.rollout.scoring import Scorer
+from worker.trainer.rollout.staleness import StalenessPolicy
+from worker.trainer.rollout.worker import PromptSource, RolloutWorker
+from worker.trainer.spec import LaunchSpec
+from worker.trainer.weight_sync import make_weight_sync
+
+log = logging.getLogger("worker.trainer")
+
+
+class Cancelled(Exception):
+    pass
+
+
+class Trainer:
+    def __init__(self, spec: LaunchSpec):
+        self.spec, self.config = spec, spec.config
+        self.output_dir = Path(spec.output_dir)
+        self.output_dir.mkdir(parents=True, exist_ok=True)
+        self.report = ReportingSession(spec.ingest.url, spec.ingest.token, f"trainer:{spec.attempt}",
+                                       self.output_dir / "events")
+        self.server = self.rollout = self.weight_sync = None
+        self.dropped_stale = 0
+
+    # --- lifecycle -----------------------------------------------------------
+    def run(self) -> str:
+        self.report.start()
+        self.report.status("starting")
+        try:
+            self._prepare()
+            self.report.status("running")
+            outcome = self._train()
+        except Exception as exc:
+            log.exception("training failed")
+            reason = f"{type(exc).__name__}: {exc}"
+            self.report.log(reason, level="error")
+            self.report.status("failed", reason)
+            outcome = "failed"
+        finally:
+            self._shutdown()
+        return outcome
+
+    def _shutdown(self) -> None:
+        for part in (self.rollout, self.weight_sync, self.server):
+            if part is not None:
+                try:
+                    part.stop() if hasattr(part, "stop") else part.close()
+                except Exception:  # shutting down: keep going, the others still need stopping
+                    log.exception("while stopping %s", type(part).__name__)
+        self.report.close()
+
+    # --- preparation ------------------------------------------------------------
+    def _prepare(self) -> None:
+        from worker.trainer import setup
+
+        self.rewards = load_rewards(self.spec.rewards)
+        self.dataset = load_dataset(self.spec.dataset)
+        model_source = self.spec.resume_from or self.spec.model
+        model, self.tokenizer = setup.load_policy(model_source, self.config.gradient_checkpointing)
+        self.accelerator = setup.make_accelerator(self.config)
+        optimizer = setup.make_optimizer(model, self.config)
+        scheduler = setup.make_scheduler(optimizer, self.config)
+        self.model, self.optimizer, self.scheduler = self.accelerator.prepare(model, optimizer, scheduler)
+        self.state = TrainerState(step=0, model_version=0, data_position=0)
+        if self.spec.resume_from:
+            self.state = load_trainer_state(Path(self.spec.resume_from), self.optimizer, self.scheduler)
+            self.report.log(f"resumed from {self.spec.resume_from} at step {self.state.step}")
+        self.ref_model = setup.load_reference(self.spec.model) if self.config.beta > 0 else None
+        self._start_server(model_source)
+        self._start_rollouts()
+
+    def _start_server(self, model_source: str) -> None:
+        url, name = self.spec.inference_url, None
+        if url is None:
+            from worker.trainer.inference.server import VLLMServer
+            from worker.trainer.models.paths import resolve_model_path
+
+            self.server = VLLMServer.for_config(resolve_model_path(model_source), self.config,
+                                                log_path=self.output_dir / "logs" / f"vllm-{self.spec.attempt}.log")
+            self.server.start()
+            self.report.log(f"vLLM ready in {self.server.wait_until_healthy():.1f} s at {self.server.url}")
+            url, name = self.server.url, self.server.served_model_name
+        self.server_url, self.served_name = url, name or self._served_name(url)
+        self.weight_sync = make_weight_sync(self.config.weight_sync_backend, url, self.output_dir)
+
+    @staticmethod
+    def _served_name(url: str) -> str:
+        import httpx
+
+        return httpx.get(f"{url}/v1/models", timeout=30).json()["data"][0]["id"]
+
+    def _start_rollouts(self) -> None:
+        order = PromptOrder(len(self.dataset), self.config.seed, position=self.state.data_position)
+        self.frontier = ConsumedFrontier(self.state.data_position)
+        prompt_column = self.spec.dataset.prompt_column
+
+        def next_prompt():
+            position = order.position
+            row = self.dataset[order.next()]
+            text = render_prompt(row[prompt_column], self.tokenizer)
+            ids = self.tokenizer(text, add_special_tokens=False).input_ids[-self.config.max_prompt_length:]
+            return position, text, ids, reward_columns(row, prompt_column)
+
+        groups_per_step = self.config.completions_per_step // self.config.num_generations
+        self.policy = StalenessPolicy(self.config.max_staleness, groups_per_step, self.config.weight_sync_steps)
+        client = CompletionsClient(self.server_url, self.served_name, sampling_params(self.config),
+                                   timeout_s=self.config.vllm_request_timeout_s)
+        scorer = Scorer(self.rewards, on_error=lambda name, message: self.report.log(
+            f"reward {name!r} failed for a group, its rewards are None: {message}", level="warning"))
+        self.rollout = RolloutWorker(client, PromptSource(next_prompt), scorer, self.policy,
+                                     self.config.num_generations, self.config.max_inflight_tasks,
+                                     self.config.queue_maxsize, current_version=lambda: self.state.model_version)
+        if self.spec.resume_from:
+            # The server may hold older weights than the checkpoint: give it ours first.
+            self.weight_sync.push(self.accelerator.unwrap_model(self.model), self.state.model_version)
+        self.rollout.start()
+
+    # --- the loop ----------------------------------------------------------------
+    def _train(self) -> str:
+        from worker.trainer.step import StepContext, batch_advantages, loss_settings_of, train_step
+        from worker.trainer.setup import pad_token_id
+
+        ctx = StepContext(self.model, self.optimizer, self.scheduler, self.accelerator, loss_settings_of(self.config),
+                          self.config.num_generations, self.config.scale_rewards,
+                          self.config.per_device_train_batch_size, self.config.max_grad_norm,
+                          self.config.temperature, pad_token_id(self.tokenizer), self.ref_model)
+        last_tokens, last_time = 0, time.perf_counter()
+        while self.state.step < self.config.max_steps:
+            step_started = time.perf_counter()
+            try:
+                groups, waited = self._gather(self.policy.groups_per_step)
+            except Cancelled:
+                self._save()
+                self.report.status("cancelled", f"cancelled at step {self.state.step}")
+                return "cancelled"
+            advantages = batch_advantages(groups, self.config.num_generations, self.config.scale_rewards)
+            metrics = train_step(ctx, groups, advantages)
+            self.state.step += 1
+            self.state.samples_seen += sum(len(g.completions) for g in groups)
+            for group in groups:
+                self.frontier.consume(group.prompt_index)
+            metrics["system/weight_sync_s"] = self._maybe_sync()
+            now = time.perf_counter()
+            generated = self.rollout.generated_tokens
+            metrics.update(rollout_metrics(groups), **self._async_metrics(groups, waited),
+                           **{"system/generation_tokens_per_s": (generated - last_tokens) / (now - last_time),
+                              "system/step_time_s": now - step_started,
+                              "system/model_version": self.state.model_version})
+            last_tokens, last_time = generated, now
+            self._maybe_log(metrics, groups, advantages.values.tolist())
+            if self.state.step % self.config.save_steps == 0 or self.state.step == self.config.max_steps:
+                self._save()
+        self.report.status("succeeded", f"trained {self.state.step} steps")
+        return "succeeded"
+
+    def _gather(self, count: int):
+        """`count` fresh groups; stale ones are dropped and counted. Returns them and the seconds waited."""
+        groups, waited = [], 0.0
+        while len(groups) < count:
+            if self.report.cancel_requested.is_set():
+                raise Cancelled()
+            started = time.perf_counter()
+            group = self.rollout.take(timeout_s=1.0)
+            waited += time.perf_counter() - started
+            if group is None:
+                continue
+            if self.policy.is_stale(group.model_version, self.state.model_version):
+                self.dropped_stale += 1
+                self.frontier.consume(group.prompt_index)
+                continue
+            groups.append(group)
+        return groups, waited
+
+    def _async_metrics(self, groups, waited: float) -> dict[str, float]:
+        staleness = [self.state.model_version - g.model_version for g in groups]
+        return {"async/staleness_mean": sum(staleness) / len(staleness), "async/staleness_max": max(staleness),
+                "async/dropped_stale": self.dropped_stale, "async/queue_depth": self.rollout.queue_depth,
+                "async/in_flight": self.rollout.in_flight, "async/wait_for_rollouts_s": waited}
+
+    def _maybe_sync(self) -> float:
+        if self.state.step % self.config.weight_sync_steps:
+            return 0.0
+        self.state.model_version += 1
+        return self.weight_sync.push(self.accelerator.unwrap_model(self.model), self.state.model_version)
+
+    def _maybe_log(self, metrics: dict, groups, advantages: list[float]) -> None:
+        if self.state.step % self.config.logging_steps:
+            return
+        finite = {name: float(v) for name, v in metrics.items() if math.isfinite(v)}
+        if len(finite) < len(metrics):
+            self.report.log(f"non-finite metrics at step {self.state.step}: "
+                            f"{sorted(set(metrics) - set(finite))}", level="warning")
+        self.report.metrics(self.state.step, finite)
+        if self.config.log_completions and self.config.num_completions_to_log:
+            self.report.samples(self.state.step, sample_records(groups, advantages, self.config.num_completions_to_log,
+                                                                self.state.model_version))
+
+    def _save(self) -> None:
+        self.state.data_position = self.frontier.frontier
+        path = save_checkpoint(self.output_dir, self.state, self.accelerator.unwrap_model(self.model), self.tokenizer,
+                               self.optimizer, self.scheduler, keep_last=self.config.save_total_limit)
+        self.report.checkpoint(self.state.step, str(path), checkpoint_size(path), self.state.model_version)
+
+
+def run_trainer(spec: dict) -> str:
+    """Trains per `spec` (a LaunchSpec as a dict); returns succeeded, cancelled or failed."""
+    return Trainer(LaunchSpec.model_validate(spec)).run()

@@ -1,0 +1,55 @@
+"""A run's reporting session: the reporter, a heartbeat every few seconds, and the cancel flag."""
+import threading
+from pathlib import Path
+
+from worker.trainer.events import IngestReply
+from worker.trainer.reporting.client import IngestClient
+from worker.trainer.reporting.reporter import Reporter
+
+
+class ReportingSession:
+    def __init__(self, url: str, token: str, source: str, folder: Path, heartbeat_s: float = 5.0,
+                 flush_interval_s: float = 1.0):
+        self.cancel_requested = threading.Event()
+        self.step = 0
+        client = IngestClient(url, token, source=source)
+        self.reporter = Reporter(client, folder, flush_interval_s=flush_interval_s, on_reply=self._on_reply)
+        self._heartbeat_s = heartbeat_s
+        self._stop = threading.Event()
+        self._heart = threading.Thread(target=self._beat, name="heartbeat", daemon=True)
+
+    def start(self) -> "ReportingSession":
+        self.reporter.start()
+        self._heart.start()
+        return self
+
+    def _on_reply(self, reply: IngestReply) -> None:
+        if reply.cancel_requested:
+            self.cancel_requested.set()
+
+    def _beat(self) -> None:
+        while not self._stop.wait(self._heartbeat_s):
+            self.reporter.emit({"type": "heartbeat", "step": self.step})
+
+    def status(self, status: str, message: str = "") -> None:
+        self.reporter.emit({"type": "status", "status": status, "message": message})
+
+    def log(self, message: str, level: str = "info") -> None:
+        self.reporter.emit({"type": "log", "level": level, "source": "trainer", "message": message[:20000]})
+
+    def metrics(self, step: int, values: dict[str, float]) -> None:
+        self.step = step
+        self.reporter.emit({"type": "metrics", "step": step, "values": values})
+
+    def samples(self, step: int, records: list[dict]) -> None:
+        if records:
+            self.reporter.emit({"type": "samples", "step": step, "samples": records})
+
+    def checkpoint(self, step: int, path: str, size_bytes: int, model_version: int) -> None:
+        self.reporter.emit({"type": "checkpoint", "step": step, "path": path, "size_bytes": size_bytes,
+                            "model_version": model_version})
+
+    def close(self, timeout_s: float = 30.0) -> bool:
+        self._stop.set()
+        self._heart.join(timeout=self._heartbeat_s + 1)
+        return self.reporter.close(timeout_s)

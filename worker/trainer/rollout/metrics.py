@@ -1,0 +1,46 @@
+"""Metrics of a batch of groups: rewards in total and per function, lengths, truncation."""
+import statistics
+
+from worker.trainer.rollout.groups import Group
+
+
+def _mean_std(values: list[float]) -> tuple[float, float]:
+    if not values:
+        return 0.0, 0.0
+    return statistics.fmean(values), statistics.pstdev(values) if len(values) > 1 else 0.0
+
+
+def rollout_metrics(groups: list[Group]) -> dict[str, float]:
+    totals = [t for g in groups for t in g.totals]
+    lengths = [len(c.token_ids) for g in groups for c in g.completions]
+    truncated = [c.finish_reason == "length" for g in groups for c in g.completions]
+    mean, std = _mean_std(totals)
+    metrics = {
+        "rollout/reward_mean": mean, "rollout/reward_std": std,
+        "rollout/completion_length_mean": statistics.fmean(lengths), "rollout/completion_length_min": min(lengths),
+        "rollout/completion_length_max": max(lengths), "rollout/clipped_ratio": sum(truncated) / len(truncated),
+    }
+    for name in groups[0].rewards:
+        applicable = [v for g in groups for v in g.rewards[name] if v is not None]
+        fn_mean, fn_std = _mean_std(applicable)
+        metrics[f"rollout/reward/{name}_mean"] = fn_mean
+        metrics[f"rollout/reward/{name}_std"] = fn_std
+    return metrics
+
+
+def sample_records(groups: list[Group], advantages: list[float], count: int, current_version: int) -> list[dict]:
+    """The first `count` groups as sample records for the run page (worker.trainer.events.SampleRecord)."""
+    records, offset = [], 0
+    for index, group in enumerate(groups):
+        size = len(group.completions)
+        if index < count:
+            for i, completion in enumerate(group.completions):
+                records.append({
+                    "group": index, "prompt": group.prompt_text, "completion": completion.text,
+                    "rewards": {name: values[i] for name, values in group.rewards.items()},
+                    "total_reward": group.totals[i], "advantage": advantages[offset + i],
+                    "model_version": group.model_version, "staleness": current_version - group.model_version,
+                    "num_tokens": len(completion.token_ids), "finish_reason": completion.finish_reason,
+                })
+        offset += size
+    return records

@@ -1,0 +1,60 @@
+"""Building what a training run needs from its config: precision, model, optimizer, schedule."""
+import torch
+
+from worker.trainer.models.paths import resolve_model_path
+
+
+def use_bf16(setting: str) -> bool:
+    if setting == "on":
+        return True
+    if setting == "off":
+        return False
+    if torch.cuda.is_available():
+        return torch.cuda.is_bf16_supported()
+    return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+
+
+def make_accelerator(config):
+    from accelerate import Accelerator
+
+    return Accelerator(mixed_precision="bf16" if use_bf16(config.bf16) else "no", cpu=not torch.cuda.is_available())
+
+
+def load_policy(model_path: str, gradient_checkpointing: bool):
+    """The model in fp32 (master weights; compute runs in bf16 under autocast) and its tokenizer."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    path = resolve_model_path(model_path)
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
+    if gradient_checkpointing:
+        model.gradient_checkpointing_enable()
+        model.config.use_cache = False
+    return model, tokenizer
+
+
+def load_reference(model_path: str):
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(resolve_model_path(model_path), dtype=torch.float32)
+    model.requires_grad_(False)
+    return model.eval()
+
+
+def make_optimizer(model, config):
+    return torch.optim.AdamW(model.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay,
+                             betas=(config.adam_beta1, config.adam_beta2))
+
+
+def make_scheduler(optimizer, config):
+    from transformers import get_scheduler
+
+    name = {"constant": "constant_with_warmup"}.get(config.lr_scheduler_type, config.lr_scheduler_type)
+    return get_scheduler(name, optimizer, num_warmup_steps=config.warmup_steps, num_training_steps=config.max_steps)
+
+
+def pad_token_id(tokenizer) -> int:
+    for candidate in (tokenizer.pad_token_id, tokenizer.eos_token_id, 0):
+        if candidate is not None:
+            return candidate
+    return 0

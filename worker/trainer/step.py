@@ -1,0 +1,114 @@
+"""One optimizer step on a batch of scored groups."""
+import time
+from contextlib import nullcontext
+from dataclasses import dataclass
+
+import torch
+
+from worker.trainer.algorithm.advantages import group_advantages
+from worker.trainer.algorithm.loss import LossInputs, LossSettings, grpo_loss
+from worker.trainer.batching import micro_batches, rows_of
+from worker.trainer.policy import completion_logprobs
+from worker.trainer.rollout.groups import Group
+
+
+@dataclass
+class StepContext:
+    model: object
+    optimizer: object
+    scheduler: object
+    accelerator: object
+    loss_settings: LossSettings
+    num_generations: int
+    scale_rewards: str
+    micro_batch_size: int
+    max_grad_norm: float
+    temperature: float
+    pad_id: int
+    ref_model: object = None
+
+
+def loss_settings_of(config) -> LossSettings:
+    return LossSettings(
+        loss_type=config.loss_type, epsilon=config.epsilon, epsilon_high=config.epsilon_high, beta=config.beta,
+        importance_correction=config.importance_sampling_correction,
+        importance_mode=config.importance_sampling_mode, importance_cap=config.importance_sampling_cap,
+        max_completion_length=config.max_completion_length,
+    )
+
+
+def _ref_logp(ctx: StepContext, batch):
+    if ctx.ref_model is None:
+        return None
+    with torch.no_grad():
+        return completion_logprobs(ctx.ref_model, batch, ctx.temperature)[0]
+
+
+def batch_advantages(groups: list[Group], num_generations: int, scale: str):
+    totals = torch.tensor([t for g in groups for t in g.totals], dtype=torch.float32)
+    return group_advantages(totals, num_generations, scale)
+
+
+def train_step(ctx: StepContext, groups: list[Group], advantages) -> dict[str, float]:
+    started = time.perf_counter()
+    batches = micro_batches(rows_of(groups, advantages.values), ctx.micro_batch_size, ctx.pad_id)
+    step_tokens = sum(b.completion_tokens for b in batches)
+    sums: dict[str, float] = {}
+    loss_total, entropy_total = 0.0, 0.0
+    ctx.model.train()
+    for index, batch in enumerate(batches):
+        batch = _to_device(batch, ctx.accelerator.device)
+        last = index == len(batches) - 1
+        sync = ctx.accelerator.no_sync(ctx.model) if not last else nullcontext()
+        with sync, ctx.accelerator.autocast():
+            logp, entropy = completion_logprobs(ctx.model, batch, ctx.temperature, with_entropy=True)
+            inputs = LossInputs(logp=logp, old_logp=logp.detach(), sampler_logp=batch.sampler_logp,
+                                advantages=batch.advantages, mask=batch.target_mask, ref_logp=_ref_logp(ctx, batch))
+            loss, diagnostics = grpo_loss(inputs, ctx.loss_settings, tokens_in_batch=_normalizer(ctx, step_tokens))
+            if ctx.loss_settings.loss_type != "dapo":
+                loss = loss / len(batches)  # the others average per micro-batch
+            ctx.accelerator.backward(loss)
+        weight = batch.completion_tokens / max(step_tokens, 1)
+        loss_total += loss.item()
+        entropy_total += entropy * weight
+        _accumulate(sums, diagnostics, weight)
+    grad_norm = _clip(ctx)
+    ctx.optimizer.step()
+    ctx.scheduler.step()
+    ctx.optimizer.zero_grad(set_to_none=True)
+    seconds = time.perf_counter() - started
+    tokens = sum(b.tokens for b in batches)
+    return {
+        **sums, "train/loss": loss_total, "train/entropy": entropy_total, "train/grad_norm": grad_norm,
+        "train/learning_rate": ctx.scheduler.get_last_lr()[0], "train/advantage_std": advantages.values.std().item(),
+        "rollout/frac_reward_zero_std": advantages.frac_zero_std,
+        "system/train_seconds": seconds, "system/training_tokens_per_s": tokens / seconds,
+    }
+
+
+def _normalizer(ctx, step_tokens):
+    return float(step_tokens) if ctx.loss_settings.loss_type == "dapo" else None
+
+
+def _accumulate(sums: dict, diagnostics: dict, weight: float) -> None:
+    for name, value in diagnostics.items():
+        if name.endswith("_min"):
+            sums[name] = min(sums.get(name, value), value)
+        elif name.endswith("_max"):
+            sums[name] = max(sums.get(name, value), value)
+        else:
+            sums[name] = sums.get(name, 0.0) + value * weight
+
+
+def _clip(ctx) -> float:
+    if ctx.max_grad_norm and ctx.max_grad_norm > 0:
+        return float(ctx.accelerator.clip_grad_norm_(ctx.model.parameters(), ctx.max_grad_norm))
+    norms = [p.grad.detach().norm() for p in ctx.model.parameters() if p.grad is not None]
+    return float(torch.norm(torch.stack(norms))) if norms else 0.0
+
+
+def _to_device(batch, device):
+    for field in ("input_ids", "attention_mask", "target_mask", "sampler_logp", "advantages"):
+        setattr(batch, field, getattr(batch, field).to(device))
+    return batch
+
