@@ -79,3 +79,24 @@ def test_lost_run_may_report_its_final_status(running, anon_api):
                           {"events": [{"seq": 1, "type": "status", "status": "succeeded"}]},
                           format="json", HTTP_AUTHORIZATION=f"Bearer {running.test_token}").json()
     assert reply["status"] == "succeeded"
+
+
+def test_reading_a_silent_run_over_the_api_marks_it_lost(running, owner_api):
+    age_heartbeat(running, 120)
+    assert owner_api.get(f"/api/runs/{running.pk}/").json()["status"] == "lost"
+
+
+def test_listing_runs_marks_silent_ones_lost(running, owner_api):
+    age_heartbeat(running, 120)
+    statuses = {r["id"]: r["status"] for r in owner_api.get("/api/runs/").json()["results"]}
+    assert statuses[running.pk] == "lost"
+
+
+def test_another_users_read_does_not_touch_the_run(running, other_api):
+    age_heartbeat(running, 120)
+    assert other_api.get(f"/api/runs/{running.pk}/").status_code == 404
+    assert Run.objects.get(pk=running.pk).status == "running"
+
+
+def test_a_non_numeric_id_is_a_404(owner_api):
+    assert owner_api.get("/api/runs/abc/").status_code == 404

@@ -5,6 +5,7 @@ class OwnedViewSet(viewsets.ModelViewSet):
     """CRUD over the requesting user's objects (all of them for staff); others' are 404."""
 
     model = None
+    lookup_value_regex = r"\d+"  # ids only: anything else is a plain 404 from the router
 
     def get_queryset(self):
         return self.model.objects.visible_to(self.request.user).select_related("owner")

@@ -7,6 +7,7 @@ from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
 
 from runs import metrics_query
+from runs.actions.liveness import mark_lost_runs
 from runs.actions.lifecycle import cancel_run, clone_run, resume_run, start_run
 from runs.api.errors import launch_checked
 from runs.api.serializers.queries import LogsQuery, MetricsQuery, SamplesQuery, parsed
@@ -33,6 +34,14 @@ class RunViewSet(OwnedViewSet):
     def get_queryset(self):
         runs = super().get_queryset().select_related("dataset", "config_template")
         return runs.prefetch_related("run_rewards__reward_function")
+
+    def list(self, request, *args, **kwargs):
+        mark_lost_runs(self.get_queryset())  # "on read": no run stays running after its worker died
+        return super().list(request, *args, **kwargs)
+
+    def retrieve(self, request, *args, **kwargs):
+        mark_lost_runs(self.get_queryset().filter(pk=kwargs["pk"]))
+        return super().retrieve(request, *args, **kwargs)
 
     def perform_destroy(self, run):
         if run.is_active:
