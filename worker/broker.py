@@ -32,13 +32,15 @@ def celery_config(broker_url: str, data_dir: Path) -> dict:
         config["broker_url"] = broker_url
         return config
     folder = filesystem_broker_dir(data_dir)
-    for sub in ("out", "processed"):
+    for sub in ("out", "processed", "control"):
         (folder / sub).mkdir(parents=True, exist_ok=True)
     config["broker_url"] = "filesystem://"
     config["broker_transport_options"] = {
         "data_folder_in": str(folder / "out"),
         "data_folder_out": str(folder / "out"),
         "processed_folder": str(folder / "processed"),
+        # Broadcast (worker control) messages; kombu's default is ./control in the working directory.
+        "control_folder": str(folder / "control"),
         "store_processed": False,
     }
     return config
