@@ -158,3 +158,11 @@ def test_nothing_lost_or_doubled_when_the_real_control_plane_restarts(tmp_path):
     local = [json.loads(line) for line in (tmp_path / "outbox" / "events-trainer-1.jsonl").read_text().splitlines()]
     assert stored["step"] == [event["step"] for event in local] == list(range(120))
 
+
+
+def test_offline_reporter_keeps_events_locally(tmp_path):
+    reporter = Reporter(None, tmp_path, source="trainer:1").start()
+    emit_logs(reporter, 3)
+    assert reporter.backlog == 0
+    assert reporter.close()
+    assert len((tmp_path / "events-trainer-1.jsonl").read_text().splitlines()) == 3

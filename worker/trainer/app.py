@@ -37,8 +37,7 @@ class Trainer:
         self.spec, self.config = spec, spec.config
         self.output_dir = Path(spec.output_dir)
         self.output_dir.mkdir(parents=True, exist_ok=True)
-        self.report = ReportingSession(spec.ingest.url, spec.ingest.token, f"trainer:{spec.attempt}",
-                                       self.output_dir / "events")
+        self.report = ReportingSession(spec.ingest, f"trainer:{spec.attempt}", self.output_dir / "events")
         self.server = self.rollout = self.weight_sync = None
         self.dropped_stale = 0
 

@@ -47,7 +47,7 @@ class LaunchSpec(_Strict):
     dataset: DatasetSpec
     rewards: list[RewardSpec] = Field(min_length=1)
     config: TrainingConfig
-    ingest: IngestSpec
+    ingest: IngestSpec | None = Field(None, description="Control plane to report to; none = local JSONL only.")
     output_dir: str
     inference_url: str | None = Field(None, description="vLLM server; set by the supervisor that starts it.")
     resume_from: str | None = Field(None, description="Checkpoint directory to continue from.")

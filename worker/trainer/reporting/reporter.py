@@ -21,11 +21,12 @@ log = logging.getLogger(__name__)
 
 
 class Reporter:
-    def __init__(self, client: IngestClient, folder: Path, flush_interval_s: float = 1.0,
+    def __init__(self, client: IngestClient | None, folder: Path, flush_interval_s: float = 1.0,
                  max_batch: int = 500, max_backoff_s: float = 30.0,
-                 on_reply: Callable[[IngestReply], None] | None = None):
+                 on_reply: Callable[[IngestReply], None] | None = None, source: str = "trainer"):
+        """With no client (offline), events only go to the local JSONL copy."""
         self.client = client
-        self.outbox = Outbox(folder, client.source)
+        self.outbox = Outbox(folder, client.source if client else source)
         self.flush_interval_s, self.max_batch, self.max_backoff_s = flush_interval_s, max_batch, max_backoff_s
         self.on_reply = on_reply
         self.last_reply: IngestReply | None = None
@@ -48,7 +49,8 @@ class Reporter:
             numbered.setdefault("time", time.time())
             event_adapter.validate_python(numbered)  # a bad event fails here, in the caller
             self.outbox.append(numbered)
-            self._pending.append(numbered)
+            if self.client is not None:
+                self._pending.append(numbered)
         if len(self._pending) >= self.max_batch:
             self._wake.set()
         return numbered["seq"]
@@ -67,7 +69,8 @@ class Reporter:
         self._wake.set()
         self._thread.join(timeout=5)
         self.outbox.close()
-        self.client.close()
+        if self.client is not None:
+            self.client.close()
         return delivered
 
     @property

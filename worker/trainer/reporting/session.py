@@ -8,12 +8,13 @@ from worker.trainer.reporting.reporter import Reporter
 
 
 class ReportingSession:
-    def __init__(self, url: str, token: str, source: str, folder: Path, heartbeat_s: float = 5.0,
-                 flush_interval_s: float = 1.0):
+    def __init__(self, ingest, source: str, folder: Path, heartbeat_s: float = 5.0, flush_interval_s: float = 1.0):
+        """`ingest` is the spec's IngestSpec, or None to keep events in the local JSONL only."""
         self.cancel_requested = threading.Event()
         self.step = 0
-        client = IngestClient(url, token, source=source)
-        self.reporter = Reporter(client, folder, flush_interval_s=flush_interval_s, on_reply=self._on_reply)
+        client = IngestClient(ingest.url, ingest.token, source=source) if ingest else None
+        self.reporter = Reporter(client, folder, flush_interval_s=flush_interval_s, on_reply=self._on_reply,
+                                 source=source)
         self._heartbeat_s = heartbeat_s
         self._stop = threading.Event()
         self._heart = threading.Thread(target=self._beat, name="heartbeat", daemon=True)
