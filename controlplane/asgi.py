@@ -1,7 +1,12 @@
 """One ASGI application for HTTP (pages, API, static files) and websockets."""
 import os
+import warnings
 
 from django.core.asgi import get_asgi_application
+
+# WhiteNoise serves static files with a synchronous iterator; under ASGI Django warns
+# about it on every file. The files are small and cached, so the warning is noise.
+warnings.filterwarnings("ignore", message="StreamingHttpResponse must consume synchronous iterators")
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "controlplane.settings")
 http_application = get_asgi_application()  # sets Django up before the imports below

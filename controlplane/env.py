@@ -46,6 +46,8 @@ def env_list(name: str, default: list[str]) -> list[str]:
     raw = os.environ.get(name)
     if raw is None:
         return list(default)
+    if not raw.strip():
+        return []  # set but empty: deliberately no values
     items = [item.strip() for item in raw.split(",")]
     if any(not item for item in items):
         raise ImproperlyConfigured(f"{name}={raw!r} has an empty item; separate values with single commas")
@@ -68,3 +70,13 @@ def env_url(name: str, default: str, schemes: tuple[str, ...]) -> str:
         allowed = ", ".join(f"{s}://" for s in schemes)
         raise ImproperlyConfigured(f"{name}={raw!r} is not a URL this setting understands (expected {allowed})")
     return raw
+
+
+def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    value = raw.strip().upper() if all(c.isupper() for c in choices) else raw.strip()
+    if value not in choices:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not one of: {', '.join(choices)}")
+    return value

@@ -1,4 +1,5 @@
 """SECRET_KEY generated once into the data directory when none is given."""
+import os
 import secrets
 from pathlib import Path
 
@@ -9,13 +10,23 @@ def load_or_create_secret_key(data_dir: Path) -> str:
         return path.read_text().strip()
     data_dir.mkdir(parents=True, exist_ok=True)
     key = secrets.token_urlsafe(50)
-    # Create with owner-only permissions; O_EXCL makes a concurrent second
-    # process fail instead of overwriting the key the first one is using.
+    # Owner-only from the first byte, and O_EXCL so that a second process starting
+    # at the same moment reads the first one's key instead of overwriting it.
     try:
-        fd = path.open("x", encoding="utf-8")
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
-        return path.read_text().strip()
-    with fd:
-        path.chmod(0o600)
-        fd.write(key)
+        return _read_when_written(path)
+    with os.fdopen(fd, "w") as out:
+        out.write(key)
     return key
+
+
+def _read_when_written(path: Path) -> str:
+    import time
+
+    for _ in range(50):
+        key = path.read_text().strip()
+        if key:
+            return key
+        time.sleep(0.02)
+    raise RuntimeError(f"{path} exists but stays empty; delete it to generate a new key")

@@ -1,13 +1,19 @@
 """Settings, all read from the environment (see .env.example for every variable)."""
+import os
 from pathlib import Path
 
 import dj_database_url
+from dotenv import load_dotenv
 
-from controlplane.env import env_bool, env_int, env_list, env_path, env_str, env_url
+from controlplane.env import env_bool, env_choice, env_int, env_list, env_path, env_str, env_url
 from controlplane.secret_key import load_or_create_secret_key
 from worker.broker import celery_config
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+# A .env beside manage.py applies to every entry point (server, manage.py, tests);
+# variables already in the environment win.
+if os.environ.get("GRPO_DOTENV", "1") != "0":  # the test suite turns it off to stay hermetic
+    load_dotenv(BASE_DIR / ".env", override=False)
 DATA_DIR = env_path("DATA_DIR", "var", BASE_DIR)
 DATA_DIR.mkdir(parents=True, exist_ok=True)
 
@@ -156,5 +162,5 @@ LOGGING = {
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    "root": {"handlers": ["console"], "level": env_choice("LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"))},
 }

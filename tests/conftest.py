@@ -12,6 +12,16 @@ from runs.models import Dataset, RewardFunction, Run, RunReward, TrainingConfig
 from worker.trainer.config import TrainingConfig as ConfigSchema
 
 
+TRAINER_TESTS = ("tests/worker/trainer/", "tests/worker/test_vllm_launcher.py", "tests/worker/test_model_prep.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Marks the trainer's tests, which the services pass of `make test` need not repeat."""
+    for item in items:
+        if any(part in item.nodeid for part in TRAINER_TESTS):
+            item.add_marker(pytest.mark.trainer)
+
+
 @pytest.fixture(autouse=True)
 def fast_password_hashing(settings):
     # Real hashing costs ~0.3 s per user; tests check access rules, not hash strength.

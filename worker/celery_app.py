@@ -6,10 +6,13 @@ import os
 from pathlib import Path
 
 from celery import Celery
+from dotenv import load_dotenv
 
 from worker.broker import celery_config
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+if os.environ.get("GRPO_DOTENV", "1") != "0":  # the same settings file as the control plane
+    load_dotenv(PROJECT_ROOT / ".env", override=False)
 
 
 def data_dir() -> Path:

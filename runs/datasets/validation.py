@@ -38,15 +38,17 @@ def prompt_format_of(value, where: str) -> str:
 
 def _clip(value):
     """A preview value that is short and strict JSON: Parquet brings dates, bytes and NaN,
-    which the database's JSON column and the API's renderer would refuse."""
+    which the database's JSON column and the API's renderer would refuse, and PostgreSQL
+    refuses the NUL character in text."""
     if isinstance(value, str):
+        value = value.replace("\x00", "\ufffd")
         return value[:PREVIEW_TEXT_LIMIT] + "…" if len(value) > PREVIEW_TEXT_LIMIT else value
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if value is None or isinstance(value, (bool, int)):
         return value
     if isinstance(value, dict):
-        return {str(key): _clip(item) for key, item in value.items()}
+        return {_clip(str(key)): _clip(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
         return [_clip(item) for item in value]
     if isinstance(value, bytes):

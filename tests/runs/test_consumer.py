@@ -1,7 +1,7 @@
 """The run websocket consumer, through Channels' WebsocketCommunicator on the configured layer."""
 import pytest
 from channels.db import database_sync_to_async
-from channels.layers import get_channel_layer
+from channels.layers import channel_layers, get_channel_layer
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser
 
@@ -10,6 +10,15 @@ from runs.consumers import NOT_FOUND
 from runs.events import LIVE_TYPES, run_group
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(autouse=True)
+def fresh_channel_layer():
+    """A layer per test: each async test has its own event loop, and channels_redis
+    binds its connections and locks to the loop that first used them."""
+    channel_layers.backends.clear()
+    yield
+    channel_layers.backends.clear()
 
 
 def connect_as(user, run_id):

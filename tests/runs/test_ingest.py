@@ -166,10 +166,12 @@ def test_ingest_publishes_after_commit_to_the_run_group(anon_api, started_run, d
             {"seq": 4, "type": "log", "message": "hello"},
             {"seq": 5, "type": "checkpoint", "step": 4, "path": "/c/4"},
         ])
-    received = {}
-    for _ in range(5):
-        message = async_to_sync(layer.receive)(channel)
-        received[message["type"]] = message["payload"]
+
+    async def receive_five():
+        # One event loop for all receives: channels_redis ties its receive state to the loop.
+        return [await layer.receive(channel) for _ in range(5)]
+
+    received = {message["type"]: message["payload"] for message in async_to_sync(receive_five)()}
     assert received["run.status"]["status"] == "starting"
     assert received["run.metrics"]["points"][0]["values"] == {"train/loss": 1.5}
     assert received["run.samples"]["samples"][0]["completion"] == "#### 4"

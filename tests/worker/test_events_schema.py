@@ -43,3 +43,10 @@ def test_unknown_type_is_refused():
 def test_batch_source_is_restricted_to_a_safe_name():
     with pytest.raises(ValidationError, match="source"):
         EventBatch.model_validate({"source": "a b/c", "events": [EXAMPLES["heartbeat"]]})
+
+
+def test_nul_characters_in_text_are_replaced_so_any_database_stores_them():
+    log = event_adapter.validate_python({"seq": 1, "type": "log", "message": "a\x00b"})
+    sample = event_adapter.validate_python({**EXAMPLES["samples"], "samples": [
+        {**EXAMPLES["samples"]["samples"][0], "completion": "x\x00"}]})
+    assert log.message == "a\ufffdb" and sample.samples[0].completion == "x\ufffd"

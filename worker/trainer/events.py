@@ -7,11 +7,13 @@ plane stores an event once however often its batch is retried.
 """
 from typing import Annotated, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter
 
 RUN_STATUSES_REPORTABLE = ("starting", "running", "succeeded", "failed", "cancelled")
 MAX_EVENTS_PER_BATCH = 5000
 _finite = {"allow_inf_nan": False}
+# Model output and log lines can hold NUL characters, which PostgreSQL text refuses.
+Text = Annotated[str, AfterValidator(lambda text: text.replace("\x00", "\ufffd"))]
 
 
 class _Event(BaseModel):
@@ -23,7 +25,7 @@ class _Event(BaseModel):
 class StatusEvent(_Event):
     type: Literal["status"]
     status: Literal[RUN_STATUSES_REPORTABLE]
-    message: str = Field("", max_length=20000, description="Why the status changed (the failure reason for failed).")
+    message: Text = Field("", max_length=20000, description="Why the status changed (the failure reason for failed).")
 
 
 class MetricsEvent(_Event):
@@ -35,8 +37,8 @@ class MetricsEvent(_Event):
 class SampleRecord(BaseModel):
     model_config = ConfigDict(extra="forbid")
     group: int = Field(ge=0)
-    prompt: str
-    completion: str
+    prompt: Text
+    completion: Text
     rewards: dict[str, float | None] = Field(default_factory=dict)
     total_reward: float | None = None
     advantage: float | None = None
@@ -56,7 +58,7 @@ class LogEvent(_Event):
     type: Literal["log"]
     level: Literal["debug", "info", "warning", "error"] = "info"
     source: str = Field("trainer", max_length=40)
-    message: str = Field(max_length=20000)
+    message: Text = Field(max_length=20000)
 
 
 class CheckpointEvent(_Event):

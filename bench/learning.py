@@ -1,0 +1,111 @@
+"""Does the default CPU demo learn? SmolLM2-135M on the built-in arithmetic generator, accuracy + format.
+
+    .venv/bin/python bench/learning.py              # 15 minutes of training (the issue's measure)
+    .venv/bin/python bench/learning.py --minutes 3  # a shorter look
+
+Prints the mean total reward of the first and last five steps and a held-out
+accuracy (greedy, problems the run never sees) before and after training.
+"""
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from worker.trainer.config import PRESETS, TrainingConfig  # noqa: E402
+from worker.trainer.data.generators import generate  # noqa: E402
+from worker.trainer.rewards.builtins import build_builtin  # noqa: E402
+
+HELD_OUT = 100
+DIFFICULTY = 1
+
+
+def demo_spec(output_dir: Path, server_url: str, minutes: float) -> dict:
+    config = TrainingConfig(**{**PRESETS["cpu-demo"], "max_steps": 100_000})
+    return {
+        "run_id": 0, "model": config.model, "output_dir": str(output_dir), "inference_url": server_url,
+        "dataset": {"kind": "generator", "generator": "arithmetic",
+                    "params": {"count": 5000, "difficulty": DIFFICULTY, "seed": 0}},
+        "rewards": [{"name": "accuracy", "kind": "builtin", "builtin": "accuracy"},
+                    {"name": "format", "kind": "builtin", "builtin": "format"}],
+        "config": config.model_dump(),
+    }
+
+
+def held_out_accuracy(server, tokenizer) -> tuple[float, float]:
+    """Greedy accuracy and format rate on problems from a seed the training data never uses."""
+    import httpx
+
+    from worker.trainer.data.loading import render_prompt
+
+    rows = generate("arithmetic", {"count": HELD_OUT, "difficulty": DIFFICULTY, "seed": 987654})
+    prompts = [render_prompt(row["prompt"], tokenizer) for row in rows]
+    response = httpx.post(f"{server.url}/v1/completions", timeout=600, json={
+        "model": server.served_model_name, "prompt": prompts, "max_tokens": 128, "temperature": 0})
+    texts = [c["text"] for c in sorted(response.json()["choices"], key=lambda c: c["index"])]
+    answers = [row["answer"] for row in rows]
+    accuracy = build_builtin("accuracy", {})(prompts, texts, answer=answers)
+    formatted = build_builtin("format", {})(prompts, texts)
+    return statistics.fmean(accuracy), statistics.fmean(formatted)
+
+
+def rewards_by_step(events_file: Path) -> list[float]:
+    rewards = {}
+    for line in events_file.read_text().splitlines():
+        event = json.loads(line)
+        if event["type"] == "metrics" and "rollout/reward_mean" in event["values"]:
+            rewards[event["step"]] = event["values"]["rollout/reward_mean"]
+    return [rewards[step] for step in sorted(rewards)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--minutes", type=float, default=15.0)
+    args = parser.parse_args()
+
+    from transformers import AutoTokenizer
+
+    from worker.trainer.app import Trainer
+    from worker.trainer.inference.server import VLLMServer
+    from worker.trainer.models.paths import resolve_model_path
+    from worker.trainer.models.prepare import prepare_default_model
+    from worker.trainer.spec import LaunchSpec
+
+    prepare_default_model()
+    model_dir = resolve_model_path(TrainingConfig().model)
+    config = TrainingConfig(**PRESETS["cpu-demo"])
+    output = Path(tempfile.mkdtemp(prefix="bench-learning-"))
+    with VLLMServer.for_config(model_dir, config, log_path=output / "vllm.log") as server:
+        server.wait_until_healthy()
+        tokenizer = AutoTokenizer.from_pretrained(model_dir)
+        before = held_out_accuracy(server, tokenizer)
+        trainer = Trainer(LaunchSpec.model_validate(demo_spec(output, server.url, args.minutes)))
+        threading.Timer(args.minutes * 60, trainer.report.cancel_requested.set).start()
+        started = time.monotonic()
+        outcome = trainer.run()
+        trained_s = time.monotonic() - started
+        after = held_out_accuracy(server, tokenizer)
+    rewards = rewards_by_step(output / "events" / "events-trainer-1.jsonl")
+    first, last = statistics.fmean(rewards[:5]), statistics.fmean(rewards[-5:])
+    rows = [
+        ("outcome", outcome, ""), ("steps trained", len(rewards), ""),
+        ("wall time (min)", f"{trained_s / 60:.1f}", ""),
+        ("mean reward, first 5 steps", f"{first:.3f}", ""), ("mean reward, last 5 steps", f"{last:.3f}", ""),
+        ("reward gain", f"{last - first:+.3f}", "target ≥ +0.200: " + ("met" if last - first >= 0.2 else "MISSED")),
+        ("held-out accuracy before → after", f"{before[0]:.2f} → {after[0]:.2f}", f"{HELD_OUT} problems, greedy"),
+        ("held-out format rate before → after", f"{before[1]:.2f} → {after[1]:.2f}", ""),
+    ]
+    width = max(len(r[0]) for r in rows)
+    print(f"\nbench/learning.py — cpu-demo preset, {args.minutes:g} min, output in {output}")
+    for name, value, note in rows:
+        print(f"  {name:<{width}}  {value!s:>14}  {note}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,142 @@
+"""The test passes behind `make test` (and `make test-fast`).
+
+1. embedded: the whole suite on what `make run` uses out of the box (SQLite,
+   in-memory channel layer, filesystem broker);
+2. services: the suite again on the production parts (PostgreSQL, Redis as
+   channel layer and as broker), minus tests marked `slow` and the trainer's own
+   tests (marked `trainer`: they touch no database, broker or channel layer).
+   pytest-django creates and drops its own test database on that server.
+
+The services pass is skipped with a message when the services do not answer,
+except under CI=true, where that is a failure: CI must test the real parts.
+Extra arguments go to pytest in every pass.
+"""
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+# Overridable so a developer can point the pass at services elsewhere.
+SERVICES = {
+    "DATABASE_URL": os.environ.get("SERVICES_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/grpo"),
+    "REDIS_URL": os.environ.get("SERVICES_REDIS_URL", "redis://127.0.0.1:6379/0"),
+    "CELERY_BROKER_URL": os.environ.get("SERVICES_BROKER_URL", "redis://127.0.0.1:6379/1"),
+}
+# Settings from the developer's shell that would change what a pass tests, or
+# where it writes (DATA_DIR): each pass sets its own or uses pytest.ini's.
+AMBIENT = ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "DATA_DIR")
+CHECK_TIMEOUT_S = 3
+NO_TESTS_COLLECTED = 5
+
+
+@dataclass
+class Outcome:
+    name: str
+    status: str  # "passed", "FAILED ...", "skipped: ..."
+    seconds: float = 0.0
+
+    @property
+    def failed(self) -> bool:
+        return self.status.startswith("FAILED")
+
+    @property
+    def skipped(self) -> bool:
+        return self.status.startswith("skipped")
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+
+
+def pass_env(overrides: dict[str, str]) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if key not in AMBIENT}
+    return {**env, "PYTHONUNBUFFERED": "1", **overrides}
+
+
+def run_pytest(name: str, args: list[str], env: dict[str, str]) -> Outcome:
+    print(f"\n===== {name} pass: pytest {' '.join(args)} =====", flush=True)
+    started = time.monotonic()
+    code = subprocess.run([sys.executable, "-m", "pytest", *args], cwd=ROOT, env=env).returncode
+    seconds = time.monotonic() - started
+    if code == 0:
+        return Outcome(name, "passed", seconds)
+    if code == NO_TESTS_COLLECTED:
+        return Outcome(name, "FAILED: no tests were collected (pytest exit 5)", seconds)
+    return Outcome(name, f"FAILED (pytest exit {code})", seconds)
+
+
+def where(url: str) -> str:
+    """Host and port of a service URL, without any credentials, for messages."""
+    parts = urlsplit(url)
+    return f"{parts.hostname}:{parts.port}"
+
+
+def postgres_problem(url: str) -> str | None:
+    import psycopg
+    from psycopg.conninfo import make_conninfo
+
+    # The maintenance database, as pytest-django uses to create its own test database.
+    try:
+        psycopg.connect(make_conninfo(url, dbname="postgres"), connect_timeout=CHECK_TIMEOUT_S).close()
+    except Exception as exc:  # noqa: BLE001 - any failure means "not usable", reported as is
+        return f"PostgreSQL at {where(url)} does not answer: {str(exc).strip()}"
+    return None
+
+
+def redis_problem(url: str) -> str | None:
+    import redis
+
+    try:
+        redis.Redis.from_url(url, socket_timeout=CHECK_TIMEOUT_S, socket_connect_timeout=CHECK_TIMEOUT_S).ping()
+    except Exception as exc:  # noqa: BLE001
+        return f"Redis at {where(url)} does not answer: {exc}"
+    return None
+
+
+def services_problem() -> str | None:
+    return (postgres_problem(SERVICES["DATABASE_URL"]) or redis_problem(SERVICES["REDIS_URL"])
+            or redis_problem(SERVICES["CELERY_BROKER_URL"]))
+
+
+def services_pass(extra: list[str]) -> Outcome:
+    name = "services (PostgreSQL, Redis)"
+    problem = services_problem()
+    if problem is None:
+        return run_pytest(name, ["-m", "not slow and not trainer", *extra], pass_env(SERVICES))
+    if in_ci():
+        return Outcome(name, f"FAILED: CI=true but the services are not reachable. {problem}")
+    print(f"\nSkipping the services pass: {problem}", flush=True)
+    return Outcome(name, "skipped: services not reachable (set CI=true to make this an error)")
+
+
+def summary(outcomes: list[Outcome]) -> None:
+    print("\n===== make test: summary =====")
+    for outcome in outcomes:
+        print(f"  {outcome.name:<58} {outcome.status}  ({outcome.seconds:.0f} s)")
+    if any(outcome.failed for outcome in outcomes):
+        verdict = "FAILED"
+    elif any(outcome.skipped for outcome in outcomes):
+        verdict = "OK, but not every pass ran"
+    else:
+        verdict = "all passes OK"
+    print(f"  => {verdict}", flush=True)
+
+
+def main(argv: list[str]) -> int:
+    fast = argv[:1] == ["--fast"]
+    extra = argv[1:] if fast else argv
+    embedded = "embedded (SQLite, in-memory layer, filesystem broker)"
+    if fast:
+        outcomes = [run_pytest(embedded, ["-m", "not slow", *extra], pass_env({}))]
+    else:
+        outcomes = [run_pytest(embedded, extra, pass_env({})), services_pass(extra)]
+    summary(outcomes)
+    return 1 if any(outcome.failed for outcome in outcomes) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
