@@ -69,22 +69,22 @@ TEMPLATES = [
 ]
 
 DATABASE_URL = env_url("DATABASE_URL", "", ("postgres", "postgresql", "sqlite"))
-if DATABASE_URL:
-    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
+# WAL lets the ingest write while pages read; IMMEDIATE transactions and the timeout
+# make concurrent writers queue instead of failing with "database is locked".
+SQLITE_OPTIONS = {
+    "timeout": 20,
+    "transaction_mode": "IMMEDIATE",
+    "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+}
+if not DATABASE_URL:
+    DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": DATA_DIR / "db.sqlite3",
+                             "OPTIONS": SQLITE_OPTIONS}}
+elif DATABASE_URL.startswith("sqlite"):
+    DATABASES = {"default": {**dj_database_url.parse(DATABASE_URL), "OPTIONS": SQLITE_OPTIONS}}
 else:
-    DATABASES = {
-        "default": {
-            "ENGINE": "django.db.backends.sqlite3",
-            "NAME": DATA_DIR / "db.sqlite3",
-            # WAL lets the ingest write while pages read; the timeout rides
-            # out short write bursts instead of failing with "database is locked".
-            "OPTIONS": {
-                "timeout": 20,
-                "transaction_mode": "IMMEDIATE",
-                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
-            },
-        }
-    }
+    # A pool instead of a new PostgreSQL session per request (ASGI runs each request
+    # on a fresh thread, and Django's connections are per thread).
+    DATABASES = {"default": {**dj_database_url.parse(DATABASE_URL, conn_max_age=0), "OPTIONS": {"pool": True}}}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -34,6 +34,6 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
         return Run.objects.visible_to(self.scope.get("user")).filter(pk=self.run_id).first()
 
     async def _forward(self, message):
-        await self.send_json(message)
+        await self.send(text_data=message["text"])  # already JSON: see runs.events.publish
 
     run_status = run_metrics = run_samples = run_log = run_checkpoint = _forward

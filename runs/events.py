@@ -4,8 +4,11 @@ Everything a browser hears about a run passes through `publish`, and only
 after the database transaction that stored it commits: a client that reacts
 to a message by fetching over REST always finds the data there.
 """
+import json
+
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
+from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
 
 LIVE_TYPES = ("run.status", "run.metrics", "run.samples", "run.log", "run.checkpoint")
@@ -18,7 +21,9 @@ def run_group(run_id: int) -> str:
 def publish(run_id: int, event_type: str, payload: dict) -> None:
     if event_type not in LIVE_TYPES:
         raise ValueError(f"{event_type!r} is not a live event type ({', '.join(LIVE_TYPES)})")
-    message = {"type": event_type, "run": run_id, "payload": payload}
+    # Encoded once here, not once per connected browser; consumers forward the text as is.
+    text = json.dumps({"type": event_type, "run": run_id, "payload": payload}, cls=DjangoJSONEncoder)
+    message = {"type": event_type, "text": text}
     transaction.on_commit(lambda: _send(run_group(run_id), message))
 
 

@@ -12,7 +12,8 @@ from django.utils import timezone
 
 from runs.api.serializers.telemetry import CheckpointSerializer, LogLineSerializer, SampleSerializer
 from runs.events import publish, status_payload
-from runs.models import Checkpoint, EventCursor, LogLine, MetricPoint, Run, RunStatus, Sample
+from runs.actions.metric_rows import database_time, insert_metric_rows, metric_row
+from runs.models import Checkpoint, EventCursor, LogLine, Run, RunStatus, Sample
 from worker.trainer.events import EventBatch, IngestReply
 
 
@@ -65,8 +66,8 @@ def _apply_status(run, event, pending):
 
 def _apply_metrics(run, event, pending):
     time = _event_time(event)
-    pending.metrics += [MetricPoint(run=run, name=name, step=event.step, value=value, time=time)
-                        for name, value in event.values.items()]
+    stored_time = database_time(time)
+    pending.metrics += [metric_row(run.pk, name, event.step, value, stored_time) for name, value in event.values.items()]
     pending.live_metrics.append({"step": event.step, "time": time.timestamp(), "values": event.values})
     run.current_step = max(run.current_step, event.step)
 
@@ -102,7 +103,7 @@ _APPLY = {
 
 
 def _write(run, pending):
-    MetricPoint.objects.bulk_create(pending.metrics, batch_size=2000)
+    insert_metric_rows(pending.metrics)
     stored_samples = Sample.objects.bulk_create(pending.samples, batch_size=500)
     pending.live_samples = SampleSerializer(stored_samples, many=True).data
     LogLine.objects.bulk_create(pending.logs, batch_size=1000)

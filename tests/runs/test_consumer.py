@@ -1,4 +1,6 @@
 """The run websocket consumer, through Channels' WebsocketCommunicator on the configured layer."""
+import json
+
 import pytest
 from channels.db import database_sync_to_async
 from channels.layers import channel_layers, get_channel_layer
@@ -63,7 +65,8 @@ async def test_every_live_event_type_is_forwarded(owner, run, event_type):
     communicator = connect_as(owner, run.pk)
     await communicator.connect()
     await communicator.receive_json_from()  # hello
-    await get_channel_layer().group_send(run_group(run.pk), {"type": event_type, "run": run.pk, "payload": {"x": 1}})
+    text = json.dumps({"type": event_type, "run": run.pk, "payload": {"x": 1}})
+    await get_channel_layer().group_send(run_group(run.pk), {"type": event_type, "text": text})
     message = await communicator.receive_json_from(timeout=5)
     assert message == {"type": event_type, "run": run.pk, "payload": {"x": 1}}
     await communicator.disconnect()
@@ -75,7 +78,7 @@ async def test_events_of_other_runs_are_not_forwarded(owner, run, dataset, confi
     communicator = connect_as(owner, run.pk)
     await communicator.connect()
     await communicator.receive_json_from()
-    await get_channel_layer().group_send(run_group(other.pk), {"type": "run.log", "run": other.pk, "payload": {}})
+    await get_channel_layer().group_send(run_group(other.pk), {"type": "run.log", "text": "{}"})
     assert await communicator.receive_nothing(timeout=0.3)
     await communicator.disconnect()
 

@@ -1,4 +1,6 @@
 """POST /api/runs/<id>/events/: typed batches, stored once, refused whole when malformed."""
+import json
+
 import pytest
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
@@ -171,7 +173,8 @@ def test_ingest_publishes_after_commit_to_the_run_group(anon_api, started_run, d
         # One event loop for all receives: channels_redis ties its receive state to the loop.
         return [await layer.receive(channel) for _ in range(5)]
 
-    received = {message["type"]: message["payload"] for message in async_to_sync(receive_five)()}
+    decoded = [json.loads(message["text"]) for message in async_to_sync(receive_five)()]
+    received = {message["type"]: message["payload"] for message in decoded}
     assert received["run.status"]["status"] == "starting"
     assert received["run.metrics"]["points"][0]["values"] == {"train/loss": 1.5}
     assert received["run.samples"]["samples"][0]["completion"] == "#### 4"

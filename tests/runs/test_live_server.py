@@ -108,6 +108,7 @@ async def test_redis_layer_carries_messages_between_processes(server):
     async with websockets.connect(ws_url(server), additional_headers=ws_headers(client)) as socket:
         await next_of_type(socket, "run.hello")
         layer = RedisChannelLayer(hosts=[server.redis_url])
-        await layer.group_send(f"run-{server.seed['run_id']}", {"type": "run.log", "run": 0, "payload": {"lines": []}})
+        text = json.dumps({"type": "run.log", "run": 0, "payload": {"lines": []}})
+        await layer.group_send(f"run-{server.seed['run_id']}", {"type": "run.log", "text": text})
         assert (await next_of_type(socket, "run.log"))["payload"] == {"lines": []}
         await layer.flush()

@@ -1,0 +1,36 @@
+"""Writing many metric points fast: plain rows, no model instances.
+
+Building and compiling a model instance per value was most of the ingest's
+cost (about 35 µs of CPU per value); COPY on PostgreSQL and executemany
+elsewhere cost a small fraction of that.
+"""
+from django.db import connection
+
+from runs.models import MetricPoint
+
+COLUMNS = ("run", "name", "step", "value", "time")
+
+
+def metric_row(run_id: int, name: str, step: int, value: float, time) -> tuple:
+    """A row for insert_metric_rows; `time` already adapted with database_time()."""
+    return (run_id, name, step, value, time)
+
+
+def database_time(moment):
+    return connection.ops.adapt_datetimefield_value(moment)
+
+
+def insert_metric_rows(rows: list[tuple]) -> None:
+    if not rows:
+        return
+    quote, meta = connection.ops.quote_name, MetricPoint._meta
+    table = quote(meta.db_table)
+    columns = ", ".join(quote(meta.get_field(field).column) for field in COLUMNS)
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            with cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+        else:
+            placeholders = ", ".join(["%s"] * len(COLUMNS))
+            cursor.executemany(f"INSERT INTO {table} ({columns}) VALUES ({placeholders})", rows)
