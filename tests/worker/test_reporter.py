@@ -18,6 +18,7 @@ class StubControlPlane:
         self.received: list[int] = []
         self.mode = "ok"  # ok | down (503) | refuse (400)
         self.cancel = False
+        self.status = "running"
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -28,7 +29,7 @@ class StubControlPlane:
                 if stub.mode == "refuse":
                     return self._reply(400, {"detail": "nothing was stored"})
                 stub.received += [event["seq"] for event in body["events"]]
-                self._reply(200, {"stored": len(body["events"]), "duplicates": 0, "status": "running",
+                self._reply(200, {"stored": len(body["events"]), "duplicates": 0, "status": stub.status,
                                   "cancel_requested": stub.cancel})
 
             def _reply(self, code, payload):

@@ -1,44 +1,131 @@
-"""execute_run: a redelivered or stale message does nothing; a bad spec is refused without reporting."""
-from unittest import mock
+"""execute_run and its supervisor: redelivered messages do nothing, bad specs are refused,
+the trainer's command and the worker's settings are built right."""
+import sys
+import time
 
 import pytest
 
+from tests.worker.test_reporter import StubControlPlane
 from worker import tasks
+from worker.settings import WorkerSettings, WorkerSettingsError
+from worker.supervisor import RunSupervisor
 from worker.trainer.config import TrainingConfig
-from worker.trainer.events import IngestReply
+from worker.trainer.spec import LaunchSpec
+from worker.trainer_process import RateLimiter, TrainerProcess, trainer_command
+
+SETTINGS = WorkerSettings(vllm_gpus=None, trainer_gpus=None, cancel_grace_s=5, log_lines_per_s=100)
 
 
-def spec(run_id=7):
+def spec(tmp_path, url="http://cp/api/runs/7/events/", attempt=1):
     return {
-        "run_id": run_id, "attempt": 1, "model": "m", "output_dir": "/tmp/out",
+        "run_id": 7, "attempt": attempt, "model": "m", "output_dir": str(tmp_path / "out"),
         "dataset": {"kind": "generator", "generator": "arithmetic"},
         "rewards": [{"name": "acc", "kind": "builtin", "builtin": "accuracy"}],
-        "config": TrainingConfig().model_dump(), "ingest": {"url": "http://cp/api/runs/7/events/", "token": "t"},
+        "config": TrainingConfig().model_dump(), "ingest": {"url": url, "token": "t"},
     }
 
 
-def reply(status, cancel=False):
-    return IngestReply(stored=1, duplicates=0, status=status, cancel_requested=cancel)
+@pytest.fixture
+def control_plane():
+    stub = StubControlPlane()
+    yield stub
+    stub.close()
 
 
-@pytest.mark.parametrize(("status", "cancel"), [("running", False), ("succeeded", False), ("cancelled", False),
-                                                ("queued", True)])
-def test_message_for_a_run_that_is_no_longer_waiting_does_nothing(status, cancel):
-    with mock.patch.object(tasks, "IngestClient") as client_class:
-        client_class.return_value.send.return_value = reply(status, cancel)
-        outcome = tasks.execute_run.run(7, spec())
-    assert outcome.startswith("skipped")
-    assert client_class.return_value.send.call_count == 1  # only the receipt log
+def test_invalid_spec_is_refused(tmp_path):
+    assert tasks.execute_run.run(7, {"run_id": 7}) == "invalid-spec"
 
 
-def test_invalid_spec_is_refused_without_contacting_anyone():
-    with mock.patch.object(tasks, "IngestClient") as client_class:
-        assert tasks.execute_run.run(7, {"run_id": 7}) == "invalid-spec"
-    client_class.assert_not_called()
+@pytest.mark.parametrize("status", ["running", "succeeded", "cancelled", "starting"])
+def test_redelivered_message_for_a_run_past_queued_does_nothing(tmp_path, control_plane, status):
+    control_plane.status = status
+    supervisor = RunSupervisor(LaunchSpec.model_validate(spec(tmp_path, control_plane.url)), SETTINGS)
+    assert supervisor.run() == "skipped"
+    assert supervisor.server is None and supervisor.trainer is None
 
 
-def test_supervisor_events_are_numbered_per_attempt():
-    with mock.patch.object(tasks, "IngestClient") as client_class:
-        client_class.return_value.send.return_value = reply("queued")
-        tasks.execute_run.run(7, {**spec(), "attempt": 3})
-    assert client_class.call_args.kwargs["source"] == "supervisor:3"
+def test_supervisor_reports_as_its_own_numbered_source(tmp_path, control_plane):
+    control_plane.status = "running"
+    RunSupervisor(LaunchSpec.model_validate(spec(tmp_path, control_plane.url, attempt=3)), SETTINGS).run()
+    assert (tmp_path / "out" / "events" / "events-supervisor-3.jsonl").exists()
+
+
+def test_cpu_trainer_runs_as_a_plain_module(tmp_path):
+    argv, env = trainer_command(tmp_path / "spec.json", gpus=None, python="py")
+    assert argv == ["py", "-m", "worker.trainer", "--spec", str(tmp_path / "spec.json")] and env == {}
+
+
+def test_gpu_trainer_runs_under_accelerate_on_its_own_gpus(tmp_path):
+    argv, env = trainer_command(tmp_path / "spec.json", gpus="1,2,3", python="py")
+    assert argv[:3] == ["py", "-m", "accelerate.commands.launch"]
+    assert argv[argv.index("--num_processes") + 1] == "3" and "--multi_gpu" in argv
+    assert argv[-4:] == ["-m", "worker.trainer", "--spec", str(tmp_path / "spec.json")]
+    assert env == {"CUDA_VISIBLE_DEVICES": "1,2,3"}
+
+
+def test_single_gpu_trainer_is_not_multi_gpu(tmp_path):
+    argv, _ = trainer_command(tmp_path / "spec.json", gpus="0", python="py")
+    assert "--multi_gpu" not in argv
+
+
+def test_gpu_partition_comes_from_the_environment(monkeypatch):
+    monkeypatch.setenv("WORKER_VLLM_GPUS", "0")
+    monkeypatch.setenv("WORKER_TRAINER_GPUS", "1, 2")
+    settings = WorkerSettings.from_env()
+    assert (settings.vllm_gpus, settings.trainer_gpus) == ("0", "1,2")
+
+
+@pytest.mark.parametrize(("name", "raw"), [("WORKER_VLLM_GPUS", "gpu0"), ("WORKER_CANCEL_GRACE_S", "soon")])
+def test_malformed_worker_setting_names_the_variable(monkeypatch, name, raw):
+    monkeypatch.setenv(name, raw)
+    with pytest.raises(WorkerSettingsError, match=name):
+        WorkerSettings.from_env()
+
+
+def test_rate_limiter_allows_a_burst_then_the_rate():
+    now = [0.0]
+    limiter = RateLimiter(per_second=5, clock=lambda: now[0])
+    assert sum(limiter.allow() for _ in range(20)) == 5
+    now[0] += 1.0
+    assert sum(limiter.allow() for _ in range(20)) == 5
+
+
+def child(tmp_path, code: str, lines_per_s=100.0):
+    forwarded = []
+    process = TrainerProcess([sys.executable, "-c", code], {}, tmp_path / "trainer.log", forwarded.append,
+                             lines_per_s=lines_per_s).start()
+    return process, forwarded
+
+
+def wait_exit(process, timeout_s=20):
+    deadline = time.monotonic() + timeout_s
+    while process.exit_code() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.2)  # let the reader drain the pipe
+    return process.exit_code()
+
+
+def test_a_dying_trainer_leaves_its_last_lines_as_the_reason(tmp_path):
+    process, forwarded = child(tmp_path, "print('loading'); print('boom: CUDA OOM'); raise SystemExit(3)")
+    assert wait_exit(process) == 3
+    reason = process.failure_reason()
+    assert "exited with code 3" in reason and "boom: CUDA OOM" in reason
+    assert forwarded == ["loading", "boom: CUDA OOM"]
+    assert "boom" in (tmp_path / "trainer.log").read_text()
+
+
+def test_output_is_forwarded_at_a_limited_rate(tmp_path):
+    process, forwarded = child(tmp_path, "[print(i) for i in range(500)]", lines_per_s=10)
+    wait_exit(process)
+    assert 10 <= len(forwarded) < 50 and process.skipped == 500 - len(forwarded)
+
+
+def test_a_trainer_ignoring_sigterm_is_killed(tmp_path):
+    code = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('up', flush=True); time.sleep(60)"
+    process, forwarded = child(tmp_path, code)
+    deadline = time.monotonic() + 10
+    while not forwarded and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.stop(grace_s=0.5)
+    assert process.exit_code() == -9
+    assert "killed by signal 9" in process.failure_reason()

@@ -1,0 +1,43 @@
+"""A worker machine's own settings, from its environment (no Django here).
+
+WORKER_VLLM_GPUS / WORKER_TRAINER_GPUS split a GPU machine's devices between the
+inference server and the trainer (CUDA_VISIBLE_DEVICES lists, e.g. "0" and "1,2,3").
+"""
+import os
+from dataclasses import dataclass
+
+
+class WorkerSettingsError(ValueError):
+    pass
+
+
+def _gpu_list(name: str) -> str | None:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return None
+    parts = [part.strip() for part in raw.split(",")]
+    if not all(part.isdigit() for part in parts):
+        raise WorkerSettingsError(f"{name}={raw!r} must be GPU indices separated by commas, e.g. 0,1")
+    return ",".join(parts)
+
+
+def _seconds(name: str, default: float) -> float:
+    raw = os.environ.get(name, "").strip()
+    try:
+        return float(raw) if raw else default
+    except ValueError:
+        raise WorkerSettingsError(f"{name}={raw!r} is not a number of seconds") from None
+
+
+@dataclass(frozen=True)
+class WorkerSettings:
+    vllm_gpus: str | None
+    trainer_gpus: str | None
+    cancel_grace_s: float      # how long a cancelled trainer has to checkpoint and exit
+    log_lines_per_s: float     # child output forwarded as log events, at most this fast
+
+    @classmethod
+    def from_env(cls) -> "WorkerSettings":
+        return cls(vllm_gpus=_gpu_list("WORKER_VLLM_GPUS"), trainer_gpus=_gpu_list("WORKER_TRAINER_GPUS"),
+                   cancel_grace_s=_seconds("WORKER_CANCEL_GRACE_S", 20.0),
+                   log_lines_per_s=_seconds("WORKER_LOG_LINES_PER_S", 20.0))

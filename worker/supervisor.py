@@ -1,0 +1,115 @@
+"""Runs one training run on this worker: the vLLM server, the trainer, and the watch over both.
+
+Everything it learns goes to the control plane through the ingest API (never
+the database): `starting` when it begins, the children's output as log lines,
+and `failed` with the last lines of whichever child died. The trainer itself
+reports `running` and how it ended; a cancel reaches both through heartbeat
+replies, and the trainer saves a checkpoint before it stops.
+"""
+import json
+import logging
+import time
+from pathlib import Path
+
+from worker.settings import WorkerSettings
+from worker.trainer.reporting.session import ReportingSession
+from worker.trainer.spec import LaunchSpec
+from worker.trainer_process import TrainerProcess, trainer_command
+
+log = logging.getLogger(__name__)
+WATCH_INTERVAL_S = 0.5
+
+
+class RunSupervisor:
+    def __init__(self, spec: LaunchSpec, settings: WorkerSettings):
+        self.spec, self.settings = spec, settings
+        self.output_dir = Path(spec.output_dir)
+        self.report = ReportingSession(spec.ingest, f"supervisor:{spec.attempt}", self.output_dir / "events")
+        self.server = self.trainer = None
+
+    def run(self) -> str:
+        self.report.start()
+        try:
+            if not self._still_wanted():
+                return "skipped"
+            self.report.status("starting")
+            self._start_server()
+            self._start_trainer()
+            return self._watch()
+        except Exception as exc:
+            log.exception("run %s failed in the supervisor", self.spec.run_id)
+            self.report.status("failed", f"{type(exc).__name__}: {exc}")
+            return "failed"
+        finally:
+            self._stop_children()
+            self.report.close()
+
+    def _still_wanted(self) -> bool:
+        """False for a redelivered message: the run already started, finished or was cancelled."""
+        self.report.log(f"worker received run {self.spec.run_id} (attempt {self.spec.attempt})")
+        self.report.reporter.flush(timeout_s=60)
+        reply = self.report.reporter.last_reply
+        if reply is None:
+            raise RuntimeError("the control plane did not answer; not starting a run nobody can follow")
+        return reply.status == "queued" and not reply.cancel_requested
+
+    def _start_server(self) -> None:
+        from worker.trainer.inference.server import VLLMServer
+        from worker.trainer.models.paths import resolve_model_path
+
+        model = resolve_model_path(self._prepared_model())
+        self.server = VLLMServer.for_config(model, self.spec.config, gpu_ids=self.settings.vllm_gpus,
+                                            log_path=self.output_dir / "logs" / f"vllm-{self.spec.attempt}.log")
+        self.server.start()
+        seconds = self.server.wait_until_healthy()
+        self.report.log(f"vLLM answered /health after {seconds:.0f} s at {self.server.url}")
+
+    def _prepared_model(self) -> str:
+        from worker.trainer.config import DEFAULT_MODEL
+
+        if self.spec.model == DEFAULT_MODEL:
+            from worker.trainer.models.prepare import prepare_default_model
+
+            prepare_default_model()  # quick when already done; needed once per machine
+        return self.spec.model
+
+    def _start_trainer(self) -> None:
+        spec_path = self.output_dir / f"spec-{self.spec.attempt}.json"
+        spec = self.spec.model_dump(mode="json") | {"inference_url": self.server.url}
+        spec_path.write_text(json.dumps(spec))
+        spec_path.chmod(0o600)  # it holds the run's ingest token
+        argv, env = trainer_command(spec_path, self.settings.trainer_gpus)
+        self.trainer = TrainerProcess(argv, env, self.output_dir / "logs" / f"trainer-{self.spec.attempt}.log",
+                                      forward=lambda line: self.report.log(line, level="info"),
+                                      lines_per_s=self.settings.log_lines_per_s).start()
+
+    def _watch(self) -> str:
+        cancel_seen_at = None
+        while True:
+            code = self.trainer.exit_code()
+            if code is not None:
+                return self._trainer_ended(code)
+            if not self.server.running():
+                reason = "the vLLM server died; its last output:\n" + "\n".join(self.server.output_tail(30))
+                self.report.status("failed", reason)
+                return "failed"
+            if self.report.cancel_requested.is_set():
+                cancel_seen_at = cancel_seen_at or time.monotonic()
+                if time.monotonic() - cancel_seen_at > self.settings.cancel_grace_s:
+                    self.report.status("cancelled", "the trainer did not stop in time and was stopped")
+                    return "cancelled"
+            time.sleep(WATCH_INTERVAL_S)
+
+    def _trainer_ended(self, code: int) -> str:
+        if code == 0:
+            return "finished"  # the trainer reported succeeded or cancelled itself
+        # Repeating a failure the trainer already reported changes nothing; this one covers
+        # a trainer that could not report (killed, crashed before its reporter started).
+        self.report.status("failed", self.trainer.failure_reason())
+        return "failed"
+
+    def _stop_children(self) -> None:
+        if self.trainer is not None:
+            self.trainer.stop(grace_s=10)
+        if self.server is not None:
+            self.server.stop()

@@ -1,0 +1,102 @@
+"""The trainer as a child process: its command line, its output, and stopping it.
+
+On a GPU machine the trainer runs under `accelerate launch` on its own GPUs
+(one process per GPU); elsewhere as `python -m worker.trainer`.
+"""
+import collections
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Callable
+
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+
+
+def trainer_command(spec_path: Path, gpus: str | None, python: str = sys.executable) -> tuple[list[str], dict]:
+    """argv and extra environment for the trainer on `gpus` (a CUDA_VISIBLE_DEVICES list) or the CPU."""
+    if not gpus:
+        return [python, "-m", "worker.trainer", "--spec", str(spec_path)], {}
+    count = len(gpus.split(","))
+    argv = [python, "-m", "accelerate.commands.launch", "--num_processes", str(count),
+            "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no"]
+    if count > 1:
+        argv.append("--multi_gpu")
+    return [*argv, "-m", "worker.trainer", "--spec", str(spec_path)], {"CUDA_VISIBLE_DEVICES": gpus}
+
+
+class RateLimiter:
+    """At most `per_second` events on average, bursts up to one second's worth."""
+
+    def __init__(self, per_second: float, clock=time.monotonic):
+        self.rate, self.clock = per_second, clock
+        self.tokens, self.last = per_second, clock()
+
+    def allow(self) -> bool:
+        now = self.clock()
+        self.tokens = min(self.rate, self.tokens + (now - self.last) * self.rate)
+        self.last = now
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return True
+        return False
+
+
+class TrainerProcess:
+    def __init__(self, argv: list[str], env: dict, log_path: Path, forward: Callable[[str], None],
+                 lines_per_s: float = 20.0, tail_lines: int = 40):
+        self.argv, self.env, self.log_path = argv, env, log_path
+        self.forward, self.limiter = forward, RateLimiter(lines_per_s)
+        self.tail: collections.deque[str] = collections.deque(maxlen=tail_lines)
+        self.skipped = 0
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> "TrainerProcess":
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self.process = subprocess.Popen(
+            self.argv, cwd=PROJECT_ROOT, env={**os.environ, **self.env, "PYTHONUNBUFFERED": "1"},
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+        self._reader = threading.Thread(target=self._read, name="trainer-output", daemon=True)
+        self._reader.start()
+        return self
+
+    def _read(self) -> None:
+        with self.log_path.open("ab") as log:
+            for raw in self.process.stdout:
+                log.write(raw)
+                log.flush()
+                line = raw.decode("utf-8", "replace").rstrip()
+                self.tail.append(line)
+                if line and self.limiter.allow():
+                    self.forward(line)
+                elif line:
+                    self.skipped += 1
+
+    def exit_code(self) -> int | None:
+        return self.process.poll()
+
+    def failure_reason(self) -> str:
+        code = self.process.returncode
+        how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
+        tail = "\n".join(self.tail)
+        return f"the trainer {how}; its last output:\n{tail}" if tail else f"the trainer {how}"
+
+    def stop(self, grace_s: float = 10.0) -> None:
+        """SIGTERM to its process group, then SIGKILL after `grace_s`."""
+        if self.process is None or self.process.poll() is not None:
+            return
+        self._signal(signal.SIGTERM)
+        try:
+            self.process.wait(grace_s)
+        except subprocess.TimeoutExpired:
+            self._signal(signal.SIGKILL)
+            self.process.wait()
+
+    def _signal(self, sig: int) -> None:
+        try:
+            os.killpg(self.process.pid, sig)
+        except ProcessLookupError:
+            pass
