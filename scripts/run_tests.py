@@ -7,6 +7,10 @@
    tests (marked `trainer`: they touch no database, broker or channel layer).
    pytest-django creates and drops its own test database on that server.
 
+3. slow: the end-to-end tests marked `slow` (real vLLM, worker and faults, several
+   minutes), on the embedded defaults: under CI=true or SLOW=1 only, so that a
+   developer's `make test` stays a few minutes long.
+
 The services pass is skipped with a message when the services do not answer,
 except under CI=true, where that is a failure: CI must test the real parts.
 Extra arguments go to pytest in every pass.
@@ -48,8 +52,19 @@ class Outcome:
         return self.status.startswith("skipped")
 
 
+def _flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes")
+
+
 def in_ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+    return _flag("CI")
+
+
+def slow_pass() -> Outcome:
+    name = "slow end-to-end (embedded)"
+    if not (in_ci() or _flag("SLOW")):
+        return Outcome(name, "skipped: set SLOW=1 to run the end-to-end tests (CI does)")
+    return run_pytest(name, ["-m", "slow"], pass_env({}))
 
 
 def pass_env(overrides: dict[str, str]) -> dict[str, str]:
@@ -133,7 +148,9 @@ def main(argv: list[str]) -> int:
     if fast:
         outcomes = [run_pytest(embedded, ["-m", "not slow", *extra], pass_env({}))]
     else:
-        outcomes = [run_pytest(embedded, extra, pass_env({})), services_pass(extra)]
+        outcomes = [run_pytest(embedded, ["-m", "not slow", *extra], pass_env({})), services_pass(extra)]
+        if not extra:  # a developer's ARGS selection is not widened to the slow tests
+            outcomes.append(slow_pass())
     summary(outcomes)
     return 1 if any(outcome.failed for outcome in outcomes) else 0
 

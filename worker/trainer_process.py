@@ -13,6 +13,8 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from worker.trainer.process_lifetime import kill_me_with_parent
+
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -58,7 +60,8 @@ class TrainerProcess:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self.process = subprocess.Popen(
             self.argv, cwd=PROJECT_ROOT, env={**os.environ, **self.env, "PYTHONUNBUFFERED": "1"},
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+            preexec_fn=kill_me_with_parent)
         self._reader = threading.Thread(target=self._read, name="trainer-output", daemon=True)
         self._reader.start()
         return self

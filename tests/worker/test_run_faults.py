@@ -1,0 +1,173 @@
+"""Faults on real parts: a killed trainer, vLLM or worker, a cancel, and the control plane
+going away for 30 s. Runs end in the right status with nothing left running, and resume
+from their last checkpoint with step numbers continuing."""
+import json
+import os
+import signal
+import time
+from collections import Counter
+
+import pytest
+
+from tests.support.asgi_server import AsgiServer, logged_in_client
+from tests.worker.test_execute_run_e2e import SEED, processes_mentioning
+from tests.worker.test_queueing import start_worker, stop_worker
+
+pytestmark = pytest.mark.slow
+MAX_STEPS = 6
+
+
+class LiveRun:
+    """A control plane, a worker and one run on the tiny model, driven like a user would."""
+
+    def __init__(self, tmp_path, tiny_model_dir, heartbeat_timeout_s=60):
+        (tmp_path / "cp").mkdir()
+        self.model = str(tiny_model_dir)
+        self.server = AsgiServer(tmp_path / "cp", env={"RUN_HEARTBEAT_TIMEOUT_S": str(heartbeat_timeout_s)}).start()
+        seed = SEED.replace("max_steps=3", f"max_steps={MAX_STEPS}").replace("save_steps=2", "save_steps=1")
+        self.run_id = self.server.shell_json(f"MODEL = {self.model!r}\n" + seed)["run_id"]
+        self.worker = None
+        self.login()
+
+    def login(self):
+        self.owner = logged_in_client(self.server, "owner", "owner-pass-123")
+
+    def post(self, verb):
+        response = self.owner.post(f"/api/runs/{self.run_id}/{verb}/", headers={"X-CSRFToken": self.owner.cookies["csrftoken"]})
+        assert response.status_code == 200, response.text
+
+    def start_worker(self):
+        self.worker = start_worker(self.server, "default")
+
+    def get(self, path=""):
+        return self.owner.get(f"/api/runs/{self.run_id}/{path}").json()
+
+    def wait_for(self, predicate, timeout_s=300, what="condition"):
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            run = self.get()
+            if predicate(run):
+                return run
+            time.sleep(0.5)
+        raise AssertionError(f"run never reached {what}; it is {run['status']} at step {run['current_step']}: "
+                             f"{run['error_message']}")
+
+    def wait_training(self, step=1):
+        return self.wait_for(lambda r: r["status"] == "running" and r["current_step"] >= step and
+                             self.get("checkpoints/"), what=f"running past step {step} with a checkpoint")
+
+    def children(self):
+        """vLLM (its command names the model) and the trainer (its command names the run's folder)."""
+        run_dir = str(self.server.log_path.parent / "runs")
+        return sorted(set(processes_mentioning(self.model)) | set(processes_mentioning(run_dir)))
+
+    def assert_nothing_left(self, timeout_s=20):
+        deadline = time.monotonic() + timeout_s
+        while self.children() and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert self.children() == []
+
+    def trained_steps(self):
+        return self.get("metrics/?names=train/loss")["series"]["train/loss"]["step"]
+
+    def close(self):
+        if self.worker is not None and self.worker.poll() is None:
+            stop_worker(self.worker)
+        self.server.stop()
+
+
+@pytest.fixture
+def live(tmp_path, tiny_model_dir):
+    run = LiveRun(tmp_path, tiny_model_dir)
+    yield run
+    run.close()
+
+
+def command_line(pid: int) -> str:
+    with open(f"/proc/{pid}/cmdline", "rb") as raw:
+        return raw.read().replace(b"\0", b" ").decode(errors="replace")
+
+
+def pid_of(run, fragment):
+    pids = [pid for pid in run.children() if fragment in command_line(pid)]
+    assert pids, f"no running process mentions {fragment}"
+    return pids[0]
+
+
+def resume_to_the_end(run):
+    run.post("resume")
+    finished = run.wait_for(lambda r: r["status"] in ("succeeded", "failed"), what="the end")
+    assert finished["status"] == "succeeded", finished["error_message"]
+    assert run.trained_steps() == list(range(1, MAX_STEPS + 1))  # continued: none twice, none skipped
+
+
+def test_killed_trainer_fails_the_run_and_resume_finishes_it(live):
+    live.post("start")
+    live.start_worker()
+    live.wait_training()
+    os.kill(pid_of(live, "-m worker.trainer --spec"), signal.SIGKILL)
+    failed = live.wait_for(lambda r: r["status"] == "failed", timeout_s=60, what="failed")
+    assert "killed by signal 9" in failed["error_message"]
+    live.assert_nothing_left()
+    resume_to_the_end(live)
+
+
+def test_killed_vllm_fails_the_run_and_stops_the_trainer(live):
+    live.post("start")
+    live.start_worker()
+    live.wait_training()
+    os.kill(pid_of(live, "vllm_cli serve"), signal.SIGKILL)
+    failed = live.wait_for(lambda r: r["status"] == "failed", timeout_s=90, what="failed")
+    assert "vLLM" in failed["error_message"] or "vllm" in failed["error_message"].lower()
+    live.assert_nothing_left()
+    resume_to_the_end(live)
+
+
+def test_killed_worker_leaves_nothing_and_the_run_becomes_lost(tmp_path, tiny_model_dir):
+    live = LiveRun(tmp_path, tiny_model_dir, heartbeat_timeout_s=10)
+    try:
+        live.post("start")
+        live.start_worker()
+        live.wait_training()
+        os.killpg(live.worker.pid, signal.SIGKILL)
+        live.worker.wait()
+        live.assert_nothing_left()  # vLLM and the trainer die with the worker
+        lost = live.wait_for(lambda r: r["status"] == "lost", timeout_s=60, what="lost")
+        assert "heartbeat" in lost["error_message"]
+        live.start_worker()
+        resume_to_the_end(live)
+    finally:
+        live.close()
+
+
+def test_cancel_ends_the_run_within_30_s_with_a_checkpoint(live):
+    live.post("start")
+    live.start_worker()
+    running = live.wait_training()
+    asked = time.monotonic()
+    live.post("cancel")
+    cancelled = live.wait_for(lambda r: r["status"] == "cancelled", timeout_s=60, what="cancelled")
+    assert time.monotonic() - asked <= 30
+    assert max(c["step"] for c in live.get("checkpoints/")) >= running["current_step"]
+    live.assert_nothing_left()
+    assert cancelled["finished_at"]
+
+
+def test_control_plane_away_for_30_s_loses_and_doubles_nothing(live):
+    live.post("start")
+    live.start_worker()
+    live.wait_training()
+    live.server.stop()
+    time.sleep(30)
+    live.server.start()
+    live.login()
+    finished = live.wait_for(lambda r: r["status"] in ("succeeded", "failed"), what="the end")
+    assert finished["status"] == "succeeded", finished["error_message"]
+    events_file = live.server.log_path.parent / "runs" / str(live.run_id) / "events" / "events-trainer-1.jsonl"
+    local = Counter((e["step"], name) for e in map(json.loads, events_file.read_text().splitlines())
+                    if e["type"] == "metrics" for name in e["values"])
+    stored = Counter()
+    series = live.get("metrics/?max_points=20000")["series"]
+    for name, points in series.items():
+        stored.update((step, name) for step in points["step"])
+    assert stored == local
