@@ -3,10 +3,14 @@
 A group sampled with weights of version v is trained on when the policy is at
 version v' >= v; its staleness is v' - v. The policy advances one version per
 weight sync, every `weight_sync_steps` steps, consuming `groups_per_step`
-groups each step. So with `max_staleness` s, at most
-    groups_per_step * weight_sync_steps * (s + 1)
+groups each step. A group submitted while the trainer is busy with a step, with
+`ahead` groups before it, is trained ceil((ahead + 1) / groups_per_step) steps
+later, when every one of those steps (the current one included) has synced. So
+with `max_staleness` s, at most
+    groups_per_step * weight_sync_steps * s
 groups can usefully be ahead of the trainer (queued or in flight); anything
-beyond would be dropped on arrival. Submission is throttled to that bound.
+beyond would be dropped on arrival. Submission is throttled to that bound, but
+never below one step's worth, or s = 0 would never generate at all.
 """
 from dataclasses import dataclass
 
@@ -19,7 +23,7 @@ class StalenessPolicy:
 
     @property
     def useful_ahead(self) -> int:
-        return self.groups_per_step * self.weight_sync_steps * (self.max_staleness + 1)
+        return max(self.groups_per_step * self.weight_sync_steps * self.max_staleness, self.groups_per_step)
 
     def submit_budget(self, ahead: int, max_inflight: int, in_flight: int, queue_room: int) -> int:
         """How many more groups may be submitted now."""

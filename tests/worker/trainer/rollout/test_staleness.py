@@ -4,15 +4,20 @@ from worker.trainer.rollout.staleness import StalenessPolicy
 
 def test_useful_ahead_covers_the_versions_a_group_may_wait():
     policy = StalenessPolicy(max_staleness=2, groups_per_step=4, weight_sync_steps=1)
-    assert policy.useful_ahead == 12  # 4 groups a step, consumed within versions v, v+1, v+2
+    # 4 groups a step: the 8th group ahead is trained two syncs later (the current step's and the next's).
+    assert policy.useful_ahead == 8
 
 
 def test_syncing_less_often_allows_more_ahead():
-    assert StalenessPolicy(max_staleness=0, groups_per_step=4, weight_sync_steps=3).useful_ahead == 12
+    assert StalenessPolicy(max_staleness=1, groups_per_step=4, weight_sync_steps=3).useful_ahead == 12
+
+
+def test_zero_staleness_still_generates_one_step_ahead():
+    assert StalenessPolicy(max_staleness=0, groups_per_step=4).useful_ahead == 4
 
 
 def test_budget_is_the_tightest_of_staleness_inflight_and_queue_room():
-    policy = StalenessPolicy(max_staleness=1, groups_per_step=4)
+    policy = StalenessPolicy(max_staleness=2, groups_per_step=4)
     assert policy.submit_budget(ahead=0, max_inflight=100, in_flight=0, queue_room=100) == 8
     assert policy.submit_budget(ahead=6, max_inflight=100, in_flight=6, queue_room=100) == 2
     assert policy.submit_budget(ahead=0, max_inflight=3, in_flight=0, queue_room=100) == 3

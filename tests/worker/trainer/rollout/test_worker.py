@@ -61,12 +61,12 @@ def test_scored_groups_arrive_in_submission_order_with_their_version():
 
 def test_never_more_ahead_of_the_trainer_than_staleness_allows():
     client = FakeClient(delay_s=0.001)
-    worker = make_worker(client, max_staleness=1, groups_per_step=2).start()
+    worker = make_worker(client, max_staleness=2, groups_per_step=2).start()
     time.sleep(0.5)  # the trainer takes nothing
     ahead = worker.queue_depth + worker.in_flight
     submitted = client.calls
     worker.stop()
-    assert ahead == submitted == 4  # 2 groups a step × (1 + 1) versions
+    assert ahead == submitted == 4  # 2 groups a step × 2 versions of staleness
 
 
 def test_inflight_limit_caps_concurrent_requests():
