@@ -8,7 +8,7 @@ PYTHON ?= python3
 VENV_PYTHON := .venv/bin/python
 
 .DEFAULT_GOAL := help
-.PHONY: help run worker test test-fast deps dev-deps trainer-stack
+.PHONY: help run worker test test-fast deps dev-deps trainer-stack browser
 
 help:
 	@echo "make run        set up .venv, migrate, create the first admin, start the server and a worker"
@@ -22,10 +22,10 @@ run: deps trainer-stack
 worker: deps trainer-stack
 	$(VENV_PYTHON) scripts/run_local.py --worker-only
 
-test: dev-deps trainer-stack
+test: dev-deps trainer-stack browser
 	$(VENV_PYTHON) scripts/run_tests.py $(ARGS)
 
-test-fast: dev-deps trainer-stack
+test-fast: dev-deps trainer-stack browser
 	$(VENV_PYTHON) scripts/run_tests.py --fast $(ARGS)
 
 # Both create .venv when missing and reinstall only when a requirements file changed.
@@ -40,3 +40,7 @@ dev-deps:
 trainer-stack: deps
 	@$(VENV_PYTHON) scripts/install_trainer_stack.py
 	@$(VENV_PYTHON) -m worker.trainer.models.prepare
+
+# Debian's chromium for the browser tests (Playwright drives it; it never downloads one).
+browser:
+	@$(PYTHON) scripts/ensure_browser.py

@@ -2,12 +2,10 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from runs import pages
-
 urlpatterns = [
-    path("", pages.home, name="home"),
     path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("api/", include("runs.api.urls")),
+    path("", include("runs.pages.urls")),
 ]

@@ -121,7 +121,7 @@ def services_pass(extra: list[str]) -> Outcome:
     name = "services (PostgreSQL, Redis)"
     problem = services_problem()
     if problem is None:
-        return run_pytest(name, ["-m", "not slow and not trainer", *extra], pass_env(SERVICES))
+        return run_pytest(name, ["-m", "not slow and not trainer and not browser", *extra], pass_env(SERVICES))
     if in_ci():
         return Outcome(name, f"FAILED: CI=true but the services are not reachable. {problem}")
     print(f"\nSkipping the services pass: {problem}", flush=True)

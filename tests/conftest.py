@@ -11,6 +11,7 @@ from rest_framework.test import APIClient
 from runs.models import Dataset, RewardFunction, Run, RunReward, TrainingConfig
 from worker.trainer.config import TrainingConfig as ConfigSchema
 
+pytest_plugins = ["tests.support.browser"]
 
 TRAINER_TESTS = ("tests/worker/trainer/", "tests/worker/test_vllm_launcher.py", "tests/worker/test_model_prep.py")
 

@@ -1,0 +1,1 @@
+"""Comparing 2 to 8 runs side by side."""

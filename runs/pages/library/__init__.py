@@ -1,0 +1,1 @@
+"""Datasets, reward functions and training configs: list, create, edit."""

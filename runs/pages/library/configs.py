@@ -1,0 +1,2 @@
+"""Training config pages."""
+urlpatterns = []

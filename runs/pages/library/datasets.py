@@ -1,0 +1,2 @@
+"""Dataset pages."""
+urlpatterns = []

@@ -1,0 +1,2 @@
+"""Reward function pages."""
+urlpatterns = []

@@ -1,0 +1,4 @@
+# One URL list per page module, so that each grows on its own.
+from runs.pages.library import configs, datasets, rewards
+
+urlpatterns = [*datasets.urlpatterns, *rewards.urlpatterns, *configs.urlpatterns]

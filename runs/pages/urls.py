@@ -1,0 +1,10 @@
+from django.urls import include, path
+
+from runs.pages import home
+
+urlpatterns = [
+    path("", home.home, name="home"),
+    path("", include("runs.pages.library.urls")),
+    path("", include("runs.pages.watch.urls")),
+    path("", include("runs.pages.compare.urls")),
+]

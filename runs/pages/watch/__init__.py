@@ -1,0 +1,1 @@
+"""Runs: the list, the new-run form and the live run page."""
