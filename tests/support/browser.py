@@ -48,9 +48,16 @@ class LiveServer(AsgiServer):
         return client
 
 
+@pytest.fixture(autouse=True)
+def _live_server_helper():
+    """Replaces pytest-django's helper of the same name, which would treat our `live_server`
+    as its own (a threaded WSGI server, no websockets) and demand a transactional database."""
+    yield
+
+
 @pytest.fixture(scope="module")
 def live_server(tmp_path_factory):
-    with LiveServer(tmp_path_factory.mktemp("live")) as server:
+    with LiveServer(tmp_path_factory.mktemp("live"), env={"DJANGO_ALLOW_ASYNC_UNSAFE": ""}) as server:
         server.shell_json(USERS)
         yield server
 
@@ -71,6 +78,10 @@ def browser():
         pytest.skip(message)
     from playwright.sync_api import sync_playwright
 
+    # Playwright's sync API keeps an event loop running in this thread, which Django's
+    # async-safety check mistakes for async code in the test process's own ORM calls
+    # (fixtures, teardown). The live server runs in its own process without this.
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         yield chromium
