@@ -1,0 +1,47 @@
+"""Comparing 2 to 8 runs: aligned series, config diff and summary; samples side by side.
+
+The compare page reads the same endpoints, so a notebook gets what the page shows.
+"""
+from drf_spectacular.utils import extend_schema
+from rest_framework.exceptions import NotFound
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from runs.actions.liveness import mark_lost_runs
+from runs.api.serializers.compare import (
+    ComparisonSchema, CompareQuery, CompareSamplesQuery, SamplesSideBySideSchema,
+)
+from runs.api.serializers.queries import parsed
+from runs.compare.comparison import build_comparison
+from runs.compare.samples import side_by_side
+from runs.compare.selection import missing_runs
+from runs.models import Run
+
+
+def visible_runs(request, run_ids: list[int]) -> list[Run]:
+    """The runs in the order asked; one the user may not see is a 404, as if it did not exist."""
+    runs = Run.objects.visible_to(request.user).filter(pk__in=run_ids)
+    mark_lost_runs(runs)
+    found = {run.pk: run for run in runs.select_related("owner", "dataset")
+             .prefetch_related("run_rewards__reward_function")}
+    absent = missing_runs(run_ids, found)
+    if absent:
+        raise NotFound(f"no run with id {', '.join(map(str, absent))}")
+    return [found[run_id] for run_id in run_ids]
+
+
+class CompareView(APIView):
+    @extend_schema(parameters=[CompareQuery], responses=ComparisonSchema, operation_id="compare_runs")
+    def get(self, request):
+        query = parsed(CompareQuery, request)
+        runs = visible_runs(request, query["runs"])
+        return Response(build_comparison(runs, query.get("metrics") or [], query["x"], query["points"]))
+
+
+class CompareSamplesView(APIView):
+    @extend_schema(parameters=[CompareSamplesQuery], responses=SamplesSideBySideSchema,
+                   operation_id="compare_samples")
+    def get(self, request):
+        query = parsed(CompareSamplesQuery, request)
+        runs = visible_runs(request, query["runs"])
+        return Response(side_by_side([run.pk for run in runs], query.get("step")))
