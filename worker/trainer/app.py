@@ -16,7 +16,8 @@ from worker.trainer.checkpoints import TrainerState, checkpoint_size, load_train
 from worker.trainer.data.loading import load_dataset, render_prompt, reward_columns
 from worker.trainer.data.order import ConsumedFrontier, PromptOrder
 from worker.trainer.reporting.session import ReportingSession
-from worker.trainer.rewards.loader import load_rewards
+from worker.trainer.rewards.loader import load_rewards, needs_sandbox
+from worker.trainer.rewards.sandbox import SandboxPool
 from worker.trainer.rollout.client import CompletionsClient, sampling_params
 from worker.trainer.rollout.metrics import rollout_metrics, sample_records
 from worker.trainer.rollout.scoring import Scorer
@@ -38,7 +39,7 @@ class Trainer:
         self.output_dir = Path(spec.output_dir)
         self.output_dir.mkdir(parents=True, exist_ok=True)
         self.report = ReportingSession(spec.ingest, f"trainer:{spec.attempt}", self.output_dir / "events")
-        self.server = self.rollout = self.weight_sync = None
+        self.server = self.rollout = self.weight_sync = self.reward_sandbox = None
         self.dropped_stale = 0
 
     # --- lifecycle -----------------------------------------------------------
@@ -60,7 +61,7 @@ class Trainer:
         return outcome
 
     def _shutdown(self) -> None:
-        for part in (self.rollout, self.weight_sync, self.server):
+        for part in (self.rollout, self.reward_sandbox, self.weight_sync, self.server):
             if part is not None:
                 try:
                     part.stop() if hasattr(part, "stop") else part.close()
@@ -72,7 +73,13 @@ class Trainer:
     def _prepare(self) -> None:
         from worker.trainer import setup
 
-        self.rewards = load_rewards(self.spec.rewards)
+        if needs_sandbox(self.spec.rewards):
+            # One process per scoring thread (the rollout worker scores two groups at a time).
+            self.reward_sandbox = SandboxPool(size=2)
+            self.reward_sandbox.warm_up()
+            self.report.log(f"reward sandbox ready: {self.reward_sandbox.size} processes, "
+                            f"confinement: {self.reward_sandbox.confinement}")
+        self.rewards = load_rewards(self.spec.rewards, self.reward_sandbox)
         self.dataset = load_dataset(self.spec.dataset)
         model_source = self.spec.resume_from or self.spec.model
         model, self.tokenizer = setup.load_policy(model_source, self.config.gradient_checkpointing)

@@ -1,0 +1,66 @@
+"""The pool keeps processes warm across calls and replaces the ones it had to give up."""
+import threading
+
+import pytest
+
+from tests.worker.trainer.rewards.sandbox.conftest import TEST_LIMITS, call, reward_source
+from worker.trainer.rewards.sandbox import SandboxError, SandboxPool
+
+COUNTER = reward_source("global calls\ncalls += 1\nreturn [float(calls), float(os.getpid())]",
+                        imports="import os\ncalls = 0")
+
+
+def test_calls_reuse_one_warm_process_and_its_loaded_code():
+    with SandboxPool(size=1, limits=TEST_LIMITS) as pool:
+        results = [call(pool, COUNTER).values for _ in range(20)]
+    assert pool.processes_started == 1
+    assert [r[0] for r in results] == [float(n) for n in range(1, 21)]  # loaded once, state kept
+    assert len({r[1] for r in results}) == 1
+
+
+def test_a_timed_out_process_is_replaced_and_the_next_call_works():
+    with SandboxPool(size=1, limits=TEST_LIMITS) as pool:
+        first_pid = call(pool, COUNTER).values[1]
+        with pytest.raises(SandboxError, match="longer than"):
+            call(pool, reward_source("while True:\n    pass"))
+        after = call(pool, COUNTER).values
+    assert pool.processes_started == 2
+    assert after[1] != first_pid and after[0] == 1.0  # a fresh process loads the code again
+
+
+def test_a_process_that_exits_is_replaced():
+    with SandboxPool(size=1, limits=TEST_LIMITS) as pool:
+        with pytest.raises(SandboxError) as raised:
+            call(pool, reward_source("os._exit(7)", imports="import os"))
+        assert raised.value.kind == "crashed" and "exited with code 7" in raised.value.message
+        assert call(pool, COUNTER).values[0] == 1.0
+    assert pool.processes_started == 2
+
+
+def test_threads_share_the_pool_without_mixing_replies():
+    source = reward_source("return [float(len(c)) for c in completions]")
+    failures = []
+
+    def score(width):
+        for _ in range(10):
+            completions = ["x" * width] * width
+            if call(pool, source, completions=completions).values != [float(width)] * width:
+                failures.append(width)
+
+    with SandboxPool(size=2, limits=TEST_LIMITS) as pool:
+        threads = [threading.Thread(target=score, args=(w,)) for w in (1, 2, 3, 4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert failures == [] and pool.processes_started == 2
+
+
+def test_a_closed_pool_refuses_calls_and_leaves_no_process():
+    pool = SandboxPool(size=1, limits=TEST_LIMITS)
+    call(pool, COUNTER)
+    process = pool._idle.queue[0]
+    pool.close()
+    assert process.proc.poll() is not None
+    with pytest.raises(RuntimeError, match="closed"):
+        call(pool, COUNTER)

@@ -1,0 +1,166 @@
+"""The sandboxed process: loads reward sources and answers calls, one at a time, until its stdin closes.
+
+Started as `python -I child.py '<limits json>'` in its own working directory with an emptied
+environment (see process.py). Standard library only until user code imports what it likes.
+Protocol: the parent writes {"op": "load"|"call", ...} frames to our stdin; we answer each with
+one frame on the original stdout. What user code prints goes to capped buffers (print) and to a
+capped file (anything written to file descriptors 1 and 2), and comes back with the reply.
+"""
+import builtins
+import io
+import json
+import linecache
+import os
+import sys
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import confine  # noqa: E402
+import protocol  # noqa: E402
+import results  # noqa: E402
+
+del sys.path[0]  # user code must not import the sandbox's own modules by accident
+
+USER_FILE = "reward.py"
+ENTRY_POINT = "reward"
+
+
+class OutputLimitExceeded(BaseException):
+    """BaseException: a user's `except Exception` must not swallow it."""
+
+
+class CappedText(io.TextIOBase):
+    def __init__(self, shared: dict):
+        self.shared = shared
+
+    def writable(self):
+        return True
+
+    def write(self, text):
+        shared = self.shared
+        shared["size"] += len(text)
+        if len(shared["kept"]) < shared["keep"]:
+            shared["kept"] += text[: shared["keep"] - len(shared["kept"])]
+        if shared["size"] > shared["limit"]:
+            shared["exceeded"] = True
+            raise OutputLimitExceeded()
+        return len(text)
+
+
+class Fail(Exception):
+    def __init__(self, kind, message, trace="", line=None):
+        super().__init__(message)
+        self.kind, self.message, self.trace, self.line = kind, message, trace, line
+
+
+def user_traceback(exc: BaseException) -> tuple[str, int | None]:
+    """The traceback cut to the user's own frames, and the line of the last of them."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == USER_FILE]
+    lines = (["Traceback (most recent call last):\n"] + traceback.format_list(frames)) if frames else []
+    lines += traceback.format_exception_only(type(exc), exc)
+    return "".join(lines), (frames[-1].lineno if frames else None)
+
+
+class Worker:
+    def __init__(self, limits: dict):
+        self.limits = limits
+        self.functions = {}  # digest → the loaded source's reward function
+
+    def load(self, digest: str, source: str):
+        try:
+            code = compile(source, USER_FILE, "exec")
+        except SyntaxError as exc:
+            raise Fail("syntax", f"syntax error at line {exc.lineno}: {exc.msg}", line=exc.lineno) from None
+        except ValueError as exc:  # null bytes
+            raise Fail("syntax", f"the code cannot be compiled: {exc}") from None
+        linecache.cache[USER_FILE] = (len(source), None, source.splitlines(True), USER_FILE)
+        namespace = {"__name__": "reward_code", "__builtins__": builtins}
+        exec(code, namespace)
+        function = namespace.get(ENTRY_POINT)
+        if not callable(function):
+            raise Fail("definition", f"the code defines no function named {ENTRY_POINT!r}")
+        self.functions[digest] = function
+
+    def call(self, digest: str, request: dict):
+        count = len(request["completions"])
+        values = self.functions[digest](request["prompts"], request["completions"], **request["columns"])
+        try:
+            return results.check_values(values, count)
+        except results.ResultError as exc:
+            raise Fail(exc.kind, str(exc)) from None
+
+    def handle(self, request: dict) -> dict:
+        shared = {"size": 0, "kept": "", "keep": self.limits["output_keep_chars"],
+                  "limit": self.limits["output_bytes"], "exceeded": False}
+        sys.stdout = sys.stderr = CappedText(shared)
+        reply = {"id": request.get("id"), "ok": True}
+        try:
+            if request["op"] == "load":
+                self.load(request["digest"], request["source"])
+            else:
+                reply["values"] = self.call(request["digest"], request)
+        except Fail as exc:
+            reply.update(ok=False, kind=exc.kind, message=exc.message, traceback=exc.trace, line=exc.line)
+        except OutputLimitExceeded:
+            pass  # reported below, from the shared counters
+        except MemoryError:
+            reply.update(ok=False, kind="memory", recycle=True,
+                         message=f"ran out of memory (limit {self.limits['memory_bytes'] // (1 << 20)} MiB)")
+        except BaseException as exc:  # noqa: BLE001 (SystemExit too: user code must not end the worker)
+            trace, line = user_traceback(exc)
+            where = f" (line {line})" if line else ""
+            summary = traceback.format_exception_only(type(exc), exc)[-1].strip()
+            reply.update(ok=False, kind="exception", message=f"{summary}{where}", traceback=trace, line=line)
+        finally:
+            sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
+        output, fd_bytes = self.collect_output(shared)
+        if shared["exceeded"] or fd_bytes > self.limits["output_bytes"]:
+            reply = {"id": request.get("id"), "ok": False, "kind": "output",
+                     "message": f"printed more than {self.limits['output_bytes'] // 1024} KiB; "
+                                "print less (output is capped per call)"}
+        reply["output"] = output
+        return reply
+
+    def collect_output(self, shared: dict) -> tuple[str, int]:
+        """Printed text plus what reached file descriptors 1 and 2; empties the capture file."""
+        size = os.fstat(1).st_size
+        raw = os.pread(1, self.limits["output_keep_chars"], 0) if size else b""
+        if size:
+            os.ftruncate(1, 0)
+        text = shared["kept"] + raw.decode("utf-8", errors="replace")
+        return text[: self.limits["output_keep_chars"]], size
+
+
+def setup(limits: dict) -> tuple[int, int, str]:
+    """Keeps the protocol pipes apart from what user code can print to; applies the limits."""
+    requests, replies = os.dup(0), os.dup(1)
+    os.set_inheritable(requests, False)
+    os.set_inheritable(replies, False)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    os.dup2(2, 1)  # the parent gave us its capture file (read + append) as stderr
+    sys.stdout = sys.__stdout__ = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), write_through=True)
+    sys.stderr = sys.__stderr__ = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), write_through=True)
+    workdir = os.getcwd()
+    confinement = confine.apply_landlock(workdir)
+    # After Landlock: its setup needs more address space than user code gets.
+    confine.apply_rlimits(limits["memory_bytes"], file_bytes=limits["output_bytes"] + (1 << 16))
+    return requests, replies, confinement
+
+
+def main() -> None:
+    limits = json.loads(sys.argv[1])
+    requests, replies, confinement = setup(limits)
+    protocol.write_frame(replies, {"ready": True, "confinement": confinement, "pid": os.getpid()})
+    worker = Worker(limits)
+    while True:
+        try:
+            request = protocol.read_frame(requests, max_bytes=1 << 30)
+        except EOFError:
+            return
+        protocol.write_frame(replies, worker.handle(request))
+
+
+if __name__ == "__main__":
+    main()

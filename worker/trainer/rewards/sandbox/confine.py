@@ -1,0 +1,95 @@
+"""Limits a sandboxed process applies to itself before running user code. Standard library only.
+
+- rlimits: address space (memory), size of files it writes, no core files;
+- Landlock (Linux >= 5.13, where the kernel has it): the filesystem shrinks to the Python
+  installation and system libraries (read-only) plus the process's own working directory, so
+  the control plane's files (secret key, database, uploads) and /proc (other processes'
+  environments) are out of reach; from Landlock ABI 4 TCP connect/bind are refused (the
+  database and Redis on localhost), from ABI 6 signals to processes outside the sandbox too.
+Where Landlock is missing the rest still applies, and `describe` says so.
+"""
+import ctypes
+import os
+import resource
+import signal
+import sys
+
+# Landlock: include/uapi/linux/landlock.h
+_CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446
+_VERSION_FLAG = 1
+_RULE_PATH_BENEATH = 1
+_PR_SET_NO_NEW_PRIVS = 38
+EXECUTE, WRITE_FILE, READ_FILE, READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
+_ALL_FS_BY_ABI = {1: (1 << 13) - 1, 2: (1 << 14) - 1, 3: (1 << 15) - 1, 4: (1 << 15) - 1}
+_FILE_ONLY = EXECUTE | WRITE_FILE | READ_FILE | (1 << 14) | (1 << 15)  # rights that apply to a file
+_NET_BIND_TCP, _NET_CONNECT_TCP = 1 << 0, 1 << 1
+_SCOPE_ABSTRACT_UNIX, _SCOPE_SIGNAL = 1 << 0, 1 << 1
+READ_ONLY = EXECUTE | READ_FILE | READ_DIR
+SYSTEM_PATHS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/etc/ld.so.cache", "/etc/localtime",
+                "/dev/null", "/dev/urandom", "/dev/zero")
+
+
+class _RulesetAttr(ctypes.Structure):
+    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64),
+                ("scoped", ctypes.c_uint64)]
+
+
+class _PathBeneath(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+
+def apply_rlimits(memory_bytes: int, file_bytes: int) -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (file_bytes, file_bytes))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    # Writing past RLIMIT_FSIZE then fails with an OSError instead of killing the process.
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+
+def readable_paths() -> list[str]:
+    python = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
+              os.path.dirname(os.path.realpath(sys.executable))}
+    return sorted(python) + [p for p in SYSTEM_PATHS if p not in python]
+
+
+def apply_landlock(workdir: str) -> str:
+    """Restricts this process (and its future children); returns a description of what applied."""
+    if not sys.platform.startswith("linux"):
+        return "none (Landlock needs Linux)"
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    abi = libc.syscall(_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(_VERSION_FLAG))
+    if abi < 1:
+        return f"none (Landlock unavailable: {os.strerror(ctypes.get_errno())})"
+    handled_fs = _ALL_FS_BY_ABI.get(abi, (1 << 16) - 1)
+    attr = _RulesetAttr(handled_fs, _NET_BIND_TCP | _NET_CONNECT_TCP if abi >= 4 else 0,
+                        _SCOPE_ABSTRACT_UNIX | _SCOPE_SIGNAL if abi >= 6 else 0)
+    size = 8 if abi < 4 else 16 if abi < 6 else 24
+    ruleset = libc.syscall(_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
+    if ruleset < 0:
+        return f"none (Landlock ruleset refused: {os.strerror(ctypes.get_errno())})"
+    try:
+        for path in readable_paths():
+            _allow(libc, ruleset, path, READ_ONLY & handled_fs)
+        _allow(libc, ruleset, workdir, handled_fs)
+        if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or libc.syscall(_RESTRICT_SELF, ruleset, 0) != 0:
+            return f"none (Landlock not enforced: {os.strerror(ctypes.get_errno())})"
+    finally:
+        os.close(ruleset)
+    return f"landlock abi {abi}" + (", tcp refused" if abi >= 4 else "")
+
+
+def _allow(libc, ruleset: int, path: str, access: int) -> None:
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except OSError:
+        return  # not on this system
+    try:
+        if not os.path.isdir(path):
+            access &= _FILE_ONLY
+        rule = _PathBeneath(access, fd)
+        libc.syscall(_ADD_RULE, ruleset, _RULE_PATH_BENEATH, ctypes.byref(rule), 0)
+    finally:
+        os.close(fd)
+

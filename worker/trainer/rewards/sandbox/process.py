@@ -1,0 +1,152 @@
+"""One sandboxed process as the parent sees it: start, load a source, call, kill."""
+import itertools
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from worker.trainer.rewards.sandbox import protocol
+from worker.trainer.rewards.sandbox.errors import SandboxError
+from worker.trainer.rewards.sandbox.limits import SandboxLimits
+from worker.trainer.rewards.sandbox.results import ResultError, check_values
+
+CHILD = Path(__file__).with_name("child.py")
+START_TIMEOUT_S = 30.0
+
+
+def clean_environment(workdir: str) -> dict:
+    """Nothing of ours (settings, tokens, database URLs) reaches user code: only these."""
+    return {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": workdir, "TMPDIR": workdir, "LANG": "C.UTF-8",
+            "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+class SandboxProcess:
+    _ids = itertools.count(1)
+
+    def __init__(self, limits: SandboxLimits):
+        self.limits = limits
+        self.loaded: set[str] = set()
+        self.workdir = tempfile.mkdtemp(prefix="reward-sandbox-")
+        self.output_path = os.path.join(self.workdir, ".output")
+        with open(self.output_path, "a+b") as capture:  # read back after each call
+            self.proc = subprocess.Popen(
+                [sys.executable, "-I", str(CHILD), json.dumps(limits.as_dict())],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=capture, cwd=self.workdir,
+                env=clean_environment(self.workdir), start_new_session=True, close_fds=True,
+            )
+        try:
+            hello = protocol.read_frame(self.proc.stdout.fileno(), 4096, time.monotonic() + START_TIMEOUT_S)
+        except (TimeoutError, EOFError, protocol.FrameError) as exc:
+            detail = self._startup_output()
+            self.kill()
+            raise RuntimeError(f"the reward sandbox process did not start ({type(exc).__name__}): {detail}") from None
+        self.pid, self.confinement = hello["pid"], hello["confinement"]
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def run(self, source: str, digest: str, prompts: list, completions: list, columns: dict) -> tuple[list, str]:
+        """Values and printed output of one call; SandboxError otherwise. After an error whose
+        `recycle` is set (see `needs_replacing`) the process must not be used again."""
+        output = ""
+        if digest not in self.loaded:
+            reply = self._ask({"op": "load", "digest": digest, "source": source}, self.limits.load_timeout_s)
+            output = reply.get("output", "")
+            self.loaded.add(digest)
+        reply = self._ask({"op": "call", "digest": digest, "prompts": prompts, "completions": completions,
+                           "columns": columns}, self.limits.call_timeout_s, output)
+        try:
+            values = check_values(reply.get("values"), len(completions))
+        except ResultError as exc:  # a well-behaved child checked already; this one sent something else
+            raise SandboxError(exc.kind, str(exc), output=output) from None
+        return values, output + reply.get("output", "")
+
+    @property
+    def needs_replacing(self) -> bool:
+        return not self.alive or len(self.loaded) >= self.limits.sources_per_process
+
+    def _ask(self, request: dict, timeout_s: float, earlier_output: str = "") -> dict:
+        request["id"] = next(self._ids)
+        deadline = time.monotonic() + timeout_s
+        try:
+            protocol.write_frame(self.proc.stdin.fileno(), request)
+            reply = protocol.read_frame(self.proc.stdout.fileno(), self.limits.reply_bytes, deadline)
+        except TimeoutError:
+            self.kill()
+            raise SandboxError("timeout", f"took longer than {timeout_s:g} s; the call was stopped and its "
+                                          "process replaced", output=earlier_output) from None
+        except (EOFError, BrokenPipeError):
+            raise SandboxError("crashed", self._death_message(), output=earlier_output) from None
+        except protocol.FrameTooLarge as exc:
+            self.kill()
+            raise SandboxError("result_size", f"the reply is too large ({exc})", output=earlier_output) from None
+        except protocol.FrameError as exc:
+            self.kill()
+            raise SandboxError("protocol", f"unreadable reply ({exc}); the process was replaced") from None
+        if reply.get("id") != request["id"]:
+            self.kill()
+            raise SandboxError("protocol", "a reply to another request; the process was replaced")
+        if reply.get("recycle"):
+            self.kill()
+        if not reply.get("ok"):
+            output = earlier_output + str(reply.get("output", ""))
+            line = reply.get("line") if isinstance(reply.get("line"), int) else None
+            kind = reply.get("kind") if reply.get("kind") in _CHILD_KINDS else "protocol"
+            raise SandboxError(kind, str(reply.get("message", "")), str(reply.get("traceback") or ""), line, output)
+        return reply
+
+    def _death_message(self) -> str:
+        try:
+            code = self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            code = self.proc.returncode
+        self.kill()
+        if code is not None and code < 0:
+            name = signal.Signals(-code).name if -code in signal.valid_signals() else str(-code)
+            how = f"was killed by {name}"
+        else:
+            how = f"exited with code {code}"
+        hint = " (out of memory?)" if code in (-signal.SIGKILL, -signal.SIGSEGV, -signal.SIGABRT) else ""
+        return f"the reward process {how}{hint} during the call; it was replaced"
+
+    def _startup_output(self) -> str:
+        try:
+            return Path(self.output_path).read_text(errors="replace")[-2000:] or "no output"
+        except OSError:
+            return "no output"
+
+    def kill(self) -> None:
+        """Kills the process and anything it started (its session), and removes its directory."""
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.proc.wait()
+        for stream in (self.proc.stdin, self.proc.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def close(self) -> None:
+        """Asks politely (stdin closed ends the loop), then kills."""
+        if self.proc.poll() is None:
+            try:
+                self.proc.stdin.close()
+                self.proc.wait(timeout=2)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        self.kill()
+
+
+_CHILD_KINDS = {"syntax", "definition", "exception", "memory", "output", "result_type", "result_length",
+                "result_value"}
