@@ -1,5 +1,14 @@
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.db.models import OuterRef, Subquery
+from django.shortcuts import redirect
+from django.urls import reverse
+from django.utils.html import format_html, format_html_join
+from django.utils.text import Truncator
 
+from runs.compare.names import run_metric_names
+from runs.compare.selection import MAX_RUNS, MIN_RUNS
+from runs.compare.series import step_bounds
+from runs.compare.summary import REWARD_METRIC
 from runs.models import Checkpoint, Dataset, LogLine, MetricPoint, RewardFunction, Run, RunReward, Sample, TrainingConfig
 
 
@@ -43,15 +52,78 @@ class CheckpointInline(admin.TabularInline):
     can_delete = False
 
 
+class ModelFilter(admin.SimpleListFilter):
+    """The model a run trains (config.model), among the runs this admin user sees."""
+    title = "model"
+    parameter_name = "model"
+
+    def lookups(self, request, model_admin):
+        models = (Run.objects.visible_to(request.user).order_by().values_list("config__model", flat=True).distinct())
+        return [(name, name) for name in sorted(filter(None, models))]
+
+    def queryset(self, request, queryset):
+        return queryset.filter(config__model=self.value()) if self.value() else queryset
+
+
 @admin.register(Run)
 class RunAdmin(OwnedAdmin):
-    list_display = ["name", "owner", "status", "dataset", "current_step", "attempt", "created_at"]
-    list_filter = ["status", "owner"]
+    list_display = ["name", "owner", "status", "dataset", "model", "steps", "best_reward", "created_at"]
+    list_filter = ["status", "owner", ModelFilter]
     search_fields = ["name"]
+    actions = ["compare_selected_runs"]
     inlines = [RunRewardInline, CheckpointInline]
     readonly_fields = ["status", "cancel_requested", "attempt", "current_step", "last_heartbeat_at",
-                       "queued_at", "started_at", "finished_at", "launch_spec", "error_message"]
+                       "queued_at", "started_at", "finished_at", "launch_spec", "error_message",
+                       "telemetry_links", "latest_metrics"]
     exclude = ["ingest_token_hash"]
+
+    def get_queryset(self, request):
+        best = (MetricPoint.objects.filter(run=OuterRef("pk"), name=REWARD_METRIC)
+                .order_by("-value").values("value")[:1])
+        return super().get_queryset(request).select_related("dataset").annotate(best_reward=Subquery(best))
+
+    @admin.display(description="model", ordering="config__model")
+    def model(self, run):
+        return run.config.get("model", "")
+
+    @admin.display(description="steps", ordering="current_step")
+    def steps(self, run):
+        return f"{run.current_step} / {run.max_steps}" if run.max_steps else run.current_step
+
+    @admin.display(description="best reward", ordering="best_reward")
+    def best_reward(self, run):
+        return "—" if run.best_reward is None else f"{run.best_reward:.4g}"
+
+    @admin.action(description="Compare selected runs")
+    def compare_selected_runs(self, request, queryset):
+        ids = sorted(queryset.values_list("pk", flat=True))
+        if not MIN_RUNS <= len(ids) <= MAX_RUNS:
+            self.message_user(request, f"Select {MIN_RUNS} to {MAX_RUNS} runs to compare ({len(ids)} selected).",
+                              messages.WARNING)
+            return None
+        return redirect(f"{reverse('page-compare')}?runs={','.join(map(str, ids))}")
+
+    @admin.display(description="metrics and samples")
+    def telemetry_links(self, run):
+        if run.pk is None:
+            return "—"
+        links = [(reverse(f"admin:runs_{name}_changelist") + f"?run__id__exact={run.pk}", label)
+                 for name, label in [("metricpoint", "metric points"), ("sample", "samples"), ("logline", "log lines")]]
+        return format_html_join(" · ", '<a href="{}">{}</a>', links)
+
+    @admin.display(description="latest metrics")
+    def latest_metrics(self, run):
+        if run.pk is None:
+            return "—"
+        names = run_metric_names(run.pk)
+        bounds = step_bounds([run.pk], names)
+        rows = [(name, bounds[run.pk, name].hi, f"{bounds[run.pk, name].last_value:.6g}")
+                for name in names if (run.pk, name) in bounds]
+        if not rows:
+            return "none reported yet"
+        body = format_html_join("", "<tr><td>{}</td><td>{}</td><td>{}</td></tr>", rows)
+        return format_html("<table><thead><tr><th>metric</th><th>last step</th><th>value</th></tr></thead>"
+                           "<tbody>{}</tbody></table>", body)
 
 
 class RunChildAdmin(admin.ModelAdmin):
@@ -72,11 +144,23 @@ class RunChildAdmin(admin.ModelAdmin):
 class MetricPointAdmin(RunChildAdmin):
     list_display = ["run", "name", "step", "value", "time"]
     search_fields = ["name"]
+    # Runs report hundreds of thousands of points: counting them all on each page costs more than it tells.
+    show_full_result_count = False
 
 
 @admin.register(Sample)
 class SampleAdmin(RunChildAdmin):
-    list_display = ["run", "step", "group", "total_reward", "advantage", "model_version", "staleness"]
+    list_display = ["run", "step", "group", "prompt_start", "completion_start", "total_reward", "advantage",
+                    "model_version", "staleness"]
+    search_fields = ["prompt", "completion"]
+
+    @admin.display(description="prompt")
+    def prompt_start(self, sample):
+        return Truncator(sample.prompt).chars(80)
+
+    @admin.display(description="completion")
+    def completion_start(self, sample):
+        return Truncator(sample.completion).chars(80)
 
 
 @admin.register(LogLine)

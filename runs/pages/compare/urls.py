@@ -1,1 +1,3 @@
-urlpatterns = []
+from runs.pages.compare import page
+
+urlpatterns = [*page.urlpatterns]
