@@ -17,6 +17,9 @@ class RewardFunction(OwnedModel):
 
     class Meta(OwnedModel.Meta):
         constraints = [models.UniqueConstraint(fields=["owner", "name"], name="reward_name_unique_per_owner")]
+        # Code runs (sandboxed) on the control plane and on workers, so writing it is granted
+        # on purpose: superusers have it, others through the "Reward authors" group (admin).
+        permissions = [("author_reward_code", "Can write and change reward functions made of Python code")]
 
     def __str__(self):
         return self.name

@@ -2,6 +2,14 @@
 import pytest
 
 from runs.models import RewardFunction
+from tests.runs.reward_authors import grant_reward_authoring
+
+
+@pytest.fixture(autouse=True)
+def owner_may_author_code(owner):
+    # Code rewards need their own permission (tests/runs/test_api_reward_permission.py).
+    grant_reward_authoring(owner)
+
 
 GOOD_CODE = '''
 import re

@@ -1,13 +1,22 @@
 """Datasets, reward functions and training configs: the things a run is made from."""
 from django.conf import settings
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework.decorators import action
+from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.response import Response
 
 from runs.api.errors import PayloadTooLarge
 from runs.api.serializers.configs import TrainingConfigSerializer
 from runs.api.serializers.datasets import DatasetSerializer, too_large_message
+from runs.api.serializers.reward_dry_run import DryRunRequest
 from runs.api.serializers.rewards import RewardFunctionSerializer
 from runs.api.views.owned import OwnedViewSet
 from runs.models import Dataset, RewardFunction, TrainingConfig
+from runs.rewards import authoring
+from runs.rewards.dry_run import score_rows
+from runs.rewards.rows import RowsUnavailable, rows_to_score
 
 
 class DatasetViewSet(OwnedViewSet):
@@ -34,6 +43,32 @@ def _content_length(request) -> int:
 class RewardFunctionViewSet(OwnedViewSet):
     model = RewardFunction
     serializer_class = RewardFunctionSerializer
+
+    def create(self, request, *args, **kwargs):
+        self._check_authoring(request.data)
+        return super().create(request, *args, **kwargs)
+
+    def update(self, request, *args, **kwargs):
+        self._check_authoring(request.data, self.get_object())
+        return super().update(request, *args, **kwargs)
+
+    def _check_authoring(self, data, instance=None):
+        if authoring.touches_code(data, instance) and not authoring.can_author_code(self.request.user):
+            raise PermissionDenied(authoring.REFUSAL)
+
+    @extend_schema(request=DryRunRequest, responses=OpenApiTypes.OBJECT)
+    @action(detail=True, methods=["post"], url_path="dry-run")
+    def dry_run(self, request, pk=None):
+        """Scores typed completions for the first rows of a dataset, or a run's samples at a step."""
+        reward = self.get_object()
+        asked = DryRunRequest(data=request.data, context=self.get_serializer_context())
+        asked.is_valid(raise_exception=True)
+        params = asked.validated_data
+        try:
+            rows = rows_to_score(params)
+        except RowsUnavailable as exc:
+            raise ValidationError({exc.field: str(exc)}) from None
+        return Response({**score_rows(reward, rows), "dataset": params["dataset"].pk})
 
 
 class TrainingConfigViewSet(OwnedViewSet):

@@ -1,0 +1,1 @@
+"""Reward functions on the control plane: who may author code, and dry runs through the sandbox."""
