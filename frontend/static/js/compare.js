@@ -22,6 +22,7 @@
   const state = {
     x: params.get("x") || "step",
     metrics: (params.get("metrics") || "").split(",").filter(Boolean),
+    metricsChosen: params.has("metrics"),  // only a choice made here goes into the address
     smooth: Math.min(Math.max(Number(params.get("smooth")) || 0, 0), 0.98),
     comparison: null,
     plots: [],
@@ -96,12 +97,14 @@
     return `${page.api}?${query}`;
   }
 
+  /* The address keeps commas readable (runs=3,5,7), as people type and share it. */
   function rememberSettings() {
-    const query = new URLSearchParams({ runs: page.runs.join(",") });
-    if (state.x !== "step") query.set("x", state.x);
-    if (state.metrics.length) query.set("metrics", state.metrics.join(","));
-    if (state.smooth) query.set("smooth", String(state.smooth));
-    window.history.replaceState(null, "", `${window.location.pathname}?${query}`);
+    const list = (values) => values.map(encodeURIComponent).join(",");
+    const parts = [`runs=${list(page.runs.map(String))}`];
+    if (state.x !== "step") parts.push(`x=${encodeURIComponent(state.x)}`);
+    if (state.metricsChosen) parts.push(`metrics=${list(state.metrics)}`);
+    if (state.smooth) parts.push(`smooth=${state.smooth}`);
+    window.history.replaceState(null, "", `${window.location.pathname}?${parts.join("&")}`);
   }
 
   function showStatus(kind, message) {
@@ -165,6 +168,7 @@
       return;
     }
     state.metrics = picked;
+    state.metricsChosen = true;
     loadComparison();
   }
 
