@@ -1,0 +1,91 @@
+// Code reward editor: CodeMirror on the form's textarea, with the lines that errors name highlighted.
+(function () {
+  "use strict";
+  const textarea = document.getElementById("reward-source");
+  if (!textarea || typeof CodeMirror === "undefined") return; // without scripts the textarea still works
+  const config = JSON.parse(document.getElementById("editor-config").textContent);
+  const marked = [];
+
+  function leaveEditor() {
+    const next = document.getElementById("reward-save") || document.getElementById("dry-dataset");
+    if (next) next.focus();
+  }
+
+  function indentOrSpaces(cm) {
+    if (cm.somethingSelected()) cm.execCommand("indentMore");
+    else cm.replaceSelection(" ".repeat(cm.getOption("indentUnit")), "end");
+  }
+
+  const editor = CodeMirror.fromTextArea(textarea, {
+    mode: "python", lineNumbers: true, indentUnit: 4, tabSize: 4, indentWithTabs: false,
+    readOnly: config.readOnly, viewportMargin: Infinity,
+    extraKeys: { Tab: indentOrSpaces, "Shift-Tab": "indentLess", Esc: leaveEditor },
+  });
+  const input = editor.getInputField();
+  input.setAttribute("aria-label", "Reward code");
+  input.setAttribute("aria-describedby", "reward-source-help");
+  let generation = editor.changeGeneration();
+
+  function clearErrors() {
+    marked.splice(0).forEach(function (handle) {
+      editor.removeLineClass(handle, "background", "cm-error-line");
+      editor.removeLineClass(handle, "gutter", "cm-error-gutter");
+    });
+  }
+
+  function markErrors(lines) {
+    clearErrors();
+    lines.forEach(function (line) {
+      const index = Math.min(Math.max(line - 1, 0), editor.lineCount() - 1);
+      const handle = editor.addLineClass(index, "background", "cm-error-line");
+      editor.addLineClass(index, "gutter", "cm-error-gutter");
+      marked.push(handle);
+    });
+    if (lines.length) editor.scrollIntoView({ line: lines[0] - 1, ch: 0 }, 80);
+  }
+
+  function goToLine(line) {
+    editor.focus();
+    editor.setCursor({ line: line - 1, ch: 0 });
+    editor.scrollIntoView(null, 80);
+  }
+
+  // "line 4: ..." in an error message becomes a button that jumps there.
+  function showErrors(messages) {
+    const box = document.getElementById("source-errors");
+    box.textContent = "";
+    const lines = [];
+    messages.forEach(function (message) {
+      const p = document.createElement("p");
+      p.className = "error";
+      const match = /^line (\d+)/.exec(message);
+      if (match) {
+        const line = Number(match[1]);
+        lines.push(line);
+        const jump = document.createElement("button");
+        jump.type = "button";
+        jump.className = "link jump";
+        jump.textContent = match[0];
+        jump.addEventListener("click", function () { goToLine(line); });
+        p.append(jump, document.createTextNode(message.slice(match[0].length)));
+      } else {
+        p.textContent = message;
+      }
+      box.append(p);
+    });
+    markErrors(lines);
+  }
+
+  const initial = Array.from(document.querySelectorAll("#source-errors p")).map(function (p) { return p.textContent; });
+  if (initial.length) showErrors(initial);
+  editor.on("change", function () { if (marked.length) clearErrors(); });
+
+  window.rewardEditor = {
+    source: function () { return editor.getValue(); },
+    isDirty: function () { return !editor.isClean(generation); },
+    markSaved: function () { generation = editor.changeGeneration(); },
+    readOnly: config.readOnly,
+    showErrors: showErrors,
+    markErrors: markErrors,
+  };
+})();
