@@ -2,9 +2,11 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
+from runs.api.views.checkpoint_download import CheckpointDownloadView
 from runs.api.views.ingest import RunEventsView
 from runs.api.views.library import DatasetViewSet, RewardFunctionViewSet, TrainingConfigViewSet
 from runs.api.views.runs import RunViewSet
+from runs.api.views.sample_steps import SampleStepsView
 
 router = DefaultRouter()
 router.register("datasets", DatasetViewSet, basename="dataset")
@@ -14,6 +16,9 @@ router.register("runs", RunViewSet, basename="run")
 
 urlpatterns = [
     path("runs/<int:run_id>/events/", RunEventsView.as_view(), name="run-events"),
+    path("runs/<int:run_id>/checkpoints/<int:checkpoint_id>/download/", CheckpointDownloadView.as_view(),
+         name="run-checkpoint-download"),
+    path("runs/<int:run_id>/sample-steps/", SampleStepsView.as_view(), name="run-sample-steps"),
     path("compare/", include("runs.api.compare_urls")),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),

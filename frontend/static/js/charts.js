@@ -1,0 +1,283 @@
+/*
+ * charts.js — line charts of metric series against the training step, on uPlot
+ * (load vendor/uplot-1.6.32/uPlot.iife.min.js and uPlot.min.css first). Used by the run page
+ * and the compare page; it knows nothing about runs, only about series of (step, value).
+ *
+ *   const chart = GrpoCharts.createSeriesChart(element, {
+ *     title: "Reward",                      // shown above the plot
+ *     series: [                             // one line each, in this order
+ *       {key: "rollout/reward_mean", label: "total", std: "rollout/reward_std"},   // band: value ± std
+ *       {key: "rollout/completion_length_mean", label: "mean",
+ *        range: ["rollout/completion_length_min", "rollout/completion_length_max"]}, // band: min..max
+ *       {key: "async/dropped_stale", label: "dropped", axis: "right"},            // second y axis
+ *     ],
+ *     height: 220,                          // px (default 220); the width follows the element
+ *     syncKey: "run-7",                     // charts with the same key share the hover cursor and zoom
+ *   });
+ *   chart.addSeriesData("rollout/reward_mean", {step: [1, 2], value: [0.1, 0.3]});  // merge columns
+ *   chart.appendPoints([{step: 3, values: {"rollout/reward_mean": 0.4, ...}}]);     // live points
+ *   chart.setSeries([...]);                 // change the lines; the data already given is kept
+ *   chart.keys();                           // every key the chart reads (lines, std and range keys)
+ *   chart.pointCount(); chart.destroy();
+ *
+ *   GrpoCharts.zoomGroup("run-7", 10, 50);  // show steps 10..50 on every chart of the group
+ *   GrpoCharts.resetZoom("run-7");          // back to all steps (also: double-click a plot)
+ *   GrpoCharts.onZoom("run-7", fn);         // fn({min, max} or null) after every zoom change
+ *
+ * Keys may be given data before or after they appear in `series`; a key's points are kept
+ * by step, so data given twice for a step (a live point, then the same point re-fetched after
+ * a reconnect) is stored once. Drawing is batched to one redraw per animation frame, however
+ * many points arrive in it. Hovering shows every line's value at that step in the legend;
+ * dragging across a plot zooms into those steps. The first time any chart draws points, the
+ * page gets a performance mark "grpo:first-chart-drawn" (read by bench/pages.py).
+ */
+(function (global) {
+  "use strict";
+
+  const PALETTE = ["#3556d8", "#d8553b", "#2f9e6e", "#9b51e0", "#c29100", "#0095b6", "#e0457b", "#5b6475"];
+  const FIRST_DRAW_MARK = "grpo:first-chart-drawn";
+  const groups = new Map(); // syncKey -> {charts: Set, zoom: {min, max} | null, listeners: []}
+  let firstDrawMarked = false;
+
+  function groupOf(syncKey) {
+    if (!groups.has(syncKey)) groups.set(syncKey, { charts: new Set(), zoom: null, listeners: [] });
+    return groups.get(syncKey);
+  }
+
+  function formatValue(value) {
+    if (value === null || value === undefined || Number.isNaN(value)) return "—";
+    const size = Math.abs(value);
+    if (size !== 0 && (size >= 1e6 || size < 1e-3)) return value.toExponential(2);
+    return String(Number(value.toPrecision(4)));
+  }
+
+  function withAlpha(hex, alpha) {
+    const n = parseInt(hex.slice(1), 16);
+    return `rgba(${(n >> 16) & 255}, ${(n >> 8) & 255}, ${n & 255}, ${alpha})`;
+  }
+
+  /* Sorted steps with membership, so that in-order appends (the usual case) cost O(1). */
+  class StepIndex {
+    constructor() { this.steps = []; this.known = new Set(); }
+    add(step) {
+      if (this.known.has(step)) return;
+      this.known.add(step);
+      const steps = this.steps;
+      if (!steps.length || step > steps[steps.length - 1]) { steps.push(step); return; }
+      let low = 0, high = steps.length;
+      while (low < high) { const mid = (low + high) >> 1; if (steps[mid] < step) low = mid + 1; else high = mid; }
+      steps.splice(low, 0, step);
+    }
+  }
+
+  class SeriesChart {
+    constructor(element, options) {
+      this.element = element;
+      this.title = options.title || "";
+      this.height = options.height || 220;
+      this.syncKey = options.syncKey || null;
+      this.values = new Map(); // key -> Map(step -> value)
+      this.index = new StepIndex();
+      this.frame = null;
+      this.plot = null;
+      this.series = [];
+      element.classList.add("grpo-chart");
+      this.resizeObserver = new ResizeObserver(() => this.resize());
+      this.resizeObserver.observe(element);
+      if (this.syncKey) groupOf(this.syncKey).charts.add(this);
+      this.setSeries(options.series || []);
+    }
+
+    keys() {
+      const keys = [];
+      for (const s of this.series) keys.push(s.key, ...(s.std ? [s.std] : []), ...(s.range || []));
+      return keys;
+    }
+
+    pointCount() { return this.index.steps.length; }
+
+    addSeriesData(key, columns) {
+      const steps = columns.step || [], values = columns.value || [];
+      for (let i = 0; i < steps.length; i++) this.store(key, steps[i], values[i]);
+      this.scheduleDraw();
+    }
+
+    appendPoints(points) {
+      const wanted = new Set(this.keys());
+      for (const point of points) {
+        for (const [key, value] of Object.entries(point.values)) {
+          if (wanted.has(key)) this.store(key, point.step, value);
+        }
+      }
+      this.scheduleDraw();
+    }
+
+    store(key, step, value) {
+      if (!this.values.has(key)) this.values.set(key, new Map());
+      this.values.get(key).set(step, value);
+      this.index.add(step);
+    }
+
+    setSeries(series) {
+      this.series = series.map((s, i) => ({ color: PALETTE[i % PALETTE.length], ...s }));
+      if (this.plot) { this.plot.destroy(); this.plot = null; }
+      this.scheduleDraw();
+    }
+
+    scheduleDraw() {
+      if (this.frame !== null) return;
+      this.frame = requestAnimationFrame(() => { this.frame = null; this.draw(); });
+    }
+
+    /* Columns for uPlot: steps, then per line its values, then each band's upper and lower edge. */
+    columns() {
+      const steps = this.index.steps;
+      const column = (key) => {
+        const byStep = this.values.get(key);
+        return steps.map((step) => (byStep && byStep.has(step) ? byStep.get(step) : null));
+      };
+      const data = [steps.slice()];
+      const bands = [];
+      for (const s of this.series) data.push(column(s.key));
+      this.series.forEach((s, i) => {
+        const mean = data[i + 1];
+        if (s.std) {
+          const std = column(s.std);
+          bands.push([mean.map((m, j) => (m === null || std[j] === null ? null : m + std[j])),
+            mean.map((m, j) => (m === null || std[j] === null ? null : m - std[j]))]);
+        } else if (s.range) {
+          bands.push([column(s.range[1]), column(s.range[0])]);
+        }
+      });
+      for (const [upper, lower] of bands) data.push(upper, lower);
+      return data;
+    }
+
+    draw() {
+      if (!this.index.steps.length) return;
+      const data = this.columns();
+      if (!this.plot) { this.create(data); return; }
+      const zoom = this.syncKey ? groupOf(this.syncKey).zoom : null;
+      this.plot.setData(data, !zoom);
+      if (zoom) this.applyZoom(zoom);
+    }
+
+    create(data) {
+      const hasRight = this.series.some((s) => s.axis === "right");
+      const uSeries = [{ label: "step", value: (u, v) => (v === null ? "—" : String(v)) }];
+      const uBands = [];
+      const banded = this.series.filter((s) => s.std || s.range);
+      this.series.forEach((s, i) => {
+        uSeries.push({
+          // uPlot's default shows points only where they are sparse, so a 1-step series is visible.
+          label: s.label || s.key, stroke: s.color, width: 1.5, spanGaps: true,
+          scale: s.axis === "right" ? "y2" : "y",
+          value: (u, v, sidx, idx) => this.describe(s, v, idx),
+        });
+      });
+      banded.forEach((s, b) => {
+        const upper = this.series.length + 1 + 2 * b;
+        const edge = { stroke: "transparent", width: 0, spanGaps: true, points: { show: false },
+          scale: s.axis === "right" ? "y2" : "y", label: "" };
+        uSeries.push({ ...edge }, { ...edge });
+        uBands.push({ series: [upper, upper + 1], fill: withAlpha(s.color, 0.15) });
+      });
+      const axes = [{ label: "step", size: 36 }, { scale: "y", size: 56, values: (u, ticks) => ticks.map(formatValue) }];
+      if (hasRight) axes.push({ scale: "y2", side: 1, size: 56, grid: { show: false }, values: (u, ticks) => ticks.map(formatValue) });
+      const chart = this;
+      this.plot = new global.uPlot({
+        title: this.title, width: Math.max(this.element.clientWidth, 200), height: this.height,
+        series: uSeries, bands: uBands, axes,
+        scales: { x: { time: false }, y: { auto: true }, y2: { auto: true } },
+        legend: { live: true },
+        cursor: {
+          drag: { x: true, y: false, setScale: false },
+          sync: this.syncKey ? { key: this.syncKey, setSeries: false } : undefined,
+        },
+        hooks: {
+          setSelect: [(u) => chart.selected(u)],
+          draw: [() => chart.markFirstDraw()],
+        },
+      }, data, this.element);
+      this.hideBandLegend(uSeries.length - 2 * banded.length);
+      this.plot.over.addEventListener("dblclick", () => { if (this.syncKey) resetZoom(this.syncKey); });
+      const zoom = this.syncKey ? groupOf(this.syncKey).zoom : null;
+      if (zoom) this.applyZoom(zoom);
+    }
+
+    describe(s, value, idx) {
+      const text = formatValue(value);
+      if (idx === null || idx === undefined || value === null) return text;
+      if (s.std) {
+        const std = this.values.get(s.std);
+        const step = this.index.steps[idx];
+        if (std && std.has(step)) return `${text} ± ${formatValue(std.get(step))}`;
+      }
+      return text;
+    }
+
+    hideBandLegend(firstEdge) {
+      const rows = this.plot.root.querySelectorAll(".u-legend .u-series");
+      rows.forEach((row, i) => { if (i >= firstEdge) row.style.display = "none"; });
+    }
+
+    selected(u) {
+      const width = u.select.width;
+      if (width > 4 && this.syncKey) {
+        const min = u.posToVal(u.select.left, "x"), max = u.posToVal(u.select.left + width, "x");
+        zoomGroup(this.syncKey, Math.floor(min), Math.ceil(max));
+      } else if (width > 4) {
+        this.applyZoom({ min: u.posToVal(u.select.left, "x"), max: u.posToVal(u.select.left + width, "x") });
+      }
+      if (width > 0) u.setSelect({ left: 0, top: 0, width: 0, height: 0 }, false);
+    }
+
+    applyZoom(zoom) {
+      if (!this.plot) return;
+      if (zoom) this.plot.setScale("x", { min: zoom.min, max: zoom.max });
+      else this.plot.setData(this.plot.data, true);
+    }
+
+    markFirstDraw() {
+      if (firstDrawMarked || !this.index.steps.length) return;
+      firstDrawMarked = true;
+      if (global.performance && performance.mark) performance.mark(FIRST_DRAW_MARK);
+    }
+
+    resize() {
+      if (!this.plot) return;
+      const width = Math.max(this.element.clientWidth, 200);
+      if (Math.abs(width - this.plot.width) > 1) this.plot.setSize({ width, height: this.height });
+    }
+
+    destroy() {
+      if (this.frame !== null) cancelAnimationFrame(this.frame);
+      this.resizeObserver.disconnect();
+      if (this.plot) this.plot.destroy();
+      if (this.syncKey) groupOf(this.syncKey).charts.delete(this);
+      this.plot = null;
+    }
+  }
+
+  function zoomGroup(syncKey, min, max) {
+    const group = groupOf(syncKey);
+    group.zoom = min < max ? { min, max } : null;
+    for (const chart of group.charts) chart.applyZoom(group.zoom);
+    for (const listener of group.listeners) listener(group.zoom);
+  }
+
+  function resetZoom(syncKey) {
+    const group = groupOf(syncKey);
+    group.zoom = null;
+    for (const chart of group.charts) chart.applyZoom(null);
+    for (const listener of group.listeners) listener(null);
+  }
+
+  global.GrpoCharts = {
+    createSeriesChart: (element, options) => new SeriesChart(element, options),
+    zoomGroup, resetZoom,
+    onZoom: (syncKey, listener) => groupOf(syncKey).listeners.push(listener),
+    formatValue,
+    FIRST_DRAW_MARK,
+  };
+})(window);

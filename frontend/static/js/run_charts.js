@@ -1,0 +1,134 @@
+// Run page: which metric goes in which chart, and the charts themselves (charts.js).
+// The names are those the trainer emits (worker/trainer/rollout/metrics.py, step.py, app.py,
+// algorithm/loss.py). A chart appears once one of its metrics has data; a metric no chart
+// claims gets a chart of its own under "More metrics", so every reported series is shown.
+(function (RunPage) {
+  "use strict";
+
+  const REWARD_FN = /^rollout\/reward\/(.+)_mean$/;
+  const PLAN = [
+    { id: "reward", title: "Reward (mean ± std)", series: rewardSeries },
+    { id: "loss", title: "Loss", series: fixed([["train/loss", "loss"]]) },
+    { id: "kl", title: "KL divergence", series: fixed([["train/kl_to_reference", "to reference"], ["train/kl_to_sampler", "to sampler"]]) },
+    { id: "clip", title: "Clip ratios", series: fixed([
+      ["train/clip_ratio_low", "low"], ["train/clip_ratio_high", "high"], ["train/clip_ratio_region", "either"],
+      ["rollout/clipped_ratio", "truncated completions"]]) },
+    { id: "length", title: "Completion length (tokens; band: min–max)", series: fixed([
+      ["rollout/completion_length_mean", "mean", { range: ["rollout/completion_length_min", "rollout/completion_length_max"] }]]) },
+    { id: "entropy", title: "Entropy", series: fixed([["train/entropy", "entropy"]]) },
+    { id: "staleness", title: "Staleness (versions) and dropped samples", series: fixed([
+      ["async/staleness_mean", "staleness mean"], ["async/staleness_max", "staleness max"],
+      ["async/dropped_stale", "dropped, total (right axis)", { axis: "right" }]]) },
+    { id: "queue", title: "Queue depth", series: fixed([["async/queue_depth", "scored groups queued"], ["async/in_flight", "requests in flight"]]) },
+    { id: "throughput", title: "Tokens per second", series: fixed([
+      ["system/generation_tokens_per_s", "generation"], ["system/training_tokens_per_s", "training"]]) },
+    { id: "sync", title: "Weight sync time (s)", series: fixed([["system/weight_sync_s", "weight sync"]]) },
+  ];
+  // The charts drawn first when a run page opens: one small request before the rest.
+  const FIRST = ["reward", "loss"];
+
+  function fixed(lines) {
+    return (names) => lines.filter(([key]) => names.has(key))
+      .map(([key, label, extra]) => ({ key, label, ...(extra || {}) }));
+  }
+
+  function rewardSeries(names) {
+    const series = [];
+    if (names.has("rollout/reward_mean")) series.push({ key: "rollout/reward_mean", label: "total", std: "rollout/reward_std" });
+    for (const name of [...names].sort()) {
+      const match = REWARD_FN.exec(name);
+      if (match) series.push({ key: name, label: match[1], std: `rollout/reward/${match[1]}_std` });
+    }
+    return series;
+  }
+
+  /* {id: {title, series}} for the given metric names, the fixed charts first, then one per leftover name. */
+  function chartPlan(names) {
+    const known = new Set(names);
+    const plan = new Map();
+    const claimed = new Set();
+    for (const chart of PLAN) {
+      const series = chart.series(known);
+      if (!series.length) continue;
+      plan.set(chart.id, { title: chart.title, series, more: false });
+      for (const s of series) for (const key of [s.key, s.std, ...(s.range || [])]) if (key) claimed.add(key);
+    }
+    for (const name of [...known].sort()) {
+      if (!claimed.has(name)) plan.set("metric:" + name, { title: name, series: [{ key: name, label: name }], more: true });
+    }
+    return plan;
+  }
+
+  /* Names the first charts read (FIRST): fetched before everything else. */
+  function firstNames(names) {
+    const plan = chartPlan(names);
+    const keys = [];
+    for (const id of FIRST) if (plan.has(id)) for (const s of plan.get(id).series) keys.push(s.key, ...(s.std ? [s.std] : []));
+    return keys.filter((key) => names.includes(key));
+  }
+
+  class RunCharts {
+    constructor({ main, more, moreCount, empty, syncKey }) {
+      this.main = main;
+      this.more = more;
+      this.moreCount = moreCount;
+      this.empty = empty;
+      this.syncKey = syncKey;
+      this.names = new Set();
+      this.charts = new Map(); // plan id -> {chart, signature}
+    }
+
+    /* Makes sure every chart the names call for exists, with the right lines. */
+    know(names) {
+      let grew = false;
+      for (const name of names) if (!this.names.has(name)) { this.names.add(name); grew = true; }
+      if (!grew) return;
+      for (const [id, spec] of chartPlan(this.names)) {
+        const signature = JSON.stringify(spec.series);
+        const existing = this.charts.get(id);
+        if (existing && existing.signature === signature) continue;
+        if (existing) { existing.chart.setSeries(spec.series); existing.signature = signature; continue; }
+        this.charts.set(id, { chart: this.create(id, spec), signature });
+      }
+      this.empty.hidden = this.charts.size > 0;
+      const extra = [...this.charts.keys()].filter((id) => id.startsWith("metric:")).length;
+      this.more.closest("details").hidden = extra === 0;
+      this.moreCount.textContent = String(extra);
+    }
+
+    create(id, spec) {
+      const box = document.createElement("div");
+      box.className = "chart-box";
+      box.dataset.chart = id;
+      const parent = spec.more ? this.more : this.main;
+      parent.appendChild(box);
+      return GrpoCharts.createSeriesChart(box, { title: spec.title, series: spec.series, syncKey: this.syncKey, height: spec.more ? 180 : 220 });
+    }
+
+    /* A REST response of /api/runs/<id>/metrics/: {series: {name: {step: [], value: []}}}. */
+    addSeries(series) {
+      this.know(Object.keys(series).filter((name) => series[name].step.length));
+      for (const [name, columns] of Object.entries(series)) {
+        for (const { chart } of this.charts.values()) if (chart.keys().includes(name)) chart.addSeriesData(name, columns);
+      }
+    }
+
+    /* Live points from a run.metrics event: [{step, time, values: {name: value}}]. */
+    addPoints(points) {
+      const names = new Set();
+      for (const point of points) for (const name of Object.keys(point.values)) names.add(name);
+      this.know(names);
+      for (const { chart } of this.charts.values()) chart.appendPoints(points);
+    }
+
+    pointCount() {
+      let count = 0;
+      for (const { chart } of this.charts.values()) count = Math.max(count, chart.pointCount());
+      return count;
+    }
+  }
+
+  RunPage.RunCharts = RunCharts;
+  RunPage.chartPlan = chartPlan;
+  RunPage.firstChartNames = firstNames;
+})(window.RunPage = window.RunPage || {});

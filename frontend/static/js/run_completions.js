@@ -1,0 +1,180 @@
+// Run page: the completions browser. Shows one step's sampled groups (prompt, then each
+// completion with its reward per function, total, advantage, model version, staleness,
+// finish reason); follows the newest step as samples stream in, or stays on the step the
+// user picked. Long text is folded. Everything is written with textContent (model output
+// is untrusted text).
+(function (RunPage) {
+  "use strict";
+
+  const FOLD_CHARS = 600, FOLD_LINES = 8, PREVIEW_CHARS = 240;
+  const CACHE_STEPS = 30;
+
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [name, value] of Object.entries(attrs || {})) {
+      if (name === "text") node.textContent = value;
+      else if (name === "class") node.className = value;
+      else node.setAttribute(name, value);
+    }
+    for (const child of children) if (child) node.appendChild(child);
+    return node;
+  }
+
+  /* Text in a <pre>, folded behind a <details> summary when it is long. */
+  function foldable(text, className) {
+    const lines = text.split("\n").length;
+    if (text.length <= FOLD_CHARS && lines <= FOLD_LINES) return el("pre", { class: className, text });
+    const preview = text.slice(0, PREVIEW_CHARS).replace(/\s+/g, " ");
+    return el("details", { class: "fold" },
+      el("summary", { text: `${preview}… (${text.length} characters, ${lines} lines)` }),
+      el("pre", { class: className, text }));
+  }
+
+  function number(value, digits) {
+    return value === null || value === undefined ? "—" : Number(value).toFixed(digits);
+  }
+
+  class CompletionsBrowser {
+    constructor(root, { samplesUrl, steps, rewardNames, fetchJson }) {
+      this.root = root;
+      this.samplesUrl = samplesUrl;
+      this.fetchJson = fetchJson;
+      this.rewardNames = rewardNames;
+      this.steps = [...steps].sort((a, b) => a - b);
+      this.cache = new Map(); // step -> samples (only complete steps from REST or whole events)
+      this.current = null;
+      this.follow = true;
+      this.select = root.querySelector("#sample-step");
+      this.followBox = root.querySelector("#sample-follow");
+      this.list = root.querySelector("#sample-groups");
+      this.empty = root.querySelector("#samples-empty");
+      this.status = root.querySelector("#samples-status");
+      root.querySelector("#sample-older").addEventListener("click", () => this.move(-1));
+      root.querySelector("#sample-newer").addEventListener("click", () => this.move(1));
+      root.querySelector("#sample-newest").addEventListener("click", () => { this.setFollow(true); this.show(this.newest()); });
+      this.select.addEventListener("change", () => { this.setFollow(false); this.show(Number(this.select.value)); });
+      this.followBox.addEventListener("change", () => { this.setFollow(this.followBox.checked); if (this.follow) this.show(this.newest()); });
+      this.renderSteps();
+      if (this.steps.length) this.show(this.newest());
+    }
+
+    newest() { return this.steps.length ? this.steps[this.steps.length - 1] : null; }
+
+    setFollow(follow) { this.follow = follow; this.followBox.checked = follow; }
+
+    move(delta) {
+      if (this.current === null) return;
+      const at = this.steps.indexOf(this.current) + delta;
+      if (at < 0 || at >= this.steps.length) return;
+      this.setFollow(at === this.steps.length - 1);
+      this.show(this.steps[at]);
+    }
+
+    addSteps(steps) {
+      let grew = false;
+      for (const step of steps) if (!this.steps.includes(step)) { this.steps.push(step); grew = true; }
+      if (!grew) return;
+      this.steps.sort((a, b) => a - b);
+      this.renderSteps();
+    }
+
+    renderSteps() {
+      this.empty.hidden = this.steps.length > 0;
+      this.root.querySelector(".sample-controls").hidden = this.steps.length === 0;
+      const options = this.steps.map((step) => el("option", { value: String(step), text: `step ${step}` }));
+      this.select.replaceChildren(...options);
+      if (this.current !== null) this.select.value = String(this.current);
+    }
+
+    /* Samples that arrived live (a run.samples event): whole steps, as the ingest stores them. */
+    addLive(samples) {
+      const byStep = new Map();
+      for (const sample of samples) {
+        if (!byStep.has(sample.step)) byStep.set(sample.step, []);
+        byStep.get(sample.step).push(sample);
+      }
+      for (const [step, list] of byStep) this.remember(step, this.merged(this.cache.get(step), list));
+      this.addSteps([...byStep.keys()]);
+      if (this.follow && this.newest() !== this.current) this.show(this.newest());
+      else if (byStep.has(this.current)) this.render(this.current, this.cache.get(this.current));
+    }
+
+    merged(known, more) {
+      const byId = new Map((known || []).map((s) => [s.id, s]));
+      for (const sample of more) byId.set(sample.id, sample);
+      return [...byId.values()].sort((a, b) => a.group - b.group || a.id - b.id);
+    }
+
+    remember(step, samples) {
+      this.cache.delete(step);
+      this.cache.set(step, samples);
+      while (this.cache.size > CACHE_STEPS) this.cache.delete(this.cache.keys().next().value);
+    }
+
+    async show(step) {
+      if (step === null) return;
+      this.current = step;
+      this.select.value = String(step);
+      if (!this.cache.has(step)) {
+        this.status.textContent = `Loading step ${step}…`;
+        try {
+          this.remember(step, await this.fetchStep(step));
+        } catch (error) {
+          this.status.textContent = `Could not load step ${step}: ${error.message}`;
+          return;
+        }
+      }
+      if (this.current === step) this.render(step, this.cache.get(step));
+    }
+
+    async fetchStep(step) {
+      const samples = [];
+      let url = `${this.samplesUrl}?step=${step}&page_size=1000`;
+      while (url) {
+        const page = await this.fetchJson(url);
+        samples.push(...page.results);
+        url = page.next;
+      }
+      return samples;
+    }
+
+    render(step, samples) {
+      const groups = new Map();
+      for (const sample of samples) {
+        if (!groups.has(sample.group)) groups.set(sample.group, []);
+        groups.get(sample.group).push(sample);
+      }
+      this.status.textContent = `Step ${step}: ${groups.size} group${groups.size === 1 ? "" : "s"}, ${samples.length} completions.`;
+      this.list.replaceChildren(...[...groups.entries()].map(([group, list]) => this.renderGroup(step, group, list)));
+    }
+
+    renderGroup(step, group, samples) {
+      const names = this.rewardColumns(samples);
+      const head = el("tr", {}, el("th", { scope: "col", text: "#" }), el("th", { scope: "col", text: "Completion" }),
+        ...names.map((name) => el("th", { scope: "col", class: "num", text: name })),
+        ...["total", "advantage", "version", "staleness", "finish", "tokens"].map((t) => el("th", { scope: "col", class: "num", text: t })));
+      const rows = samples.map((sample, i) => el("tr", { "data-sample": String(sample.id) },
+        el("td", { text: String(i + 1) }),
+        el("td", { class: "completion" }, foldable(sample.completion, "completion-text")),
+        ...names.map((name) => el("td", { class: "num", text: number(sample.rewards[name], 2) })),
+        el("td", { class: "num total", text: number(sample.total_reward, 3) }),
+        el("td", { class: "num", text: number(sample.advantage, 3) }),
+        el("td", { class: "num", text: String(sample.model_version) }),
+        el("td", { class: "num", text: String(sample.staleness) }),
+        el("td", { class: "num", text: sample.finish_reason || "—" }),
+        el("td", { class: "num", text: String(sample.num_tokens) })));
+      return el("article", { class: "sample-group", "aria-label": `Step ${step}, group ${group}` },
+        el("h3", { text: `Group ${group}` }),
+        el("div", { class: "prompt" }, el("span", { class: "muted small", text: "Prompt" }), foldable(samples[0].prompt, "prompt-text")),
+        el("div", { class: "table-scroll" }, el("table", { class: "table samples-table" }, el("thead", {}, head), el("tbody", {}, ...rows))));
+    }
+
+    rewardColumns(samples) {
+      const names = [...this.rewardNames];
+      for (const sample of samples) for (const name of Object.keys(sample.rewards)) if (!names.includes(name)) names.push(name);
+      return names;
+    }
+  }
+
+  RunPage.CompletionsBrowser = CompletionsBrowser;
+})(window.RunPage = window.RunPage || {});

@@ -1,0 +1,55 @@
+// Run page: the log panel. Lines are kept in id order and shown once each; while "follow"
+// is on (and the panel is scrolled to its end) new lines scroll into view.
+(function (RunPage) {
+  "use strict";
+
+  const MAX_LINES = 2000;
+
+  class LogPanel {
+    constructor(root, lines) {
+      this.list = root.querySelector("#log-lines");
+      this.empty = root.querySelector("#logs-empty");
+      this.followBox = root.querySelector("#log-follow");
+      this.lastId = 0;
+      this.add(lines);
+      this.scrollToEnd();
+    }
+
+    add(lines) {
+      const atEnd = this.isAtEnd();
+      const fresh = lines.filter((line) => line.id > this.lastId).sort((a, b) => a.id - b.id);
+      for (const line of fresh) {
+        this.list.appendChild(this.row(line));
+        this.lastId = line.id;
+      }
+      while (this.list.childElementCount > MAX_LINES) this.list.firstElementChild.remove();
+      this.empty.hidden = this.list.childElementCount > 0;
+      if (fresh.length && this.followBox.checked && atEnd) this.scrollToEnd();
+    }
+
+    row(line) {
+      const item = document.createElement("li");
+      item.className = `log-${line.level}`;
+      const time = document.createElement("time");
+      time.dateTime = line.time;
+      time.textContent = new Date(line.time).toLocaleTimeString();
+      const source = document.createElement("span");
+      source.className = "log-source";
+      source.textContent = line.source;
+      const message = document.createElement("span");
+      message.className = "log-message";
+      message.textContent = line.message;
+      item.append(time, " ", source, " ", message);
+      return item;
+    }
+
+    isAtEnd() {
+      const box = this.list;
+      return box.scrollHeight - box.scrollTop - box.clientHeight < 40;
+    }
+
+    scrollToEnd() { this.list.scrollTop = this.list.scrollHeight; }
+  }
+
+  RunPage.LogPanel = LogPanel;
+})(window.RunPage = window.RunPage || {});

@@ -1,0 +1,238 @@
+// Run page (/runs/<id>/): puts the parts together. The server rendered the run and passed
+// its starting data in #run-data; this script fetches the metric series over REST (the first
+// charts' series first), follows the websocket, and after every (re)connection re-fetches
+// what it may have missed: metrics after the last step seen, log lines after the last id,
+// steps with samples, checkpoints. Every update is idempotent (points by step, lines and
+// samples by id), so an event seen both live and in a re-fetch is shown once.
+(function (RunPage) {
+  "use strict";
+
+  const data = JSON.parse(document.getElementById("run-data").textContent);
+  const MAX_POINTS = 600; // about one per horizontal pixel of a chart
+  const MAX_NAMES = 100; // runs/api/serializers/queries.py MetricsQuery.MAX_NAMES
+  const ACTIVE = ["queued", "starting", "running"];
+  const LABELS = { created: "Created", queued: "Queued", starting: "Starting", running: "Running", succeeded: "Succeeded",
+    failed: "Failed", cancelled: "Cancelled", lost: "Lost" };
+  const syncKey = "run-" + data.run;
+  const $ = (id) => document.getElementById(id);
+
+  let status = data.status;
+  let lastMetricStep = null;
+  const stepTimes = [];
+
+  async function fetchJson(url) {
+    const response = await fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } });
+    if (!response.ok) throw new Error(`${response.status} ${response.statusText} from ${url}`);
+    return response.json();
+  }
+
+  function query(params) {
+    return "?" + Object.entries(params).filter(([, v]) => v !== null && v !== undefined)
+      .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join("&");
+  }
+
+  // --- status, progress, ETA, buttons ------------------------------------------------------
+  function applyStatus(payload) {
+    status = { ...status, ...payload };
+    const badge = $("run-status");
+    badge.textContent = LABELS[status.status] || status.status;
+    badge.className = `badge status-${status.status}`;
+    document.body.dataset.runStatus = status.status;
+    $("run-cancelling").hidden = !(status.cancel_requested && ACTIVE.includes(status.status));
+    const error = $("run-error");
+    error.hidden = !status.error;
+    error.textContent = status.error || "";
+    $("run-attempt").textContent = String(status.attempt);
+    showProgress(status.step);
+    $("action-start").hidden = status.status !== "created";
+    $("action-cancel").hidden = !(["created", ...ACTIVE].includes(status.status)) || status.cancel_requested;
+    $("action-resume").hidden = !["failed", "cancelled", "lost"].includes(status.status);
+  }
+
+  function showProgress(step) {
+    if (step === undefined || step === null) return;
+    status.step = Math.max(status.step || 0, step);
+    $("run-step").textContent = String(status.step);
+    const bar = $("run-progress");
+    if (bar && data.max_steps) bar.value = Math.min(status.step, data.max_steps);
+    $("run-eta").textContent = etaText();
+  }
+
+  function etaText() {
+    if (!data.max_steps || status.status !== "running" || !status.step) return "";
+    const remaining = data.max_steps - status.step;
+    if (remaining <= 0) return "finishing";
+    const recent = stepTimes.slice(-10);
+    let perStep = recent.length ? recent.reduce((a, b) => a + b, 0) / recent.length : null;
+    if (perStep === null && data.started_at) perStep = (Date.now() - Date.parse(data.started_at)) / 1000 / status.step;
+    if (!perStep) return "";
+    const seconds = remaining * perStep;
+    const text = seconds < 90 ? `${Math.round(seconds)} s` : seconds < 5400 ? `${Math.round(seconds / 60)} min`
+      : `${(seconds / 3600).toFixed(1)} h`;
+    return `about ${text} left (${perStep.toFixed(1)} s a step)`;
+  }
+
+  function noteStepTimes(steps, values) {
+    for (let i = 0; i < values.length; i++) if (values[i] !== null) stepTimes.push(values[i]);
+    stepTimes.splice(0, Math.max(0, stepTimes.length - 20));
+  }
+
+  // --- metrics -----------------------------------------------------------------------------
+  const charts = new RunPage.RunCharts({
+    main: $("charts-main"), more: $("charts-more"), moreCount: $("charts-more-count"),
+    empty: $("charts-empty"), syncKey,
+  });
+
+  function takeSeries(response) {
+    charts.addSeries(response.series);
+    for (const [name, columns] of Object.entries(response.series)) {
+      const steps = columns.step;
+      if (steps.length) lastMetricStep = Math.max(lastMetricStep ?? 0, steps[steps.length - 1]);
+      if (name === "system/step_time_s") noteStepTimes(steps, columns.value.slice(-10));
+    }
+    if (lastMetricStep !== null) showProgress(lastMetricStep);
+  }
+
+  async function fetchSeries(names, stepMin) {
+    for (let i = 0; i < names.length; i += MAX_NAMES) {
+      const chunk = names.slice(i, i + MAX_NAMES);
+      takeSeries(await fetchJson(data.urls.metrics + query({ names: chunk.join(","), step_min: stepMin, max_points: MAX_POINTS })));
+    }
+  }
+
+  async function loadMetrics() {
+    const names = data.metric_names;
+    const first = RunPage.firstChartNames(names);
+    if (first.length) await fetchSeries(first, null);
+    await fetchSeries(names.filter((name) => !first.includes(name)), null);
+  }
+
+  async function metricsSince(step) {
+    // All names, including ones that appeared while we were away.
+    takeSeries(await fetchJson(data.urls.metrics + query({ step_min: step ?? 0, max_points: MAX_POINTS })));
+  }
+
+  function liveMetrics(points) {
+    charts.addPoints(points);
+    for (const point of points) {
+      lastMetricStep = Math.max(lastMetricStep ?? 0, point.step);
+      if ("system/step_time_s" in point.values) noteStepTimes([point.step], [point.values["system/step_time_s"]]);
+    }
+    showProgress(lastMetricStep);
+  }
+
+  // --- samples, logs, checkpoints ----------------------------------------------------------
+  const completions = new RunPage.CompletionsBrowser($("completions"), {
+    samplesUrl: data.urls.samples, steps: data.sample_steps, rewardNames: data.reward_names, fetchJson,
+  });
+  const logs = new RunPage.LogPanel($("logs"), data.logs);
+  const checkpoints = new Map();
+
+  async function samplesSince() {
+    const newest = completions.newest();
+    const response = await fetchJson(data.urls.sample_steps + query({ after: newest }));
+    completions.addSteps(response.steps);
+    if (completions.follow && completions.newest() !== completions.current) await completions.show(completions.newest());
+  }
+
+  async function logsSince() {
+    let url = data.urls.logs + query({ after: logs.lastId, page_size: 1000 });
+    for (let pages = 0; url && pages < 20; pages++) {
+      const page = await fetchJson(url);
+      logs.add(page.results);
+      url = page.next;
+    }
+  }
+
+  function addCheckpoints(list) {
+    for (const checkpoint of list) checkpoints.set(checkpoint.id, checkpoint);
+    const rows = [...checkpoints.values()].sort((a, b) => a.step - b.step).map(checkpointRow);
+    $("checkpoint-rows").replaceChildren(...rows);
+    $("checkpoints-empty").hidden = rows.length > 0;
+    $("checkpoints-table").hidden = rows.length === 0;
+  }
+
+  function checkpointRow(checkpoint) {
+    const row = document.createElement("tr");
+    const cells = [`step ${checkpoint.step}`, String(checkpoint.model_version), size(checkpoint.size_bytes),
+      new Date(checkpoint.created_at).toLocaleString()];
+    for (const text of cells) { const cell = document.createElement("td"); cell.textContent = text; row.appendChild(cell); }
+    const link = document.createElement("a");
+    link.href = data.urls.download.replace("{id}", checkpoint.id);
+    link.textContent = "Download (.tar)";
+    link.setAttribute("download", "");
+    const cell = document.createElement("td");
+    cell.appendChild(link);
+    row.appendChild(cell);
+    return row;
+  }
+
+  function size(bytes) {
+    if (!bytes) return "—";
+    const units = ["bytes", "KiB", "MiB", "GiB"];
+    let value = bytes, unit = 0;
+    while (value >= 1024 && unit < units.length - 1) { value /= 1024; unit++; }
+    return `${value.toFixed(unit ? 1 : 0)} ${units[unit]}`;
+  }
+
+  // --- live ------------------------------------------------------------------------------
+  const HANDLERS = {
+    "run.status": applyStatus,
+    "run.metrics": (payload) => liveMetrics(payload.points),
+    "run.samples": (payload) => completions.addLive(payload.samples),
+    "run.log": (payload) => logs.add(payload.lines),
+    "run.checkpoint": (payload) => addCheckpoints([payload]),
+  };
+
+  const initialLoad = loadMetrics().catch((error) => {
+    $("charts-empty").hidden = false;
+    $("charts-empty").textContent = `Could not load the metrics: ${error.message}. They load again on reconnection.`;
+    throw error;
+  });
+
+  async function catchUp(hello) {
+    applyStatus(hello);
+    try { await initialLoad; } catch (error) { await loadMetrics(); }
+    await Promise.all([
+      metricsSince(lastMetricStep), logsSince(), samplesSince(),
+      fetchJson(data.urls.checkpoints).then(addCheckpoints),
+    ]);
+  }
+
+  const STATES = {
+    connecting: "Connecting…", "catching-up": "Catching up…", live: "Live",
+    reconnecting: "Connection lost — reconnecting", gone: "This run is no longer available",
+  };
+
+  function showConnection(state, delay) {
+    const indicator = $("live-indicator");
+    indicator.dataset.state = state;
+    $("live-text").textContent = STATES[state] + (state === "reconnecting" && delay ? ` in ${Math.round(delay / 1000) || 1} s` : "");
+    $("live-retry").hidden = state !== "reconnecting";
+  }
+
+  const socket = new RunPage.LiveSocket(data.urls.socket, {
+    onHello: catchUp,
+    onEvent: (event) => { if (HANDLERS[event.type]) HANDLERS[event.type](event.payload); },
+    onState: showConnection,
+  });
+  $("live-retry").addEventListener("click", () => socket.retryNow());
+  window.addEventListener("online", () => socket.retryNow());
+
+  // --- zoom by keyboard: a step range form besides dragging on a chart ----------------------
+  $("zoom-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const from = Number($("zoom-from").value), to = Number($("zoom-to").value);
+    if (Number.isFinite(from) && Number.isFinite(to) && to > from) GrpoCharts.zoomGroup(syncKey, from, to);
+  });
+  $("zoom-reset").addEventListener("click", () => GrpoCharts.resetZoom(syncKey));
+  GrpoCharts.onZoom(syncKey, (zoom) => {
+    $("zoom-reset").hidden = !zoom;
+    $("zoom-from").value = zoom ? String(zoom.min) : "";
+    $("zoom-to").value = zoom ? String(zoom.max) : "";
+  });
+
+  addCheckpoints(data.checkpoints);
+  applyStatus(data.status);
+  socket.connect();
+})(window.RunPage = window.RunPage || {});

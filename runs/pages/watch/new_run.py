@@ -1,0 +1,90 @@
+"""New run (/runs/new/): pick a dataset, reward functions with weights, a config (or edit a copy
+inline), a model and a worker pool, then start. Validated by the API's RunSerializer; created
+and started in one transaction, so a refused start leaves nothing behind."""
+from django.contrib.auth.decorators import login_required
+from django.db import transaction
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import path
+from pydantic import ValidationError as SchemaError
+
+from runs.actions.lifecycle import start_run
+from runs.api.serializers.runs import RunSerializer
+from runs.models import Dataset, RewardFunction, Run, TrainingConfig
+from runs.pages.config_form import default_values
+from runs.pages.watch.choices import found_models, worker_pools
+from runs.pages.watch.new_run_form import (
+    Entered, PlacedErrors, editor_groups, entered_from_post, entered_from_run, place_errors, serializer_payload,
+)
+
+
+class StartRefused(Exception):
+    """Starting failed after the run was saved; raised inside the transaction to undo the save."""
+
+
+def create_and_start(serializer: RunSerializer, owner) -> Run:
+    try:
+        with transaction.atomic():
+            return start_run(serializer.save(owner=owner))
+    except SchemaError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:5])
+        raise StartRefused(f"the run could not be launched ({problems}); nothing was saved") from None
+
+
+def _library(user) -> dict:
+    return {
+        "datasets": list(Dataset.objects.visible_to(user).order_by("name")),
+        "rewards": list(RewardFunction.objects.visible_to(user).order_by("name")),
+        "configs": list(TrainingConfig.objects.visible_to(user).order_by("name")),
+    }
+
+
+def _reward_rows(rewards, entered: Entered, errors: PlacedErrors | None) -> list[dict]:
+    return [{"reward": reward, "checked": str(reward.pk) in entered.weights,
+             "weight": entered.weights.get(str(reward.pk), "1"),
+             "errors": (errors.weights.get(str(reward.pk), []) if errors else [])} for reward in rewards]
+
+
+def _template_values(configs, entered: Entered) -> dict | None:
+    chosen = next((c for c in configs if str(c.pk) == entered.config_template), None)
+    return chosen.values if chosen else None
+
+
+def _render(request, entered: Entered, errors: PlacedErrors | None = None, status: int = 200):
+    library = _library(request.user)
+    return render(request, "runs/new.html", {
+        **library, "entered": entered, "errors": errors or PlacedErrors(),
+        "reward_rows": _reward_rows(library["rewards"], entered, errors),
+        "groups": editor_groups(entered, _template_values(library["configs"], entered), errors),
+        "models": found_models(), "pools": worker_pools(request.user),
+        "config_values": {"": default_values(), **{str(c.pk): c.values for c in library["configs"]}},
+        "ready": bool(library["datasets"] and library["rewards"]),
+    }, status=status)
+
+
+def _initial(request) -> Entered:
+    source = request.GET.get("from", "")
+    if source.isdigit():
+        return entered_from_run(get_object_or_404(Run.objects.visible_to(request.user), pk=int(source)))
+    entered = Entered()
+    for key in ("dataset", "config_template"):  # ?dataset=3 from a dataset's page, for example
+        if request.GET.get(key, "").isdigit():
+            setattr(entered, key, request.GET[key])
+    return entered
+
+
+@login_required
+def new_run(request):
+    if request.method != "POST":
+        return _render(request, _initial(request))
+    entered = entered_from_post(request.POST)
+    serializer = RunSerializer(data=serializer_payload(entered), context={"request": request})
+    if not serializer.is_valid():
+        return _render(request, entered, place_errors(serializer.errors, entered), status=400)
+    try:
+        run = create_and_start(serializer, request.user)
+    except StartRefused as exc:
+        return _render(request, entered, PlacedErrors(general=[str(exc)]), status=400)
+    return redirect("page-run", pk=run.pk)
+
+
+urlpatterns = [path("runs/new/", new_run, name="page-run-new")]

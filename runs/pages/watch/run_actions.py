@@ -1,0 +1,67 @@
+"""The run page's buttons: start, cancel, resume, clone. Each calls the same action the API's
+verb does (runs.actions.lifecycle) and comes back to a run page with a message."""
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import redirect
+from django.urls import path
+from django.views.decorators.http import require_POST
+from pydantic import ValidationError as SchemaError
+
+from runs.actions.lifecycle import cancel_run, clone_run, resume_run, start_run
+from runs.models import IllegalTransition
+from runs.pages.watch.run_page import visible_run
+
+
+def _attempt(request, pk: int, action, done):
+    """Runs `action` on the run; `done` is the success message, or a function of the changed run."""
+    run = visible_run(request, pk)
+    try:
+        changed = action(run)
+    except IllegalTransition as exc:
+        messages.error(request, f"Not done: {exc}.")
+    except SchemaError as exc:  # a run stored outside the form or API no longer launches
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:5])
+        messages.error(request, f"Not done: this run cannot be launched as stored ({problems}); clone it and fix that.")
+    else:
+        messages.success(request, done(changed) if callable(done) else done)
+    return redirect("page-run", pk=run.pk)
+
+
+@login_required
+@require_POST
+def start(request, pk: int):
+    return _attempt(request, pk, start_run, "Started: the run is queued for a worker.")
+
+
+@login_required
+@require_POST
+def cancel(request, pk: int):
+    return _attempt(request, pk, cancel_run, _cancel_message)
+
+
+def _cancel_message(run) -> str:
+    if run.cancel_requested:
+        return "Cancel requested: the worker stops the run at its next heartbeat."
+    return "Cancelled before a worker took it."
+
+
+@login_required
+@require_POST
+def resume(request, pk: int):
+    return _attempt(request, pk, resume_run, "Resumed from the newest checkpoint: the run is queued again.")
+
+
+@login_required
+@require_POST
+def clone(request, pk: int):
+    clone = clone_run(visible_run(request, pk), owner=request.user)
+    messages.success(request, f"Cloned into “{clone.name}”: same dataset, rewards and settings. Start it when ready.")
+    return redirect("page-run", pk=clone.pk)
+
+
+urlpatterns = [
+    path("runs/<int:pk>/start/", start, name="page-run-start"),
+    path("runs/<int:pk>/cancel/", cancel, name="page-run-cancel"),
+    path("runs/<int:pk>/resume/", resume, name="page-run-resume"),
+    path("runs/<int:pk>/clone/", clone, name="page-run-clone"),
+]

@@ -1,0 +1,68 @@
+"""The live run page (/runs/<id>/). The server renders the run and what is cheap to gather
+(status, frozen config, the steps that have samples, the log tail, checkpoints); the page's
+scripts fetch the metric series over REST, then follow the run's websocket."""
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import get_object_or_404, render
+from django.urls import path, reverse
+
+from runs import metrics_query
+from runs.actions.liveness import mark_lost_runs
+from runs.api.serializers.telemetry import CheckpointSerializer, LogLineSerializer
+from runs.events import status_payload
+from runs.models import Run, RunStatus
+from runs.pages.config_form import config_field_groups
+
+LOG_TAIL = 300
+CANCELLABLE = {RunStatus.CREATED, RunStatus.QUEUED, RunStatus.STARTING, RunStatus.RUNNING}
+
+
+def visible_run(request, pk: int) -> Run:
+    runs = Run.objects.visible_to(request.user)
+    mark_lost_runs(runs.filter(pk=pk))  # "on read", like the API's detail
+    return get_object_or_404(runs.select_related("dataset", "owner", "config_template"), pk=pk)
+
+
+def checkpoint_rows(run) -> list[dict]:
+    return [{**CheckpointSerializer(checkpoint).data,
+             "download": reverse("run-checkpoint-download", args=[run.pk, checkpoint.pk])}
+            for checkpoint in run.checkpoints.all()]
+
+
+def log_tail(run, count: int = LOG_TAIL) -> list[dict]:
+    newest = list(run.log_lines.order_by("-id")[:count])
+    return LogLineSerializer(reversed(newest), many=True).data
+
+
+def page_data(run) -> dict:
+    """Everything run_page.js starts from; the rest comes over REST and the websocket."""
+    api = reverse("run-detail", args=[run.pk])
+    return {
+        "run": run.pk, "name": run.name, "status": status_payload(run), "max_steps": run.max_steps,
+        "started_at": run.started_at, "finished_at": run.finished_at,
+        "reward_names": [rr.reward_function.name for rr in run.run_rewards.all()],
+        "urls": {
+            "run": api, "metrics": reverse("run-metrics", args=[run.pk]), "samples": reverse("run-samples", args=[run.pk]),
+            "sample_steps": reverse("run-sample-steps", args=[run.pk]),
+            "logs": reverse("run-logs", args=[run.pk]), "checkpoints": reverse("run-checkpoints", args=[run.pk]),
+            "download": reverse("run-checkpoint-download", args=[run.pk, 0]).replace("/0/", "/{id}/"),
+            "socket": f"/ws/runs/{run.pk}/",
+        },
+        "metric_names": metrics_query.metric_names(run),
+        "sample_steps": list(run.samples.order_by("step").values_list("step", flat=True).distinct()),
+        "logs": log_tail(run),
+        "checkpoints": checkpoint_rows(run),
+    }
+
+
+@login_required
+def run_page(request, pk: int):
+    run = visible_run(request, pk)
+    rewards = list(run.run_rewards.select_related("reward_function"))
+    return render(request, "runs/run.html", {
+        "run": run, "rewards": rewards, "config_groups": config_field_groups(run.config),
+        "data": page_data(run),
+        "cancellable": run.status in CANCELLABLE and not run.cancel_requested,
+    })
+
+
+urlpatterns = [path("runs/<int:pk>/", run_page, name="page-run")]
