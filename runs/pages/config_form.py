@@ -165,9 +165,15 @@ def preset_choices() -> list[tuple[str, str]]:
     return [(key, PRESET_LABELS.get(key, key)) for key in PRESETS]
 
 
+def as_input_values(values: dict) -> dict:
+    """Values as the form's inputs hold them (checkbox state, or the text the server renders),
+    so a preset filled in by the script reads exactly as the same preset loaded by link."""
+    return {name: value if isinstance(value, bool) else show_value(value) for name, value in values.items()}
+
+
 def presets_for_script() -> dict:
     """What the page script needs to fill the form from a preset: complete values by preset key."""
-    return {key: preset_values(key) for key in PRESETS}
+    return {key: as_input_values(preset_values(key)) for key in PRESETS}
 
 
 def default_values() -> dict:

@@ -13,10 +13,13 @@ from django.views.decorators.http import require_http_methods
 from runs.api.serializers.configs import TrainingConfigSerializer
 from runs.models import TrainingConfig
 from runs.pages.config_form import (
-    config_field_groups, config_values_from_form, default_values, preset_choices, preset_values,
-    presets_for_script, unplaced_errors,
+    as_input_values, config_field_groups, config_values_from_form, default_values, preset_choices, preset_values,
+    presets_for_script, show_value, unplaced_errors,
 )
 from worker.trainer.config import PRESETS
+
+# The knobs that tell configs apart at a glance, shown as list columns.
+LIST_KNOBS = ("model", "max_steps", "num_generations", "learning_rate", "worker_pool")
 
 
 def _visible(request):
@@ -29,7 +32,9 @@ def _owned_config(request, pk: int) -> TrainingConfig:
 
 @login_required
 def config_list(request):
-    configs = _visible(request).select_related("owner").annotate(run_count=Count("runs"))
+    configs = list(_visible(request).select_related("owner").annotate(run_count=Count("runs")))
+    for config in configs:  # numbers as the form shows them (2e-05, not 0.00002)
+        config.shown = {name: show_value(config.values.get(name)) for name in LIST_KNOBS}
     return render(request, "library/configs/list.html", {"configs": configs})
 
 
@@ -59,7 +64,7 @@ def _render_form(request, *, heading: str, form: dict, values: dict, errors: dic
         "form_problems": unplaced_errors(value_errors) + list(errors.get("non_field_errors", [])),
         "error_count": len(errors.get("name", [])) + len(errors.get("description", []))
         + sum(len(messages_) for messages_ in value_errors.values()),
-        "presets": preset_choices(), "presets_data": {"presets": presets_for_script(), "defaults": default_values()},
+        "presets": preset_choices(), "presets_data": {"presets": presets_for_script(), "defaults": as_input_values(default_values())},
     }
     return render(request, "library/configs/form.html", context, status=status)
 
