@@ -10,14 +10,15 @@ Used by the config pages and the new-run page ("edit a copy inline"):
     groups = config_field_groups(values, errors)          # -> template context
     {% include "library/configs/_fields.html" with groups=groups %}
     raw = config_values_from_form(request.POST)           # -> serializer / schema
+    values, errors = validated_config(raw)                 # or TrainingConfigSerializer
 """
 import types
 import typing
 from dataclasses import dataclass, field
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
-from worker.trainer.config import GROUPS, PRESETS, TrainingConfig, field_groups
+from worker.trainer.config import GROUPS, PRESETS, TrainingConfig, errors_by_field, field_groups
 
 CONFIG_PREFIX = "cfg-"
 # How presets are named on buttons; a preset added to the schema without a label here
@@ -178,3 +179,12 @@ def presets_for_script() -> dict:
 
 def default_values() -> dict:
     return TrainingConfig().model_dump(mode="json")
+
+
+def validated_config(raw: dict, base: dict | None = None) -> tuple[dict | None, dict[str, list[str]]]:
+    """(complete values, {}) or (None, errors by field): `raw` over `base` over the defaults,
+    checked by the schema (cross-field rules included)."""
+    try:
+        return TrainingConfig.model_validate({**(base or {}), **raw}).model_dump(mode="json"), {}
+    except ValidationError as exc:
+        return None, errors_by_field(exc)

@@ -3,7 +3,9 @@ inline errors (per field and cross-field), presets, edit, clone, delete and acce
 import pytest
 
 from runs.models import TrainingConfig
-from runs.pages.config_form import config_field_groups, default_values, preset_values
+from runs.pages.config_form import (
+    config_field_groups, config_values_from_form, default_values, preset_values, validated_config,
+)
 from worker.trainer.config import PRESETS, TrainingConfig as ConfigSchema, field_groups
 
 
@@ -186,3 +188,20 @@ def test_config_field_groups_shows_errors_and_raw_values():
     knob = next(f for g in groups for f in g.fields if f.name == "top_k")
     assert knob.value == "x" and knob.errors == ["not a number"] and knob.kind == "integer"
     assert next(g for g in groups if g.key == "generation").has_errors
+
+
+def test_form_values_round_trip_through_the_schema():
+    data = form_data({"epsilon_high": None, "log_completions": False, "max_steps": 12})
+    values, errors = validated_config(config_values_from_form(data))
+    assert errors == {}
+    assert values == {**default_values(), "epsilon_high": None, "log_completions": False, "max_steps": 12}
+
+
+def test_a_checkbox_left_off_the_form_keeps_its_default():
+    data = {key: value for key, value in form_data().items() if not key.startswith("cfg-log_completions")}
+    assert "log_completions" not in config_values_from_form(data)
+
+
+def test_validated_config_reports_cross_field_problems_by_field():
+    values, errors = validated_config({"warmup_steps": "10", "max_steps": "10"})
+    assert values is None and "fewer than max_steps" in errors["warmup_steps"][0]

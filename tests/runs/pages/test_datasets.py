@@ -66,7 +66,13 @@ def test_the_new_page_offers_upload_hub_and_generator_with_a_drop_zone(logged_in
     assert 'id="id_gen-arithmetic-difficulty"' in html and "Default: <code>2000</code>" in html
 
 
-@pytest.mark.parametrize("filename,content", [("rows.jsonl", jsonl(ROWS)), ("rows.parquet", parquet(ROWS))])
+def csv_bytes(rows) -> bytes:
+    return ("question,answer\n" + "".join(f"{r['question']},{r['answer']}\n" for r in rows)).encode()
+
+
+@pytest.mark.parametrize("filename,content", [
+    ("rows.jsonl", jsonl(ROWS)), ("rows.csv", csv_bytes(ROWS)), ("rows.parquet", parquet(ROWS)),
+])
 def test_an_upload_posted_to_the_page_is_stored_and_opens_its_page(logged_in, owner, filename, content):
     response = post_upload(logged_in, filename, content)
     dataset = Dataset.objects.get(owner=owner, name="mine")
