@@ -21,6 +21,8 @@ from pydantic import BaseModel, ValidationError
 from worker.trainer.config import GROUPS, PRESETS, TrainingConfig, errors_by_field, field_groups
 
 CONFIG_PREFIX = "cfg-"
+# A save that loses the race for a unique name (checked first, then refused by the database).
+SAVED_MEANWHILE = "another save with this name happened at the same moment; choose another name or reload"
 # How presets are named on buttons; a preset added to the schema without a label here
 # still shows, under its key.
 PRESET_LABELS = {"cpu-demo": "CPU demo", "gsm8k-one-gpu": "GSM8K on one GPU"}

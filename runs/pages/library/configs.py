@@ -5,6 +5,7 @@ refuse exactly the same configs; the form itself comes from runs.pages.config_fo
 """
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.db import IntegrityError
 from django.db.models import Count
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path, reverse
@@ -13,7 +14,7 @@ from django.views.decorators.http import require_http_methods
 from runs.api.serializers.configs import TrainingConfigSerializer
 from runs.models import TrainingConfig
 from runs.pages.config_form import (
-    as_input_values, config_field_groups, config_values_from_form, default_values, preset_choices, preset_values,
+    SAVED_MEANWHILE, as_input_values, config_field_groups, config_values_from_form, default_values, preset_choices, preset_values,
     presets_for_script, show_value, unplaced_errors,
 )
 from worker.trainer.config import PRESETS
@@ -76,9 +77,10 @@ def _save(request, instance: TrainingConfig | None):
     serializer = TrainingConfigSerializer(instance, data=data, context={"request": request})
     if not serializer.is_valid():
         return None, serializer.errors
-    if instance is None:
-        return serializer.save(owner=request.user), None
-    return serializer.save(), None
+    try:
+        return serializer.save(**({"owner": request.user} if instance is None else {})), None
+    except IntegrityError:  # the same name saved by another request since the check
+        return None, {"name": [SAVED_MEANWHILE]}
 
 
 def _posted_form(request) -> dict:

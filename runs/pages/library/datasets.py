@@ -10,6 +10,7 @@ import json
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.db import IntegrityError
 from django.db.models import Count, ProtectedError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path
@@ -19,7 +20,7 @@ from pydantic import ValidationError
 from runs.api.errors import PayloadTooLarge
 from runs.api.serializers.datasets import DatasetSerializer
 from runs.models import Dataset, Run
-from runs.pages.config_form import schema_fields, values_from_form
+from runs.pages.config_form import SAVED_MEANWHILE, schema_fields, values_from_form
 from worker.trainer.config import errors_by_field
 from worker.trainer.data.generators import GENERATORS
 
@@ -61,9 +62,8 @@ def _generator_forms(posted_generator: str = "", data=None, errors: dict | None 
     for name, (params_model, _) in GENERATORS.items():
         mine = name == posted_generator
         values = values_from_form(params_model, data, _generator_param_prefix(name)) if mine and data else {}
-        forms.append({"name": name, "doc": (params_model.__doc__ or "").strip(),
-                      "fields": schema_fields(params_model, values, errors if mine else None,
-                                              _generator_param_prefix(name))})
+        forms.append({"name": name, "fields": schema_fields(params_model, values, errors if mine else None,
+                                                            _generator_param_prefix(name))})
     return forms
 
 
@@ -126,7 +126,10 @@ def _create(request, source: str):
         return None, {"file": [str(exc.detail)]}, {}
     if not valid:
         return None, serializer.errors, {}
-    return serializer.save(owner=request.user), None, None
+    try:
+        return serializer.save(owner=request.user), None, None
+    except IntegrityError:  # the same name saved by another request since the check
+        return None, {"name": [SAVED_MEANWHILE]}, {}
 
 
 @login_required
