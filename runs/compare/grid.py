@@ -6,6 +6,7 @@ downsampled series line up point for point on a chart and in a notebook.
 """
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 
 @dataclass(frozen=True)
@@ -19,7 +20,7 @@ class Grid:
         # Never more buckets than integers in the range: then each bucket is one x value.
         return cls(lo, hi, max(1, min(points, hi - lo + 1)))
 
-    @property
+    @cached_property  # read for every point: computed once per grid
     def span(self) -> int:
         return self.hi - self.lo + 1
 

@@ -1,7 +1,8 @@
 """One line per run for the comparison's summary table: how far it got and how well it did."""
 from django.utils import timezone
 
-from runs.compare.series import MetricSeries, step_bounds
+from runs.compare.fetch import step_bounds
+from runs.compare.series import MetricSeries
 
 REWARD_METRIC = "rollout/reward_mean"
 TOKENS_METRIC = "system/generation_tokens_per_s"

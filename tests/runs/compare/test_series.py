@@ -4,8 +4,9 @@ import datetime
 
 import pytest
 
-from runs.compare import series as series_module
-from runs.compare.series import compare_series, step_bounds
+from runs.compare import fetch
+from runs.compare.fetch import step_bounds
+from runs.compare.series import compare_series
 from tests.runs.compare.conftest import T0, add_points
 
 
@@ -49,8 +50,7 @@ def test_a_long_series_is_reduced_to_one_logged_point_per_bucket_without_reading
     add_points(run, "r", range(0, 50_000, 5))
     add_points(other, "r", range(0, 10))
     averaged = []
-    monkeypatch.setattr(series_module, "_bucket_means",
-                        lambda *args, **kwargs: averaged.append(args) or series_module.RunPoints([], False))
+    monkeypatch.setattr(fetch, "_bucket_means", lambda *args, **kwargs: averaged.append(args) or {})
     joined = compare_series([run, other], ["r"], "step", 100)["r"].joined()
     values = joined["values"][str(run.pk)]
     assert len(joined["x"]) == 100 and joined["downsampled"] is True
@@ -111,3 +111,24 @@ def test_bounds_give_first_and_last_step_and_the_last_value(make_run):
     assert set(bounds) == {(run.pk, "r")}
     assert (bounds[run.pk, "r"].lo, bounds[run.pk, "r"].hi, bounds[run.pk, "r"].last_value) == (3, 39, 78.0)
     assert bounds[run.pk, "r"].first_time == T0 + datetime.timedelta(seconds=30)
+
+
+def test_picks_are_sent_in_batches_small_enough_for_sqlite(make_run, monkeypatch):
+    monkeypatch.setattr(fetch, "MAX_PICKS_PER_QUERY", 150)
+    made = [make_run(f"r{i}") for i in range(3)]
+    for run in made:
+        add_points(run, "r", range(10_000), value=lambda s: s * 1.0)
+    joined = compare_series(made, ["r"], "step", 100)["r"].joined()
+    for run in made:
+        values = joined["values"][str(run.pk)]
+        assert len(values) == 100 and values == [float(x) for x in joined["x"]]
+
+
+def test_a_long_series_on_wall_time_is_picked_with_the_times_of_its_steps(make_run):
+    run, other = make_run("long"), make_run("other")
+    run.started_at = T0
+    run.save()
+    add_points(run, "r", range(20_000), seconds_per_step=2)
+    joined = compare_series([run, other], ["r"], "time", 50)["r"].joined()
+    assert len(joined["x"]) == 50 and joined["downsampled"] is True
+    assert all(x == 2 * value for x, value in zip(joined["x"], joined["values"][str(run.pk)]))
