@@ -149,6 +149,11 @@
   }
 
   // --- results ---------------------------------------------------------------------------------
+  function shownScore(score) {
+    if (score === null) return "None";
+    return Number.isInteger(score) ? score.toFixed(1) : String(Number(score.toPrecision(6)));
+  }
+
   function milliseconds(seconds) { return (seconds * 1000).toFixed(seconds < 0.01 ? 2 : 1) + " ms"; }
 
   function errorBlock(error, output) {
@@ -179,7 +184,7 @@
         }
         tr.append(el("td", "dry-completion", completion));
         const score = row.scores ? row.scores[i] : null;
-        tr.append(el("td", "dry-score", row.scores ? (score === null ? "None" : String(score)) : "—"));
+        tr.append(el("td", "dry-score", row.scores ? shownScore(score) : "—"));
         if (i === 0) { const time = el("td", "", milliseconds(row.seconds)); time.rowSpan = row.completions.length; tr.append(time); }
         body.append(tr);
       });

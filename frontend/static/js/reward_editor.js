@@ -28,7 +28,7 @@
 
   function clearErrors() {
     marked.splice(0).forEach(function (handle) {
-      editor.removeLineClass(handle, "background", "cm-error-line");
+      editor.removeLineClass(handle, "wrap", "cm-error-line");
       editor.removeLineClass(handle, "gutter", "cm-error-gutter");
     });
   }
@@ -37,7 +37,7 @@
     clearErrors();
     lines.forEach(function (line) {
       const index = Math.min(Math.max(line - 1, 0), editor.lineCount() - 1);
-      const handle = editor.addLineClass(index, "background", "cm-error-line");
+      const handle = editor.addLineClass(index, "wrap", "cm-error-line");
       editor.addLineClass(index, "gutter", "cm-error-gutter");
       marked.push(handle);
     });
