@@ -42,5 +42,8 @@ def celery_config(broker_url: str, data_dir: Path) -> dict:
         # Broadcast (worker control) messages; kombu's default is ./control in the working directory.
         "control_folder": str(folder / "control"),
         "store_processed": False,
+        # kombu polls the folder once a second by default: up to a second before a started
+        # run is picked up. A listing of a near-empty folder five times a second costs nothing.
+        "polling_interval": 0.2,
     }
     return config

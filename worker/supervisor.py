@@ -26,6 +26,7 @@ class RunSupervisor:
         self.output_dir = Path(spec.output_dir)
         self.report = ReportingSession(spec.ingest, f"supervisor:{spec.attempt}", self.output_dir / "events")
         self.server = self.trainer = None
+        self.server_ready = False
 
     def run(self) -> str:
         self.report.start()
@@ -33,6 +34,8 @@ class RunSupervisor:
             if not self._still_wanted():
                 return "skipped"
             self.report.status("starting")
+            # Both load their models at once; the trainer waits for /health itself (and
+            # enforces the start-up timeout), so the watch below sees either one die.
             self._start_server()
             self._start_trainer()
             return self._watch()
@@ -61,8 +64,13 @@ class RunSupervisor:
         self.server = VLLMServer.for_config(model, self.spec.config, gpu_ids=self.settings.vllm_gpus,
                                             log_path=self.output_dir / "logs" / f"vllm-{self.spec.attempt}.log")
         self.server.start()
-        seconds = self.server.wait_until_healthy()
-        self.report.log(f"vLLM answered /health after {seconds:.0f} s at {self.server.url}")
+
+    def _note_when_server_ready(self) -> None:
+        if self.server_ready or not self.server.healthy():
+            return
+        self.server_ready = True
+        self.report.log(f"vLLM answered /health {self.server.seconds_since_start:.1f} s after it started, "
+                        f"at {self.server.url}")
 
     def _prepared_model(self) -> str:
         from worker.trainer.config import DEFAULT_MODEL
@@ -93,6 +101,7 @@ class RunSupervisor:
                 reason = "the vLLM server died; its last output:\n" + "\n".join(self.server.output_tail(30))
                 self.report.status("failed", reason)
                 return "failed"
+            self._note_when_server_ready()
             if self.report.cancel_requested.is_set():
                 cancel_seen_at = cancel_seen_at or time.monotonic()
                 if time.monotonic() - cancel_seen_at > self.settings.cancel_grace_s:

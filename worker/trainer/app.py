@@ -15,6 +15,7 @@ from pathlib import Path
 from worker.trainer.checkpoints import TrainerState, checkpoint_size, load_trainer_state, save_checkpoint
 from worker.trainer.data.loading import load_dataset, render_prompt, reward_columns
 from worker.trainer.data.order import ConsumedFrontier, PromptOrder
+from worker.trainer.process_lifetime import process_age_s
 from worker.trainer.reporting.session import ReportingSession
 from worker.trainer.rewards.loader import load_rewards, needs_sandbox
 from worker.trainer.rewards.sandbox import SandboxPool
@@ -73,6 +74,8 @@ class Trainer:
     def _prepare(self) -> None:
         from worker.trainer import setup
 
+        # Python and library imports before this point are part of the start-up shown.
+        process_s, started = process_age_s(), time.monotonic()
         if needs_sandbox(self.spec.rewards):
             # One process per scoring thread (the rollout worker scores two groups at a time).
             self.reward_sandbox = SandboxPool(size=2)
@@ -82,6 +85,9 @@ class Trainer:
         self.rewards = load_rewards(self.spec.rewards, self.reward_sandbox)
         self.dataset = load_dataset(self.spec.dataset)
         model_source = self.spec.resume_from or self.spec.model
+        # vLLM loads in its own process while this one loads the policy: start it first.
+        self._spawn_server(model_source)
+        loading = time.monotonic()
         model, self.tokenizer = setup.load_policy(model_source, self.config.gradient_checkpointing)
         self.accelerator = setup.make_accelerator(self.config)
         optimizer = setup.make_optimizer(model, self.config)
@@ -92,20 +98,37 @@ class Trainer:
             self.state = load_trainer_state(Path(self.spec.resume_from), self.optimizer, self.scheduler)
             self.report.log(f"resumed from {self.spec.resume_from} at step {self.state.step}")
         self.ref_model = setup.load_reference(self.spec.model) if self.config.beta > 0 else None
-        self._start_server(model_source)
+        loaded = time.monotonic()
+        self._join_server()
         self._start_rollouts()
+        self._report_setup(process_s=process_s, load_s=loaded - loading,
+                           inference_wait_s=time.monotonic() - loaded, setup_s=time.monotonic() - started)
 
-    def _start_server(self, model_source: str) -> None:
-        url, name = self.spec.inference_url, None
-        if url is None:
+    def _report_setup(self, **seconds: float) -> None:
+        """Where the time before the first step went, as metrics at the starting step: the
+        run page shows them at once, long before the first training step ends."""
+        self.report.metrics(self.state.step, {f"setup/{name}": round(value, 3) for name, value in seconds.items()})
+
+    def _spawn_server(self, model_source: str) -> None:
+        if self.spec.inference_url is None:
             from worker.trainer.inference.server import VLLMServer
             from worker.trainer.models.paths import resolve_model_path
 
             self.server = VLLMServer.for_config(resolve_model_path(model_source), self.config,
                                                 log_path=self.output_dir / "logs" / f"vllm-{self.spec.attempt}.log")
             self.server.start()
-            self.report.log(f"vLLM ready in {self.server.wait_until_healthy():.1f} s at {self.server.url}")
+
+    def _join_server(self) -> None:
+        """Waits for the server (ours or the supervisor's) to answer, then connects to it."""
+        if self.server is not None:
+            self.server.wait_until_healthy()
+            self.report.log(f"vLLM ready {self.server.seconds_since_start:.1f} s after it started, at {self.server.url}")
             url, name = self.server.url, self.server.served_model_name
+        else:
+            from worker.trainer.inference.readiness import wait_for_health
+
+            url, name = self.spec.inference_url, None
+            wait_for_health(url, self.config.vllm_startup_timeout_s, should_stop=self.report.cancel_requested.is_set)
         self.server_url, self.served_name = url, name or self._served_name(url)
         self.weight_sync = make_weight_sync(self.config.weight_sync_backend, url, self.output_dir)
 

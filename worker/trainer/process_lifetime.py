@@ -5,6 +5,7 @@ start children from a thread that lives as long as the process (the task's own
 thread in a Celery pool process does).
 """
 import ctypes
+import os
 import signal
 import sys
 
@@ -15,3 +16,16 @@ def kill_me_with_parent() -> None:
     """For Popen(preexec_fn=...): SIGKILL this child when its parent dies. A no-op off Linux."""
     if sys.platform.startswith("linux"):
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def process_age_s() -> float:
+    """Seconds since this process started (the kernel's start time; 0.0 where unknown)."""
+    try:
+        with open("/proc/self/stat") as stat:
+            # Field 22 counts clock ticks since boot; the name (field 2) may hold spaces.
+            start_ticks = int(stat.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime") as uptime:
+            since_boot_s = float(uptime.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 0.0
+    return max(0.0, since_boot_s - start_ticks / os.sysconf("SC_CLK_TCK"))

@@ -116,3 +116,5 @@ def test_train_cancel_resume_on_a_real_vllm(tiny_model_dir, tmp_path):
     assert [c["step"] for c in checkpoints][-1] == 6
     assert samples["count"] > 0 and samples["results"][0]["rewards"].keys() == {"format", "length"}
     assert {"rollout/reward_mean", "train/grad_norm", "system/weight_sync_s", "async/staleness_max"} <= set(metrics["names"])
+    # Start-up timings arrive before the first step: where the wait before training went.
+    assert {"setup/process_s", "setup/load_s", "setup/inference_wait_s", "setup/setup_s"} <= set(metrics["names"])

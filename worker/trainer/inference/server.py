@@ -116,7 +116,12 @@ class VLLMServer:
         self._reader = threading.Thread(target=self._copy_output, name=f"vllm-output-{self.launch.port}",
                                         daemon=True)
         self._reader.start()
+        self._started_at = time.monotonic()
         return self
+
+    @property
+    def seconds_since_start(self) -> float:
+        return time.monotonic() - self._started_at if self._proc is not None else 0.0
 
     def _copy_output(self) -> None:
         with open(self.log_path, "ab") as log:
@@ -125,6 +130,13 @@ class VLLMServer:
                 log.flush()
                 with self._tail_lock:
                     self._tail.append(raw.decode("utf-8", "replace").rstrip())
+
+    def healthy(self) -> bool:
+        """One quick /health probe."""
+        try:
+            return httpx.get(self.url + "/health", timeout=0.5).status_code == 200
+        except httpx.TransportError:
+            return False
 
     def wait_until_healthy(self, timeout_s: float | None = None) -> float:
         """Seconds until /health answered 200; on death or timeout, stop and raise ServerStartError."""

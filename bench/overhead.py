@@ -1,0 +1,339 @@
+"""Control-plane overhead: `start` in the API to the first metric on the websocket, minus loading.
+
+    .venv/bin/python bench/overhead.py              # 3 runs through the product, 3 direct, ~6 minutes
+    .venv/bin/python bench/overhead.py --repeats 1  # a smoke run
+
+Two ways to the same first metric (the trainer's `setup/*` metrics, sent as soon as the
+policy is loaded and vLLM answers, before any training step), each repeated:
+
+- **product**: a real control plane (uvicorn, embedded defaults) and a warm Celery worker.
+  The clock starts just before `POST /api/runs/<id>/start/` and stops when the first
+  `run.metrics` message arrives on the run's websocket. In between: the commit, the Celery
+  message, the worker's "still wanted?" round trip, `starting`, vLLM and the trainer started
+  side by side, both loading, the trainer's first batch of events, the ingest and the channel.
+- **direct** (the peer): the same trainer and vLLM with nothing around them, as a researcher
+  would run them by hand: `python -m worker.trainer --spec` with an offline spec (it starts
+  its own vLLM); the clock runs from the process start to the same metrics event appearing in
+  its local events file.
+
+Loading is what neither side can avoid: the trainer's imports, its dataset, its model and
+optimizer, and vLLM's start (the trainer waits for /health after its own loading, so the
+longer of the two counts). The trainer measures all of it on its own clock, from its process
+start to the moment it is ready to generate (`setup/process_s` + `setup/setup_s`). On each side
+
+    time not spent loading = time to first metric - trainer start-to-ready
+
+The product's figure is the control-plane overhead (target: <= 3 s): the queue, the worker's
+round trip, spawning the children, and carrying the first events to the browser. The direct
+one is what a hand-run trainer spends besides loading (about nothing; it has no queue).
+vLLM's start varies by tens of seconds with the machine's load, which is why raw times to the
+first metric are not compared. Model: the prepared SmolLM2-135M-Instruct (`make
+trainer-stack` makes it) or `--model PATH`.
+"""
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import httpx  # noqa: E402
+import websockets  # noqa: E402
+
+from tests.support.asgi_server import AsgiServer, logged_in_client  # noqa: E402
+
+TARGET_OVERHEAD_S = 3.0
+FIRST_METRIC_TIMEOUT_S = 300
+USER = """
+import json
+from django.contrib.auth import get_user_model
+get_user_model().objects.create_user("bench", password="bench-pass-123")
+print(json.dumps({"ok": True}))
+"""
+
+
+def bench_config(model: str) -> dict:
+    from worker.trainer.config import PRESETS
+
+    # One step is enough: the first metric comes before it; the run is cancelled right after.
+    return {**PRESETS["cpu-demo"], "model": model, "max_steps": 2}
+
+
+# --------------------------------------------------------------------------- the product
+class Product:
+    def __init__(self, work: Path, model: str):
+        self.model = model
+        self.server = AsgiServer(work / "control-plane", env={"WORKER_LOG_LINES_PER_S": "50"})
+        self.worker = None
+
+    def __enter__(self):
+        self.server.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self.server.start()
+        self.server.shell_json(USER)
+        self.client = logged_in_client(self.server, "bench", "bench-pass-123")
+        self.client.headers["X-CSRFToken"] = self.client.cookies["csrftoken"]
+        self._start_worker()
+        self.dataset, self.reward = self._library()
+        return self
+
+    def __exit__(self, *exc):
+        from tests.worker.test_queueing import stop_worker
+
+        if self.worker is not None:
+            stop_worker(self.worker)
+        self.server.stop()
+
+    def _start_worker(self) -> None:
+        """A Celery worker, warm before any clock starts (as a worker waits in production)."""
+        from tests.worker.test_queueing import start_worker
+
+        self.worker = start_worker(self.server, "default")
+        log = self.server.log_path.parent / "worker.log"
+        deadline = time.monotonic() + 60
+        while "ready." not in (log.read_text() if log.exists() else ""):
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the Celery worker did not become ready:\n{log.read_text()[-2000:]}")
+            time.sleep(0.2)
+
+    def _library(self) -> tuple[int, int]:
+        dataset = self._post("/api/datasets/", {"name": "arith", "source": "generator", "generator": "arithmetic",
+                                                "generator_params": {"count": 64, "difficulty": 1, "seed": 0}})
+        reward = self._post("/api/reward-functions/", {"name": "accuracy", "kind": "builtin", "builtin": "accuracy"})
+        return dataset["id"], reward["id"]
+
+    def _post(self, path: str, body: dict) -> dict:
+        response = self.client.post(path, json=body)
+        if response.status_code >= 300:
+            raise RuntimeError(f"POST {path} answered {response.status_code}: {response.text[:500]}")
+        return response.json()
+
+    def measure_once(self, index: int) -> dict:
+        run = self._post("/api/runs/", {"name": f"overhead-{index}", "dataset": self.dataset,
+                                        "rewards": [{"reward_function": self.reward, "weight": 1.0}],
+                                        "config": bench_config(self.model)})
+        arrivals = asyncio.run(self._watch_start(run["id"]))
+        self.client.post(f"/api/runs/{run['id']}/cancel/")
+        self._wait_until_finished(run["id"])
+        arrivals["vllm_health_s"] = self._vllm_seconds(run["id"])
+        return arrivals
+
+    async def _watch_start(self, run_id: int) -> dict:
+        url = self.server.url.replace("http", "ws") + f"/ws/runs/{run_id}/"
+        cookie = "; ".join(f"{name}={value}" for name, value in self.client.cookies.items())
+        async with websockets.connect(url, additional_headers={"Cookie": cookie, "Origin": "http://127.0.0.1"}) as ws:
+            started = time.monotonic()
+            response = await asyncio.to_thread(self.client.post, f"/api/runs/{run_id}/start/")
+            if response.status_code != 200:
+                raise RuntimeError(f"start answered {response.status_code}: {response.text[:500]}")
+            seen = {"api_answered_s": time.monotonic() - started}
+            while True:
+                message = json.loads(await asyncio.wait_for(ws.recv(), FIRST_METRIC_TIMEOUT_S))
+                at = time.monotonic() - started
+                payload = message.get("payload", {})
+                if message["type"] == "run.status":
+                    seen.setdefault(f"status_{payload.get('status')}_s", at)
+                    if payload.get("status") in ("failed", "cancelled", "lost"):
+                        raise RuntimeError(f"run {run_id} ended {payload.get('status')}: {payload.get('message')}")
+                if message["type"] == "run.metrics":
+                    seen["first_metric_s"] = at
+                    seen["setup"] = metric_values(payload)
+                    return seen
+
+    def _wait_until_finished(self, run_id: int, timeout_s: float = 120) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.client.get(f"/api/runs/{run_id}/").json()["status"] in ("cancelled", "succeeded", "failed"):
+                return
+            time.sleep(0.5)
+        raise RuntimeError(f"run {run_id} did not stop within {timeout_s} s of its cancel")
+
+    def _vllm_seconds(self, run_id: int) -> float | None:
+        logs = self.client.get(f"/api/runs/{run_id}/logs/", params={"page_size": 1000}).json()["results"]
+        for line in logs:
+            if line["message"].startswith("vLLM answered /health "):
+                return float(line["message"].split()[3])
+        return None
+
+
+def metric_values(payload: dict) -> dict:
+    """The setup/* values of a run.metrics message, whatever its exact layout."""
+    values = {}
+    points = payload.get("points") or payload.get("metrics") or payload
+    if isinstance(points, dict):
+        points = [points]
+    for point in points if isinstance(points, list) else []:
+        inner = point.get("values", point) if isinstance(point, dict) else {}
+        values.update({k: v for k, v in inner.items() if isinstance(k, str) and k.startswith("setup/")})
+    return values
+
+
+# --------------------------------------------------------------------------- the peer
+def measure_direct(work: Path, model: str, index: int) -> dict:
+    """The trainer alone, starting its own vLLM: process start to the setup metrics event."""
+    from worker.trainer.config import TrainingConfig
+    from worker.trainer.data.generators import generate
+
+    output = work / f"direct-{index}"
+    output.mkdir(parents=True)
+    rows = output / "arith.jsonl"
+    rows.write_text("".join(json.dumps(row) + "\n" for row in generate("arithmetic", {"count": 64, "difficulty": 1, "seed": 0})))
+    spec = {"run_id": 0, "model": model, "output_dir": str(output),
+            "dataset": {"kind": "file", "path": str(rows), "format": "jsonl", "prompt_column": "prompt"},
+            "rewards": [{"name": "accuracy", "kind": "builtin", "builtin": "accuracy"}],
+            "config": TrainingConfig(**bench_config(model)).model_dump()}
+    spec_path = output / "spec.json"
+    spec_path.write_text(json.dumps(spec))
+    events = output / "events" / "events-trainer-1.jsonl"
+    started = time.monotonic()
+    proc = subprocess.Popen([sys.executable, "-m", "worker.trainer", "--spec", str(spec_path)], cwd=ROOT,
+                            stdout=(output / "trainer.log").open("wb"), stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    try:
+        while time.monotonic() - started < FIRST_METRIC_TIMEOUT_S:
+            setup = first_setup_metrics(events)
+            if setup is not None:
+                return {"first_metric_s": time.monotonic() - started, "setup": setup,
+                        "vllm_health_s": vllm_seconds_from_events(events)}
+            if proc.poll() is not None:
+                raise RuntimeError(f"the trainer exited with {proc.returncode}:\n"
+                                   f"{(output / 'trainer.log').read_text()[-3000:]}")
+            time.sleep(0.05)
+        raise RuntimeError("no setup metrics from the direct trainer in time")
+    finally:
+        stop_group(proc)
+
+
+def first_setup_metrics(events: Path) -> dict | None:
+    if not events.exists():
+        return None
+    for line in events.read_text().splitlines():
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a line being written
+        values = event.get("values", {}) if event.get("type") == "metrics" else {}
+        if any(name.startswith("setup/") for name in values):
+            return values
+    return None
+
+
+def vllm_seconds_from_events(events: Path) -> float | None:
+    for line in events.read_text().splitlines():
+        try:
+            message = json.loads(line).get("message", "")
+        except json.JSONDecodeError:
+            continue  # a line being written
+        if message.startswith("vLLM ready "):  # "vLLM ready 23.4 s after it started, at ..."
+            return float(message.split()[2])
+    return None
+
+
+def stop_group(proc: subprocess.Popen) -> None:
+    import signal
+
+    for sig, wait_s in ((signal.SIGTERM, 20), (signal.SIGKILL, 10)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(wait_s)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+# --------------------------------------------------------------------------- the report
+def median(values) -> float | None:
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def fmt(value, digits: int = 2) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def table(rows: list[tuple], header: tuple) -> str:
+    cells = [header] + [tuple(str(c) for c in row) for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    line = lambda row: "| " + " | ".join(c.ljust(w) for c, w in zip(row, widths)) + " |"  # noqa: E731
+    return "\n".join([line(header), "|" + "|".join("-" * (w + 2) for w in widths) + "|"] + [line(r) for r in cells[1:]])
+
+
+def not_loading_s(measure: dict) -> float | None:
+    """Time to first metric minus the trainer's start-to-ready time (see the module's doc)."""
+    setup = measure["setup"]
+    if "setup/process_s" not in setup or "setup/setup_s" not in setup:
+        return None
+    return measure["first_metric_s"] - (setup["setup/process_s"] + setup["setup/setup_s"])
+
+
+def report(product: list[dict], direct: list[dict]) -> None:
+    product_rest, direct_rest = median(map(not_loading_s, product)), median(map(not_loading_s, direct))
+    met = "—" if product_rest is None else ("yes" if product_rest <= TARGET_OVERHEAD_S else "NO")
+    print("\nTime to the first metric (median of each side's runs, seconds)\n")
+    print(table([
+        ("start -> first metric", fmt(median(p["first_metric_s"] for p in product)),
+         fmt(median(d["first_metric_s"] for d in direct)), "", "", ""),
+        ("vLLM spawn -> /health (loading)", fmt(median(p["vllm_health_s"] for p in product)),
+         fmt(median(d["vllm_health_s"] for d in direct)), "", "", ""),
+        ("not loading = control-plane overhead", fmt(product_rest), fmt(direct_rest),
+         fmt(product_rest / direct_rest) if product_rest and direct_rest else "—", f"<= {TARGET_OVERHEAD_S:.0f} s", met),
+    ], ("measure", "product", "direct (peer)", "ratio", "target", "met?")))
+    print("\nThe product's path, phase by phase (median; from websocket arrival times and the setup metrics)\n")
+    setup = lambda name: median(p["setup"].get(f"setup/{name}") for p in product)  # noqa: E731
+    print(table([
+        ("POST start answered (commit, queued)", fmt(median(p["api_answered_s"] for p in product))),
+        ("status `starting` on the websocket (worker took the message)", fmt(median(p.get("status_starting_s") for p in product))),
+        ("vLLM: spawn to /health (in parallel with the trainer)", fmt(median(p["vllm_health_s"] for p in product))),
+        ("trainer: process start to setup (imports)", fmt(setup("process_s"))),
+        ("trainer: model, optimizer loaded", fmt(setup("load_s"))),
+        ("trainer: then waited for vLLM", fmt(setup("inference_wait_s"))),
+        ("first metric on the websocket", fmt(median(p["first_metric_s"] for p in product))),
+    ], ("phase", "seconds")))
+    print("\nEvery run: first metric / not loading (s): product",
+          [f"{p['first_metric_s']:.1f}/{fmt(not_loading_s(p))}" for p in product],
+          "direct", [f"{d['first_metric_s']:.1f}/{fmt(not_loading_s(d))}" for d in direct])
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
+
+
+def default_model() -> str:
+    from worker.trainer.config import DEFAULT_MODEL
+    from worker.trainer.models.paths import resolve_model_path
+
+    path = resolve_model_path(DEFAULT_MODEL, base=ROOT / "var")
+    if not Path(path).is_dir():
+        raise SystemExit(f"{DEFAULT_MODEL} is not prepared under var/models: run `make trainer-stack` first")
+    return path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeats", type=int, default=3, help="runs on each side (default 3)")
+    parser.add_argument("--model", help="model directory (default: the prepared SmolLM2-135M-Instruct)")
+    args = parser.parse_args()
+    model = args.model or default_model()
+    print(f"model {model}; {args.repeats} run(s) each side; load average before: "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores", flush=True)
+    with tempfile.TemporaryDirectory(prefix="bench-overhead-") as tmp:
+        work = Path(tmp)
+        direct, product = [], []
+        with Product(work, model) as plane:
+            for index in range(args.repeats):
+                # Alternate the sides so that a slow spell of the machine hits both.
+                direct.append(measure_direct(work, model, index))
+                print(f"  direct  #{index + 1}: {direct[-1]['first_metric_s']:.2f} s", flush=True)
+                product.append(plane.measure_once(index))
+                print(f"  product #{index + 1}: {product[-1]['first_metric_s']:.2f} s", flush=True)
+    report(product, direct)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,34 @@
+"""Waiting for an inference server that someone else started (the worker's supervisor).
+
+The supervisor starts vLLM and the trainer together so that the two load their
+models at the same time; the trainer then waits here, after its own loading,
+for the server to answer /health.
+"""
+import time
+from typing import Callable
+
+import httpx
+
+POLL_S = 0.25
+
+
+class ServerNotReady(RuntimeError):
+    pass
+
+
+def wait_for_health(url: str, timeout_s: float, should_stop: Callable[[], bool] = lambda: False) -> float:
+    """Seconds waited until `url`/health answered 200; ServerNotReady after `timeout_s`."""
+    started = time.monotonic()
+    with httpx.Client(timeout=2.0) as http:
+        while True:
+            try:
+                if http.get(url.rstrip("/") + "/health").status_code == 200:
+                    return time.monotonic() - started
+            except httpx.TransportError:
+                pass
+            waited = time.monotonic() - started
+            if should_stop():
+                raise ServerNotReady(f"stopped waiting for the inference server at {url} after {waited:.0f} s")
+            if waited > timeout_s:
+                raise ServerNotReady(f"the inference server at {url} did not answer /health within {timeout_s:.0f} s")
+            time.sleep(POLL_S)
