@@ -88,3 +88,38 @@ def test_repetition_penalizes_repeated_ngrams():
     fresh, looping = score("repetition", ["a b c d e f", "a b c a b c a b c"], {"ngram": 3, "max_penalty": -1.0})
     assert fresh == 0.0
     assert looping == pytest.approx(-(1 - 3 / 7))
+
+
+def final_answer_line(answer: str) -> str:
+    return "#### " + final_number(answer)
+
+
+def test_exact_match_accepts_the_gsm8k_final_answer_and_refuses_a_perturbed_one(gsm8k_rows):
+    finals = [final_answer_line(row["answer"]) for row in gsm8k_rows]
+    wrong = [perturbed(final) for final in finals]
+    assert score("exact_match", [f"  {f}\n" for f in finals], {"column": "final"}, final=finals) == [1.0] * len(finals)
+    assert score("exact_match", wrong, {"column": "final"}, final=finals) == [0.0] * len(finals)
+
+
+def test_format_accepts_gsm8k_solutions_and_refuses_them_without_the_final_line(gsm8k_rows):
+    answers = [row["answer"] for row in gsm8k_rows]
+    assert score("format", answers) == [1.0] * len(answers)
+    without_final = [a.rsplit("####", 1)[0] + "The answer is " + final_number(a) for a in answers]
+    assert score("format", without_final) == [0.0] * len(answers)
+
+
+def test_length_scores_gsm8k_solutions_inside_the_range_and_padded_ones_outside(gsm8k_rows):
+    answers = [row["answer"] for row in gsm8k_rows]
+    longest = max(len(a.split()) for a in answers)
+    params = {"min_tokens": 1, "max_tokens": longest, "soft_penalty_tokens": 10}
+    assert score("length", answers, params) == [1.0] * len(answers)
+    padded = [a + " filler" * (longest + 10) for a in answers]
+    assert score("length", padded, params) == [0.0] * len(answers)
+
+
+def test_repetition_leaves_gsm8k_solutions_nearly_alone_and_penalizes_looping_ones(gsm8k_rows):
+    answers = [row["answer"] for row in gsm8k_rows]
+    fresh = score("repetition", answers, {"ngram": 4, "max_penalty": -1.0})
+    looping = score("repetition", [(a.split("\n")[0] + " ") * 6 for a in answers], {"ngram": 4, "max_penalty": -1.0})
+    assert all(value > -0.2 for value in fresh)
+    assert all(value < -0.6 for value in looping)

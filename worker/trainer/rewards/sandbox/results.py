@@ -17,6 +17,8 @@ def _shown(value) -> str:
 def check_value(index: int, value) -> float | None:
     if value is None:
         return None
+    if type(value) is float and math.isfinite(value):  # the common case, without the ABC checks below
+        return value
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ResultError("result_type", f"value {index} is {_shown(value)} ({type(value).__name__}); "
                                          "each value must be a number or None")
