@@ -133,3 +133,35 @@ def test_a_user_without_the_permission_sees_why_and_gets_no_editor(browser, live
         assert tab.evaluate("document.querySelector('.CodeMirror').CodeMirror.getOption('readOnly')") is True
     finally:
         context.close()
+
+
+SEED_SAMPLES = """
+import json
+from django.contrib.auth import get_user_model
+from runs.models import Dataset, Run, Sample
+from worker.trainer.config import TrainingConfig
+owner = get_user_model().objects.get(username="owner")
+run = Run.objects.create(owner=owner, name="trained", dataset=Dataset.objects.get(owner=owner, name="sums"),
+                         config=TrainingConfig().model_dump(), status="succeeded")
+prompt = "<|im_start|>user\\nWhat is 7 - 1? Think briefly, then give the final answer as #### <number>.<|im_end|>"
+for text in ("it is #### 6", "maybe #### 5"):
+    Sample.objects.create(run=run, step=7, group=0, prompt=prompt, completion=text)
+print(json.dumps({"run": run.pk}))
+"""
+
+
+def test_a_dry_run_of_a_runs_samples_at_a_step(page, live_server, library):
+    seeded = live_server.shell_json(SEED_SAMPLES)
+    page.goto(live_server.url + "/rewards/new/builtin/")
+    page.fill("#reward-name", "acc-samples")
+    page.select_option("#reward-builtin", "accuracy")
+    page.click("form.reward-form button[type=submit]")
+    page.wait_for_selector("#dry-run")
+    page.check("input[name=dry-source][value=run]")
+    assert page.locator("#dry-typed").is_hidden()
+    page.select_option("#dry-run-select", str(seeded["run"]))
+    assert page.locator("#dry-step").input_value() == "7"
+    page.click("#dry-run-button")
+    page.wait_for_selector(".dry-table")
+    assert page.locator(".dry-completion").all_inner_texts() == ["it is #### 6", "maybe #### 5"]
+    assert page.locator(".dry-score").all_inner_texts() == ["1.0", "0.0"]
