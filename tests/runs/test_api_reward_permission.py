@@ -72,3 +72,25 @@ def test_someone_elses_code_reward_is_404_not_403(other_user, other_api, code_re
     grant_reward_authoring(other_user)
     response = other_api.patch(f"/api/reward-functions/{code_reward.pk}/", {"source": CODE}, format="json")
     assert response.status_code == 404
+
+
+def test_the_first_admin_made_by_ensure_admin_may_author_code(db, settings, tmp_path, monkeypatch):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    from runs.rewards.authoring import can_author_code
+
+    monkeypatch.delenv("ADMIN_USERNAME", raising=False)
+    monkeypatch.delenv("ADMIN_PASSWORD", raising=False)
+    settings.DATA_DIR = tmp_path
+    call_command("ensure_admin", stdout=StringIO())
+    assert can_author_code(get_user_model().objects.get(username="admin"))
+
+
+def test_the_reward_authors_group_exists_after_migrating_with_the_permission(db):
+    from django.contrib.auth.models import Group
+
+    group = Group.objects.get(name="Reward authors")
+    assert list(group.permissions.values_list("content_type__app_label", "codename")) == [
+        ("runs", "author_reward_code")]

@@ -12,6 +12,8 @@ import json
 import linecache
 import os
 import sys
+import threading
+import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -149,8 +151,20 @@ def setup(limits: dict) -> tuple[int, int, str]:
     return requests, replies, confinement
 
 
+def exit_with_parent() -> None:
+    """A parent killed outright cannot stop us; a call stuck in a loop would spin on, orphaned."""
+    parent = os.getppid()
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(0)
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
 def main() -> None:
     limits = json.loads(sys.argv[1])
+    exit_with_parent()
     requests, replies, confinement = setup(limits)
     protocol.write_frame(replies, {"ready": True, "confinement": confinement, "pid": os.getpid()})
     worker = Worker(limits)

@@ -4,7 +4,7 @@ import threading
 import pytest
 
 from tests.worker.trainer.rewards.sandbox.conftest import TEST_LIMITS, call, reward_source
-from worker.trainer.rewards.sandbox import SandboxError, SandboxPool
+from worker.trainer.rewards.sandbox import SandboxError, SandboxLimits, SandboxPool
 
 COUNTER = reward_source("global calls\ncalls += 1\nreturn [float(calls), float(os.getpid())]",
                         imports="import os\ncalls = 0")
@@ -64,3 +64,51 @@ def test_a_closed_pool_refuses_calls_and_leaves_no_process():
     assert process.proc.poll() is not None
     with pytest.raises(RuntimeError, match="closed"):
         call(pool, COUNTER)
+
+
+def test_a_process_that_loaded_many_sources_is_replaced():
+    limits = SandboxLimits(**{**TEST_LIMITS.as_dict(), "sources_per_process": 2})
+    with SandboxPool(size=1, limits=limits) as pool:
+        for value in range(3):
+            source = reward_source(f"return [{value}.0] * len(completions)")
+            assert call(pool, source).values == [float(value)] * 2
+    assert pool.processes_started == 2  # after the second source, a fresh process
+
+
+ORPHAN = """
+import sys
+sys.path.insert(0, {root!r})
+from worker.trainer.rewards.sandbox import SandboxPool
+pool = SandboxPool(size=1)
+pool.call("def reward(prompts, completions, **c):\\n    return [0.0] * len(completions)\\n", ["p"], ["c"], {{}})
+print(pool._idle.queue[0].pid, flush=True)
+pool.call("def reward(prompts, completions, **c):\\n    while True: pass\\n", ["p"], ["c"], {{}})
+"""
+
+
+def test_a_process_stuck_in_a_loop_ends_when_its_parent_is_killed():
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    root = str(Path(__file__).resolve().parents[5])
+    parent = subprocess.Popen([sys.executable, "-c", ORPHAN.format(root=root)], stdout=subprocess.PIPE, text=True)
+    child_pid = int(parent.stdout.readline())
+    time.sleep(0.5)  # the child is now spinning in the loop
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and _alive(child_pid):
+        time.sleep(0.2)
+    assert not _alive(child_pid)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
