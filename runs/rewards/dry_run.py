@@ -6,7 +6,7 @@ import time
 import traceback
 
 from runs.models import RewardFunction
-from runs.rewards.rows import DryRunRow
+from runs.rewards.rows import DryRunRow, json_safe
 from runs.rewards.sandbox_pool import shared_pool
 from worker.trainer.rewards.builtins import build_builtin
 from worker.trainer.rewards.sandbox import SandboxError
@@ -36,7 +36,7 @@ def _score_row(call, row: DryRunRow) -> dict:
     except SandboxError as exc:
         error, output = exc.as_dict(), exc.output
     seconds = time.perf_counter() - started
-    return {"index": row.index, "prompt": row.prompt, "columns": row.columns, "completions": row.completions,
+    return {"index": row.index, "prompt": row.prompt, "columns": json_safe(row.columns), "completions": row.completions,
             "scores": scores, "seconds": seconds, "output": output, "error": error, "note": row.note}
 
 

@@ -1,4 +1,5 @@
 """Dataset rows for a dry run: read here, in the web server, from what the control plane holds."""
+import math
 from dataclasses import dataclass, field
 from itertools import islice
 
@@ -25,6 +26,22 @@ class DryRunRow:
     columns: dict
     completions: list[str] = field(default_factory=list)
     note: str = ""
+
+
+def json_safe(value):
+    """A column value as strict JSON for showing: Parquet brings dates, bytes and NaN, which the
+    API's renderer refuses. (The reward itself gets the values as read.)"""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, dict):
+        return {str(key): json_safe(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(item) for item in value]
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    return value.isoformat() if hasattr(value, "isoformat") else str(value)
 
 
 def prompt_text(value) -> str:

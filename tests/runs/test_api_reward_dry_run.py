@@ -170,3 +170,24 @@ def test_anonymous_dry_runs_are_refused(anon_api, code_reward, dataset):
 def test_a_non_object_body_is_400(owner_api, code_reward):
     response = owner_api.post(f"/api/reward-functions/{code_reward.pk}/dry-run/", [1, 2], format="json")
     assert response.status_code == 400
+
+
+def test_parquet_columns_with_nan_and_dates_are_shown_as_json_and_passed_to_the_reward(owner_api, owner, code_reward):
+    import datetime
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.table({"prompt": ["2+2?"], "answer": ["#### 4"], "weight": [float("nan")],
+                      "day": [datetime.date(2024, 5, 1)]})
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer)
+    upload = owner_api.post("/api/datasets/", {"name": "pq", "source": "upload",
+                                               "file": SimpleUploadedFile("d.parquet", buffer.getvalue())},
+                            format="multipart")
+    assert upload.status_code == 201, upload.content
+    response = dry_run(owner_api, code_reward, dataset=upload.json()["id"], completions=["#### 4"])
+    assert response.status_code == 200, response.content
+    row = response.json()["rows"][0]
+    assert row["scores"] == [1.0] and row["columns"] == {"answer": "#### 4", "weight": None, "day": "2024-05-01"}

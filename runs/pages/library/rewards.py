@@ -16,7 +16,7 @@ from runs.pages.library.reward_forms import (
     STARTER_SOURCE, builtin_choices, error_lines, param_errors, params_from_form,
 )
 from runs.rewards import authoring
-from runs.rewards.rows import RowsUnavailable, dataset_rows
+from runs.rewards.rows import RowsUnavailable, dataset_rows, json_safe
 from worker.trainer.rewards.catalog import BUILTINS
 from worker.trainer.rewards.source_check import SIGNATURE
 
@@ -182,7 +182,7 @@ def reward_rows(request):
         rows = dataset_rows(dataset, count)
     except RowsUnavailable as exc:
         return JsonResponse({exc.field: str(exc)}, status=400)
-    return JsonResponse({"rows": [{"index": r.index, "prompt": r.prompt, "columns": r.columns} for r in rows]})
+    return JsonResponse({"rows": [{"index": r.index, "prompt": r.prompt, "columns": json_safe(r.columns)} for r in rows]})
 
 
 urlpatterns = [
