@@ -18,7 +18,7 @@
  *   chart.appendPoints([{step: 3, values: {"rollout/reward_mean": 0.4, ...}}]);     // live points
  *   chart.setSeries([...]);                 // change the lines; the data already given is kept
  *   chart.keys();                           // every key the chart reads (lines, std and range keys)
- *   chart.pointCount(); chart.destroy();
+ *   chart.pointCount(); chart.destroy();   // the element's data-points says how many steps are drawn
  *
  *   GrpoCharts.zoomGroup("run-7", 10, 50);  // show steps 10..50 on every chart of the group
  *   GrpoCharts.resetZoom("run-7");          // back to all steps (also: double-click a plot)
@@ -26,18 +26,60 @@
  *
  * Keys may be given data before or after they appear in `series`; a key's points are kept
  * by step, so data given twice for a step (a live point, then the same point re-fetched after
- * a reconnect) is stored once. Drawing is batched to one redraw per animation frame, however
- * many points arrive in it. Hovering shows every line's value at that step in the legend;
+ * a reconnect) is stored once. Hovering shows every line's value at that step in the legend;
  * dragging across a plot zooms into those steps. The first time any chart draws points, the
  * page gets a performance mark "grpo:first-chart-drawn" (read by bench/pages.py).
+ *
+ * Drawing is what costs, so it is rationed: data only marks a chart dirty; one shared
+ * animation-frame loop redraws dirty charts that are on screen (or near it), each at most
+ * every REDRAW_MS, and stops for the frame once FRAME_BUDGET_MS is spent, leaving the rest for
+ * the next frame. A chart off screen (scrolled away, in a closed <details>) is not even built
+ * until it is shown. So a page with thirty charts and twenty events a second redraws only the
+ * few charts in view, a few times a second, without long frames.
  */
 (function (global) {
   "use strict";
 
   const PALETTE = ["#3556d8", "#d8553b", "#2f9e6e", "#9b51e0", "#c29100", "#0095b6", "#e0457b", "#5b6475"];
   const FIRST_DRAW_MARK = "grpo:first-chart-drawn";
+  const REDRAW_MS = 150; // live redraws of one chart: about 7 a second at most
+  const FRAME_BUDGET_MS = 8; // drawing per animation frame before the rest waits a frame
+  const LEGEND_PX = 56; // room for the title and legend around the plot
+  // Steps are whole numbers: tick at 1, 2, 5, 10, 20, 50, ... never at 1.25.
+  const STEP_INCREMENTS = [1, 2, 5].flatMap((m) => [1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7].map((p) => m * p)).sort((a, b) => a - b);
   const groups = new Map(); // syncKey -> {charts: Set, zoom: {min, max} | null, listeners: []}
   let firstDrawMarked = false;
+
+  /* The shared redraw loop: dirty charts, drawn when visible, due, and within the frame's budget. */
+  const dirty = new Set();
+  let frame = null;
+
+  function requestDraw(chart) {
+    dirty.add(chart);
+    if (frame === null) frame = requestAnimationFrame(drawDirty);
+  }
+
+  function drawDirty(now) {
+    frame = null;
+    const started = performance.now();
+    let waiting = false;
+    for (const chart of [...dirty]) {
+      if (!chart.visible) continue; // drawn when it comes into view
+      if (now - chart.lastDraw < REDRAW_MS || performance.now() - started > FRAME_BUDGET_MS) { waiting = true; continue; }
+      dirty.delete(chart);
+      chart.draw(now);
+    }
+    if (waiting) frame = requestAnimationFrame(drawDirty);
+  }
+
+  const visibility = new IntersectionObserver((entries) => {
+    for (const entry of entries) {
+      const chart = entry.target.grpoChart;
+      if (!chart) continue;
+      chart.visible = entry.isIntersecting;
+      if (chart.visible && dirty.has(chart)) requestDraw(chart);
+    }
+  }, { rootMargin: "200px 0px" });
 
   function groupOf(syncKey) {
     if (!groups.has(syncKey)) groups.set(syncKey, { charts: new Set(), zoom: null, listeners: [] });
@@ -78,10 +120,14 @@
       this.syncKey = options.syncKey || null;
       this.values = new Map(); // key -> Map(step -> value)
       this.index = new StepIndex();
-      this.frame = null;
       this.plot = null;
       this.series = [];
+      this.visible = false;
+      this.lastDraw = -Infinity;
       element.classList.add("grpo-chart");
+      element.style.minHeight = `${this.height + LEGEND_PX}px`; // so that visibility is known before drawing
+      element.grpoChart = this;
+      visibility.observe(element);
       this.resizeObserver = new ResizeObserver(() => this.resize());
       this.resizeObserver.observe(element);
       if (this.syncKey) groupOf(this.syncKey).charts.add(this);
@@ -124,10 +170,7 @@
       this.scheduleDraw();
     }
 
-    scheduleDraw() {
-      if (this.frame !== null) return;
-      this.frame = requestAnimationFrame(() => { this.frame = null; this.draw(); });
-    }
+    scheduleDraw() { requestDraw(this); }
 
     /* Columns for uPlot: steps, then per line its values, then each band's upper and lower edge. */
     columns() {
@@ -153,9 +196,11 @@
       return data;
     }
 
-    draw() {
+    draw(now) {
       if (!this.index.steps.length) return;
+      this.lastDraw = now || performance.now();
       const data = this.columns();
+      this.element.dataset.points = String(data[0].length); // steps drawn: for tests and benches
       if (!this.plot) { this.create(data); return; }
       const zoom = this.syncKey ? groupOf(this.syncKey).zoom : null;
       this.plot.setData(data, !zoom);
@@ -182,7 +227,7 @@
         uSeries.push({ ...edge }, { ...edge });
         uBands.push({ series: [upper, upper + 1], fill: withAlpha(s.color, 0.15) });
       });
-      const axes = [{ label: "step", size: 36 }, { scale: "y", size: 56, values: (u, ticks) => ticks.map(formatValue) }];
+      const axes = [{ label: "step", size: 36, incrs: STEP_INCREMENTS }, { scale: "y", size: 56, values: (u, ticks) => ticks.map(formatValue) }];
       if (hasRight) axes.push({ scale: "y2", side: 1, size: 56, grid: { show: false }, values: (u, ticks) => ticks.map(formatValue) });
       const chart = this;
       this.plot = new global.uPlot({
@@ -251,7 +296,8 @@
     }
 
     destroy() {
-      if (this.frame !== null) cancelAnimationFrame(this.frame);
+      dirty.delete(this);
+      visibility.unobserve(this.element);
       this.resizeObserver.disconnect();
       if (this.plot) this.plot.destroy();
       if (this.syncKey) groupOf(this.syncKey).charts.delete(this);

@@ -24,9 +24,6 @@
       ["system/generation_tokens_per_s", "generation"], ["system/training_tokens_per_s", "training"]]) },
     { id: "sync", title: "Weight sync time (s)", series: fixed([["system/weight_sync_s", "weight sync"]]) },
   ];
-  // The charts drawn first when a run page opens: one small request before the rest.
-  const FIRST = ["reward", "loss"];
-
   function fixed(lines) {
     return (names) => lines.filter(([key]) => names.has(key))
       .map(([key, label, extra]) => ({ key, label, ...(extra || {}) }));
@@ -59,12 +56,22 @@
     return plan;
   }
 
-  /* Names the first charts read (FIRST): fetched before everything else. */
-  function firstNames(names) {
+  /* The metric names in the order a page fetches them, as batches: the total reward first
+     (the first chart a person looks at, in one small request), then the other main charts,
+     then the "More metrics" ones. */
+  function loadOrder(names) {
     const plan = chartPlan(names);
-    const keys = [];
-    for (const id of FIRST) if (plan.has(id)) for (const s of plan.get(id).series) keys.push(s.key, ...(s.std ? [s.std] : []));
-    return keys.filter((key) => names.includes(key));
+    const batches = [[], [], []];
+    const placed = new Set();
+    for (const [id, spec] of plan) {
+      for (const s of spec.series) {
+        const batch = spec.more ? 2 : id === "reward" && s.key === "rollout/reward_mean" ? 0 : 1;
+        for (const key of [s.key, s.std, ...(s.range || [])]) {
+          if (key && names.includes(key) && !placed.has(key)) { batches[batch].push(key); placed.add(key); }
+        }
+      }
+    }
+    return batches.filter((batch) => batch.length);
   }
 
   class RunCharts {
@@ -130,5 +137,5 @@
 
   RunPage.RunCharts = RunCharts;
   RunPage.chartPlan = chartPlan;
-  RunPage.firstChartNames = firstNames;
+  RunPage.metricLoadOrder = loadOrder;
 })(window.RunPage = window.RunPage || {});

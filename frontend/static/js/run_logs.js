@@ -12,11 +12,12 @@
       this.followBox = root.querySelector("#log-follow");
       this.lastId = 0;
       this.add(lines);
-      this.scrollToEnd();
+      this.followBox.addEventListener("change", () => { if (this.followBox.checked) this.scrollToEnd(); });
     }
 
     add(lines) {
-      const atEnd = this.isAtEnd();
+      // Reading the scroll position forces a layout; an empty panel is at its end anyway.
+      const atEnd = this.list.childElementCount === 0 || this.isAtEnd();
       const fresh = lines.filter((line) => line.id > this.lastId).sort((a, b) => a.id - b.id);
       for (const line of fresh) {
         this.list.appendChild(this.row(line));
@@ -48,7 +49,10 @@
       return box.scrollHeight - box.scrollTop - box.clientHeight < 40;
     }
 
-    scrollToEnd() { this.list.scrollTop = this.list.scrollHeight; }
+    scrollToEnd() {
+      // In the next frame, when the browser lays the page out anyway.
+      requestAnimationFrame(() => { this.list.scrollTop = this.list.scrollHeight; });
+    }
   }
 
   RunPage.LogPanel = LogPanel;

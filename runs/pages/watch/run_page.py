@@ -13,6 +13,10 @@ from runs.models import Run, RunStatus
 from runs.pages.config_form import config_field_groups
 
 LOG_TAIL = 300
+# The first chart's series travel with the page, so that it is drawn without waiting for a
+# request; the page's script fetches the others over REST. Same sizing as the script asks for.
+FIRST_SERIES = ("rollout/reward_mean", "rollout/reward_std")
+MAX_POINTS = 600
 CANCELLABLE = {RunStatus.CREATED, RunStatus.QUEUED, RunStatus.STARTING, RunStatus.RUNNING}
 
 
@@ -33,9 +37,14 @@ def log_tail(run, count: int = LOG_TAIL) -> list[dict]:
     return LogLineSerializer(reversed(newest), many=True).data
 
 
+def first_series(run, names: list[str]) -> dict:
+    return {name: metrics_query.series(run, name, None, None, MAX_POINTS) for name in FIRST_SERIES if name in names}
+
+
 def page_data(run) -> dict:
     """Everything run_page.js starts from; the rest comes over REST and the websocket."""
     api = reverse("run-detail", args=[run.pk])
+    names = metrics_query.metric_names(run)
     return {
         "run": run.pk, "name": run.name, "status": status_payload(run), "max_steps": run.max_steps,
         "started_at": run.started_at, "finished_at": run.finished_at,
@@ -47,7 +56,7 @@ def page_data(run) -> dict:
             "download": reverse("run-checkpoint-download", args=[run.pk, 0]).replace("/0/", "/{id}/"),
             "socket": f"/ws/runs/{run.pk}/",
         },
-        "metric_names": metrics_query.metric_names(run),
+        "metric_names": names, "first_series": first_series(run, names), "max_points": MAX_POINTS,
         "sample_steps": list(run.samples.order_by("step").values_list("step", flat=True).distinct()),
         "logs": log_tail(run),
         "checkpoints": checkpoint_rows(run),

@@ -61,6 +61,20 @@ def test_the_page_embeds_what_its_scripts_start_from(logged_in, run, reward):
     assert data["urls"]["metrics"] == f"/api/runs/{run.pk}/metrics/"
 
 
+def test_the_first_charts_series_come_with_the_page(logged_in, run):
+    for step in range(1, 4):
+        add_metrics(run, step, rollout__reward_mean=step / 10, rollout__reward_std=0.5, train__loss=1.0)
+    data = page_data(logged_in.get(f"/runs/{run.pk}/"))
+    assert sorted(data["first_series"]) == ["rollout/reward_mean", "rollout/reward_std"]
+    assert data["first_series"]["rollout/reward_mean"]["step"] == [1, 2, 3]
+    assert data["first_series"]["rollout/reward_mean"]["value"] == [0.1, 0.2, 0.3]
+
+
+def test_a_run_without_metrics_embeds_no_series(logged_in, run):
+    data = page_data(logged_in.get(f"/runs/{run.pk}/"))
+    assert data["metric_names"] == [] and data["first_series"] == {}
+
+
 def test_the_log_tail_is_the_newest_lines_in_order(logged_in, run):
     for i in range(310):
         add_log(run, f"line {i}")

@@ -1,0 +1,243 @@
+"""The run page in real Chromium, against a live server: a run started from the new-run page,
+then watched while events are injected through the ingest API (as a trainer sends them):
+charts gain points, the completions browser shows samples, the log and checkpoints fill in,
+the status badge follows, cancel works; and after a dropped websocket the page re-fetches
+what it missed and says it is live again. A screenshot of the run page is saved."""
+import itertools
+import re
+
+import httpx
+import pytest
+
+LIBRARY = """
+import json
+from django.contrib.auth import get_user_model
+from runs.models import Dataset, RewardFunction, TrainingConfig
+from worker.trainer.config import TrainingConfig as Schema
+owner = get_user_model().objects.get(username="owner")
+dataset = Dataset.objects.create(owner=owner, name="arith", source="generator", generator="arithmetic",
+                                 generator_params={"count": 10}, columns=["prompt", "answer"], row_count=10)
+acc = RewardFunction.objects.create(owner=owner, name="accuracy", kind="builtin", builtin="accuracy")
+fmt = RewardFunction.objects.create(owner=owner, name="format", kind="builtin", builtin="format")
+config = TrainingConfig.objects.create(owner=owner, name="tiny", values=Schema(max_steps=10).model_dump(mode="json"))
+print(json.dumps({"dataset": dataset.pk, "rewards": [acc.pk, fmt.pk], "config": config.pk}))
+"""
+TOKEN = """
+import json
+from runs.models import Run
+run = Run.objects.get(pk={run_id})
+token = run.issue_ingest_token()
+run.save()
+print(json.dumps({{"token": token}}))
+"""
+
+
+@pytest.fixture(scope="module")
+def library(live_server):
+    return live_server.shell_json(LIBRARY)
+
+
+class Trainer:
+    """Sends events to a run's ingest API the way worker/trainer/reporting does."""
+
+    def __init__(self, server, run_id: int):
+        self.url = f"{server.url}/api/runs/{run_id}/events/"
+        self.token = server.shell_json(TOKEN.format(run_id=run_id))["token"]
+        self.seq = itertools.count(1)
+
+    def send(self, *events) -> dict:
+        batch = [{"seq": next(self.seq), **event} for event in events]
+        response = httpx.post(self.url, json={"source": "trainer", "events": batch},
+                              headers={"Authorization": f"Bearer {self.token}"}, timeout=10)
+        response.raise_for_status()
+        return response.json()
+
+    def status(self, status: str, message: str = ""):
+        return self.send({"type": "status", "status": status, "message": message})
+
+    def metrics(self, step: int, reward: float):
+        return self.send({"type": "metrics", "step": step, "values": {
+            "rollout/reward_mean": reward, "rollout/reward_std": 0.1, "rollout/reward/accuracy_mean": reward,
+            "rollout/reward/accuracy_std": 0.2, "train/loss": 1.0 / step, "train/kl_to_sampler": 0.01,
+            "system/step_time_s": 2.0, "train/grad_norm": 0.5}})
+
+    def samples(self, step: int, completion: str):
+        return self.send({"type": "samples", "step": step, "samples": [
+            {"group": 0, "prompt": "What is 2 + 2?", "completion": completion, "rewards": {"accuracy": 1.0, "format": 0.0},
+             "total_reward": 1.0, "advantage": 0.7, "model_version": step, "staleness": 1, "num_tokens": 4,
+             "finish_reason": "stop"},
+            {"group": 0, "prompt": "What is 2 + 2?", "completion": "five\n" * 40, "rewards": {"accuracy": 0.0, "format": 0.0},
+             "total_reward": 0.0, "advantage": -0.7, "model_version": step, "staleness": 1, "num_tokens": 80,
+             "finish_reason": "length"}]})
+
+    def log(self, message: str, level: str = "info"):
+        return self.send({"type": "log", "level": level, "message": message})
+
+    def checkpoint(self, step: int, path: str):
+        return self.send({"type": "checkpoint", "step": step, "path": path, "size_bytes": 2048, "model_version": step})
+
+
+def started_run(live_server, library, name: str) -> int:
+    api = live_server.api("owner")
+    created = api.post("/api/runs/", json={
+        "name": name, "dataset": library["dataset"], "config_template": library["config"],
+        "rewards": [{"reward_function": library["rewards"][0], "weight": 1.0}]})
+    assert created.status_code == 201, created.text
+    run_id = created.json()["id"]
+    assert api.post(f"/api/runs/{run_id}/start/").status_code == 200
+    return run_id
+
+
+def chart_points(page, chart_id: str) -> int:
+    box = page.locator(f'.chart-box[data-chart="{chart_id}"]')
+    return int(box.get_attribute("data-points") or 0)
+
+
+def wait_for_points(page, chart_id: str, count: int):
+    page.wait_for_function(
+        "([id, n]) => { const el = document.querySelector(`.chart-box[data-chart=\"${id}\"]`);"
+        " return el && Number(el.dataset.points || 0) >= n; }", arg=[chart_id, count])
+
+
+def wait_live(page):
+    page.wait_for_selector("#live-indicator[data-state=live]")
+
+
+def test_a_run_started_from_the_new_run_page_opens_its_live_page(page, live_server, library):
+    page.goto(live_server.url + "/runs/new/")
+    page.fill("#id_name", "from the browser")
+    page.select_option("#id_dataset", str(library["dataset"]))
+    page.check(f"#reward-{library['rewards'][0]}")
+    page.check(f"#reward-{library['rewards'][1]}")
+    page.fill(f"#weight-{library['rewards'][1]}", "0.5")
+    page.select_option("#id_config_template", str(library["config"]))
+    assert page.input_value("#id_cfg-max_steps") == "10"  # the editor shows the chosen config
+    page.click("#start-run")
+    page.wait_for_url(re.compile(r"/runs/\d+/$"))
+    assert page.locator("#run-status").inner_text() == "Queued"
+    assert "from the browser" in page.locator("h1").inner_text()
+    wait_live(page)
+
+
+def test_a_mistake_on_the_new_run_page_is_shown_inline_and_focused(page, live_server, library):
+    page.goto(live_server.url + "/runs/new/")
+    page.select_option("#id_dataset", str(library["dataset"]))
+    page.check(f"#reward-{library['rewards'][0]}")
+    page.fill(f"#weight-{library['rewards'][0]}", "lots")
+    page.click("#start-run")
+    page.wait_for_selector("#error-summary")
+    assert "valid number" in page.locator(f"#weight-{library['rewards'][0]}-error").inner_text()
+    assert page.evaluate("document.activeElement.id") == f"weight-{library['rewards'][0]}"
+
+
+def test_the_run_page_follows_events_as_a_trainer_sends_them(page, live_server, library, artifacts_dir, tmp_path):
+    run_id = started_run(live_server, library, "watched")
+    trainer = Trainer(live_server, run_id)
+    page.goto(f"{live_server.url}/runs/{run_id}/")
+    wait_live(page)
+    assert page.locator("#charts-empty").is_visible()
+
+    trainer.status("starting")
+    trainer.status("running")
+    page.wait_for_function("document.querySelector('#run-status').textContent === 'Running'")
+
+    trainer.metrics(1, 0.25)
+    wait_for_points(page, "reward", 1)
+    assert page.locator('.chart-box[data-chart="loss"]').count() == 1
+    trainer.metrics(2, 0.5)
+    trainer.metrics(3, 0.75)
+    wait_for_points(page, "reward", 3)
+    assert chart_points(page, "loss") == 3
+    assert page.locator("#run-step").inner_text() == "3"
+    assert "s a step" in page.locator("#run-eta").inner_text()  # 7 steps left at 2 s each
+    assert page.locator('#charts-more .chart-box[data-chart="metric:train/grad_norm"]').count() == 1
+
+    trainer.samples(3, "2 + 2 = 4\n#### 4")
+    page.wait_for_selector("#sample-groups .sample-group")
+    groups = page.locator("#sample-groups")
+    assert "#### 4" in groups.inner_text() and "What is 2 + 2?" in groups.inner_text()
+    assert "length" in groups.inner_text() and "0.700" in groups.inner_text()
+    assert groups.locator("details.fold").count() == 1  # the 40-line completion is folded
+
+    trainer.log("step 3 done", level="warning")
+    page.wait_for_selector("#log-lines li.log-warning")
+    trainer.checkpoint(3, str(tmp_path / "step-3"))
+    page.wait_for_selector("#checkpoint-rows tr")
+    assert "step 3" in page.locator("#checkpoint-rows").inner_text()
+
+    page.screenshot(path=str(artifacts_dir / "run-page.png"), full_page=True)
+
+    page.click("#action-cancel button")
+    page.wait_for_selector(".messages >> text=Cancel requested")
+    wait_live(page)
+    assert page.locator("#run-cancelling").is_visible() and page.locator("#action-cancel").is_hidden()
+    assert trainer.metrics(4, 0.8)["cancel_requested"] is True  # what the trainer hears back
+    trainer.status("cancelled")
+    page.wait_for_function("document.querySelector('#run-status').textContent === 'Cancelled'")
+    assert page.locator("#action-resume").is_visible()
+    wait_for_points(page, "reward", 4)  # the page reloaded: the charts came back over REST
+
+
+def test_the_completions_browser_goes_back_to_any_step(page, live_server, library):
+    run_id = started_run(live_server, library, "browsed")
+    trainer = Trainer(live_server, run_id)
+    trainer.status("starting")
+    trainer.status("running")
+    for step in (1, 2, 3):
+        trainer.samples(step, f"answer of step {step}")
+    page.goto(f"{live_server.url}/runs/{run_id}/")
+    page.wait_for_selector("#sample-groups >> text=answer of step 3")
+    page.click("#sample-older")
+    page.wait_for_selector("#sample-groups >> text=answer of step 2")
+    assert not page.is_checked("#sample-follow")
+    page.select_option("#sample-step", "1")
+    page.wait_for_selector("#sample-groups >> text=answer of step 1")
+    trainer.samples(4, "answer of step 4")  # not followed: the chosen step stays
+    page.wait_for_selector("#sample-step option[value='4']", state="attached")
+    assert "answer of step 1" in page.locator("#sample-groups").inner_text()
+    page.click("#sample-newest")
+    page.wait_for_selector("#sample-groups >> text=answer of step 4")
+
+
+def test_after_a_dropped_connection_the_page_catches_up_and_is_live_again(page, live_server, library):
+    run_id = started_run(live_server, library, "reconnected")
+    trainer = Trainer(live_server, run_id)
+    trainer.status("starting")
+    trainer.status("running")
+    trainer.metrics(1, 0.1)
+    routes, blocked = [], {"now": False}
+
+    def through(route):
+        if blocked["now"]:
+            route.close(code=1011, reason="test: network down")
+            return
+        route.connect_to_server()
+        routes.append(route)
+
+    page.route_web_socket(re.compile(r"/ws/runs/\d+/$"), through)
+    page.goto(f"{live_server.url}/runs/{run_id}/")
+    wait_live(page)
+    wait_for_points(page, "reward", 1)
+
+    blocked["now"] = True
+    routes[-1].close(code=1006, reason="test: connection dropped")
+    page.wait_for_selector("#live-indicator[data-state=reconnecting]")
+    assert "reconnecting" in page.locator("#live-text").inner_text()
+    trainer.metrics(2, 0.2)  # sent while the page is not listening
+    trainer.log("missed while away")
+    trainer.samples(2, "missed sample")
+    trainer.status("succeeded")
+    blocked["now"] = False
+    page.click("#live-retry")
+    wait_live(page)
+    wait_for_points(page, "reward", 2)
+    page.wait_for_selector("#log-lines >> text=missed while away")
+    page.wait_for_selector("#sample-groups >> text=missed sample")
+    assert page.locator("#run-status").inner_text() == "Succeeded"
+
+
+def test_another_users_run_page_is_not_found(page, live_server, library):
+    run_id = started_run(live_server, library, "private")
+    other = live_server.api("other")
+    assert other.get(f"/runs/{run_id}/").status_code == 404
+    assert page.goto(f"{live_server.url}/runs/{run_id}/").status == 200
