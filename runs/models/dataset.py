@@ -1,4 +1,6 @@
-from django.db import models
+from django.db import models, transaction
+from django.db.models.signals import post_delete
+from django.dispatch import receiver
 
 from runs.models.owned import OwnedModel
 
@@ -37,3 +39,12 @@ class Dataset(OwnedModel):
     @property
     def is_validated(self) -> bool:
         return self.row_count is not None
+
+
+@receiver(post_delete, sender=Dataset)
+def remove_uploaded_file(sender, instance: Dataset, **kwargs):
+    """An uploaded file goes with its dataset (also in cascades, which skip Model.delete).
+    Only after the commit: a rolled-back delete keeps the row, which still needs its file."""
+    if instance.file:
+        storage, name = instance.file.storage, instance.file.name
+        transaction.on_commit(lambda: storage.delete(name))

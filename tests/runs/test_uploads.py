@@ -202,3 +202,13 @@ def test_a_json_array_file_is_told_to_use_json_lines(owner_api):
     response = upload(owner_api, "rows.json", json.dumps(ROWS).encode())
     assert response.status_code == 400
     assert "JSON Lines" in str(response.json()["file"])
+
+
+def test_deleting_a_dataset_removes_its_uploaded_file(owner_api, media_root, django_capture_on_commit_callbacks):
+    created = upload(owner_api, "rows.jsonl", jsonl(ROWS))
+    assert created.status_code == 201, created.content
+    stored = Path(media_root) / Dataset.objects.get(pk=created.json()["id"]).file.name
+    assert stored.exists()
+    with django_capture_on_commit_callbacks(execute=True):
+        assert owner_api.delete(f"/api/datasets/{created.json()['id']}/").status_code == 204
+    assert not stored.exists()
