@@ -34,9 +34,13 @@ BROWSER_FIXTURES = {"browser", "page", "live_server"}
 
 
 def pytest_collection_modifyitems(config, items):
-    for item in items:
-        if BROWSER_FIXTURES & set(getattr(item, "fixturenames", ())):
-            item.add_marker(pytest.mark.browser)
+    """Marks browser tests and runs them last: Playwright's sync API keeps an event loop
+    running in the main thread for the session, which breaks asyncio tests run after it."""
+    in_browser = [item for item in items if BROWSER_FIXTURES & set(getattr(item, "fixturenames", ()))]
+    for item in in_browser:
+        item.add_marker(pytest.mark.browser)
+    chosen = set(map(id, in_browser))
+    items[:] = [item for item in items if id(item) not in chosen] + in_browser
 
 
 class LiveServer(AsgiServer):
