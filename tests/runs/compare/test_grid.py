@@ -23,17 +23,18 @@ def test_each_bucket_starts_at_its_smallest_member(lo, hi, points):
 
 def test_picked_steps_fall_one_per_bucket_on_logged_steps():
     scale = StepScale(Grid.over(0, 99_999, 500))
-    steps = scale.pick_steps(0, 99_999, stride=1)
-    assert len(steps) == 500 and steps[0] == 0
-    assert len({scale.bucket_of_step(s) for s in steps}) == 500
-    sparse = scale.pick_steps(10, 99_990, stride=10)
+    picks = scale.picks(0, 99_999, stride=1)
+    assert len(picks) == 500 and min(picks) == 0
+    assert all(scale.bucket_of_step(step) == bucket for step, bucket in picks.items())
+    assert sorted(picks.values()) == list(range(500))
+    sparse = scale.picks(10, 99_990, stride=10)
     assert all(step % 10 == 0 for step in sparse)
     assert len(sparse) == 500
 
 
 def test_a_run_shorter_than_the_grid_picks_steps_only_in_its_own_range():
     scale = StepScale(Grid.over(0, 99_999, 100))
-    steps = scale.pick_steps(0, 49_999, stride=1)
+    steps = scale.picks(0, 49_999, stride=1)
     assert len(steps) == 50 and max(steps) <= 49_999
 
 
@@ -41,7 +42,7 @@ def test_samples_seen_scale_steps_by_completions_per_step():
     grid = Grid.over(0, 16 * 1000, 100)
     scale = StepScale(grid, per_step=16)
     assert scale.bucket_of_step(500) == grid.bucket_of(8000)
-    assert all(grid.start(scale.bucket_of_step(s)) <= s * 16 for s in scale.pick_steps(0, 1000, 1))
+    assert all(grid.start(bucket) <= step * 16 for step, bucket in scale.picks(0, 1000, 1).items())
 
 
 def test_join_puts_runs_on_the_union_of_their_x_values_with_gaps_as_none():
