@@ -30,12 +30,17 @@ class MetricSeries:
 
 def samples_per_step(config: dict) -> int:
     """Completions trained per optimizer step: each step trains exactly this many."""
-    knob = {**DEFAULTS, **config}
-    return int(knob["per_device_train_batch_size"]) * int(knob["gradient_accumulation_steps"])
+    return _count_knob(config, "per_device_train_batch_size") * _count_knob(config, "gradient_accumulation_steps")
 
 
 def logging_stride(config: dict) -> int:
-    return max(1, int({**DEFAULTS, **config}["logging_steps"]))
+    return _count_knob(config, "logging_steps")
+
+
+def _count_knob(config: dict, name: str) -> int:
+    """A positive whole-number knob; a config edited into nonsense (the admin allows it) reads as the default."""
+    value = config.get(name, DEFAULTS[name])
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else DEFAULTS[name]
 
 
 def compare_series(runs: list, names: list[str], x_axis: str, points: int) -> dict[str, MetricSeries]:

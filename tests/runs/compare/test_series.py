@@ -132,3 +132,11 @@ def test_a_long_series_on_wall_time_is_picked_with_the_times_of_its_steps(make_r
     joined = compare_series([run, other], ["r"], "time", 50)["r"].joined()
     assert len(joined["x"]) == 50 and joined["downsampled"] is True
     assert all(x == 2 * value for x, value in zip(joined["x"], joined["values"][str(run.pk)]))
+
+
+def test_a_config_edited_into_nonsense_reads_its_counts_as_defaults():
+    from runs.compare.series import logging_stride, samples_per_step
+
+    assert samples_per_step({"per_device_train_batch_size": "lots", "gradient_accumulation_steps": 2}) == 16
+    assert logging_stride({"logging_steps": 0}) == 1 and logging_stride({}) == 1
+    assert samples_per_step({"per_device_train_batch_size": 4, "gradient_accumulation_steps": True}) == 4
