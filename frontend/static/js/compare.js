@@ -149,6 +149,8 @@
   function renderMetricPicker() {
     const options = byId("metric-options");
     const shown = new Set(state.metrics);
+    // Re-rendered after each toggle: a keyboard user keeps their place on the same metric.
+    const focused = options.contains(document.activeElement) ? document.activeElement.value : null;
     const available = [...new Set([...state.comparison.available_metrics, ...state.metrics])].sort();
     options.querySelectorAll(".metric-option").forEach((node) => node.remove());
     available.forEach((name, index) => {
@@ -156,6 +158,7 @@
       const box = element("input", { type: "checkbox", id, value: name });
       box.checked = shown.has(name);
       options.append(element("div", { class: "metric-option" }, box, element("label", { for: id, text: name })));
+      if (name === focused) box.focus();
     });
     byId("metric-count").textContent = `(${state.metrics.length} of ${available.length})`;
   }

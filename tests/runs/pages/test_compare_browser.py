@@ -130,3 +130,18 @@ def test_without_runs_the_page_says_how_to_pick_them(page, live_server, three_ru
     page.wait_for_selector("#compare[data-state=ready]")
     # The picker lists the newest run first, and the address keeps that order.
     assert page.url.endswith(f"/compare/?runs={three_runs[2]},{three_runs[0]}")
+
+
+def test_a_metric_is_added_from_the_keyboard_and_kept_in_the_address(page, live_server, three_runs):
+    open_compare(page, live_server, three_runs)
+    page.focus("#metric-picker summary")
+    page.keyboard.press("Enter")
+    box = "#metric-options input[value='system/generation_tokens_per_s']"
+    page.focus(box)
+    page.keyboard.press("Space")
+    page.wait_for_function("document.querySelectorAll('.chart').length === 3")
+    page.wait_for_selector("#compare[data-state=ready]")
+    assert page.locator(".chart h3").all_inner_texts() == [
+        "rollout/reward_mean", "system/generation_tokens_per_s", "train/loss"]
+    assert page.evaluate("document.activeElement.value") == "system/generation_tokens_per_s"
+    assert "metrics=rollout/reward_mean,system/generation_tokens_per_s,train/loss" in page.url.replace("%2F", "/")
