@@ -204,16 +204,26 @@ class Reporter(threading.Thread):
                     self.late += 1
 
 
+def main_thread_seconds(cdp) -> dict:
+    """CPU seconds the page's main thread spent so far: all tasks, and scripts alone (Chromium's counters)."""
+    metrics = {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}
+    return {"tasks": metrics["TaskDuration"], "script": metrics["ScriptDuration"]}
+
+
 def fluidity(context, server: AsgiServer, run: dict, seconds: float, with_events: bool) -> dict:
     page = context.new_page()
     page.goto(f"{server.url}/runs/{run['run_id']}/")
     page.wait_for_selector("#live-indicator[data-state=live]", timeout=30_000)
     page.wait_for_function(IN_VIEW_DRAWN, timeout=30_000)
     before = int(page.get_attribute('.chart-box[data-chart="loss"]', "data-points"))
+    cdp = context.new_cdp_session(page)
+    cdp.send("Performance.enable")
+    busy_before = main_thread_seconds(cdp)
     reporter = Reporter(server, run, seconds) if with_events else None
     if reporter:
         reporter.start()
     result = page.evaluate(WATCH_FRAMES, seconds * 1000)
+    result["busy"] = {key: (value - busy_before[key]) / seconds for key, value in main_thread_seconds(cdp).items()}
     if reporter:
         reporter.join()
         page.wait_for_timeout(500)  # the last event's redraw
@@ -242,13 +252,13 @@ def print_fluidity_table(idle: dict, busy: dict, seconds: float):
     print(f"\nFluidity: the 100k-point run page for {seconds:g} s, idle vs {EVENTS_PER_S} metrics events/s "
           f"({len(METRIC_NAMES)} values each)")
     print("| page | events sent | steps gained | frames | frame interval ms | dropped frames | worst gap ms "
-          "| long tasks (total ms) | long animation frames |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+          "| long tasks (total ms) | long animation frames | main thread busy | of which scripts |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for label, r in (("idle (peer)", idle), (f"{EVENTS_PER_S} events/s", busy)):
         tasks = f"{r['longTasks']} ({r['longTaskMs']:.0f})" if r["longTasksSupported"] else "n/a"
         frames = str(r["longFrames"]) if r["longFramesSupported"] else "n/a"
         print(f"| {label} | {r['sent']} | {r['gained']} | {r['frames']} | {r['interval']:.1f} | {r['dropped']} "
-              f"| {r['worstGap']:.0f} | {tasks} | {frames} |")
+              f"| {r['worstGap']:.0f} | {tasks} | {frames} | {r['busy']['tasks']:.1%} | {r['busy']['script']:.1%} |")
     share = busy["dropped"] / max(busy["frames"] + busy["dropped"], 1)
     print(f"dropped frames at {EVENTS_PER_S} events/s: {busy['dropped']} of {busy['frames'] + busy['dropped']} "
           f"({share:.1%}); idle: {idle['dropped']}; frames ratio busy/idle: {busy['frames'] / max(idle['frames'], 1):.2f}; "

@@ -42,7 +42,7 @@
 
   const PALETTE = ["#3556d8", "#d8553b", "#2f9e6e", "#9b51e0", "#c29100", "#0095b6", "#e0457b", "#5b6475"];
   const FIRST_DRAW_MARK = "grpo:first-chart-drawn";
-  const REDRAW_MS = 150; // live redraws of one chart: about 7 a second at most
+  const REDRAW_MS = 250; // live redraws of one chart: 4 a second at most
   const FRAME_BUDGET_MS = 8; // drawing per animation frame before the rest waits a frame
   const LEGEND_PX = 56; // room for the title and legend around the plot
   // Steps are whole numbers: tick at 1, 2, 5, 10, 20, 50, ... never at 1.25.
@@ -50,9 +50,11 @@
   const groups = new Map(); // syncKey -> {charts: Set, zoom: {min, max} | null, listeners: []}
   let firstDrawMarked = false;
 
-  /* The shared redraw loop: dirty charts, drawn when visible, due, and within the frame's budget. */
+  /* The shared redraw loop: dirty charts, drawn when visible, due, and within the frame's budget.
+     Charts that are not due yet are waited for with a timer, not by asking for every frame:
+     a frame asked for is a frame the browser commits, even when nothing changed. */
   const dirty = new Set();
-  let frame = null;
+  let frame = null, timer = null;
 
   function requestDraw(chart) {
     dirty.add(chart);
@@ -62,14 +64,22 @@
   function drawDirty(now) {
     frame = null;
     const started = performance.now();
-    let waiting = false;
+    let nextDue = Infinity, overBudget = false;
     for (const chart of [...dirty]) {
       if (!chart.visible) continue; // drawn when it comes into view
-      if (now - chart.lastDraw < REDRAW_MS || performance.now() - started > FRAME_BUDGET_MS) { waiting = true; continue; }
+      const due = chart.lastDraw + REDRAW_MS;
+      if (now < due) { nextDue = Math.min(nextDue, due); continue; }
+      if (performance.now() - started > FRAME_BUDGET_MS) { overBudget = true; continue; }
       dirty.delete(chart);
       chart.draw(now);
     }
-    if (waiting) frame = requestAnimationFrame(drawDirty);
+    if (overBudget) frame = requestAnimationFrame(drawDirty);
+    else if (nextDue < Infinity) drawAfter(nextDue - now);
+  }
+
+  function drawAfter(ms) {
+    clearTimeout(timer);
+    timer = setTimeout(() => { if (frame === null) frame = requestAnimationFrame(drawDirty); }, ms);
   }
 
   const visibility = new IntersectionObserver((entries) => {

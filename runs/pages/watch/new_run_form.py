@@ -104,6 +104,8 @@ def place_errors(errors: dict, entered: Entered) -> PlacedErrors:
     for key in ("name", "dataset", "config_template"):
         if key in errors:
             placed.top[key] = _texts(errors[key])
+    if "dataset" in errors and not entered.dataset:
+        placed.top["dataset"] = ["choose a dataset"]  # rather than DRF's "This field may not be null."
     _place_reward_errors(errors.get("rewards"), list(entered.weights), placed)
     config_errors = errors.get("config") or {}
     if not isinstance(config_errors, dict):
