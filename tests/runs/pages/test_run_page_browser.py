@@ -147,6 +147,7 @@ def test_the_run_page_follows_events_as_a_trainer_sends_them(page, live_server, 
     trainer.metrics(2, 0.5)
     trainer.metrics(3, 0.75)
     wait_for_points(page, "reward", 3)
+    wait_for_points(page, "loss", 3)  # each chart redraws on its own schedule (charts.js)
     assert chart_points(page, "loss") == 3
     assert page.locator("#run-step").inner_text() == "3"
     assert "s a step" in page.locator("#run-eta").inner_text()  # 7 steps left at 2 s each
