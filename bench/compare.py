@@ -48,7 +48,7 @@ import datetime, json, math, random, time
 from django.contrib.auth import get_user_model
 from django.db import connection
 from runs.actions.metric_rows import database_time, insert_metric_rows
-from runs.models import Dataset, RewardFunction, Run, RunReward, Sample
+from runs.models import Dataset, MetricPoint, RewardFunction, Run, RunReward, Sample
 from worker.trainer.config import TrainingConfig
 User = get_user_model()
 owner, _ = User.objects.get_or_create(username="owner")
@@ -60,6 +60,11 @@ started = time.perf_counter()
 # Every run and metric logs at the same moments: adapt each moment to the database once.
 times = [database_time(t0 + datetime.timedelta(seconds=2 * step)) for step in range(POINTS + 1)]
 ids = []
+# Loading without the (run, name, step) index and building it afterwards is several times
+# faster than keeping it up to date row by row; the schema ends up the same.
+index_of_points = MetricPoint._meta.indexes[0]
+with connection.schema_editor() as editor:
+    editor.remove_index(MetricPoint, index_of_points)
 for index in range(RUNS):
     config = TrainingConfig(learning_rate=1e-6 * (index + 1), max_steps=POINTS).model_dump()
     run = Run.objects.create(owner=owner, name=f"PREFIX-{index}", dataset=dataset, config=config,
@@ -73,6 +78,8 @@ for index in range(RUNS):
     Sample.objects.bulk_create([Sample(run=run, step=POINTS, group=0, prompt="What is 12 * 7?",
                                        completion=f"run {index}: 84", total_reward=1.0) for _ in range(8)])
     ids.append(run.pk)
+with connection.schema_editor() as editor:
+    editor.add_index(MetricPoint, index_of_points)
 if connection.vendor == "postgresql":
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")  # what autovacuum does soon after a bulk load
@@ -165,6 +172,8 @@ def page_ready_ms(server: AsgiServer, ids: list[int], repeats: int) -> list[floa
 
 def row(database: str, what: str, points: int, timings: list[float], target: float | None, peer: float | None) -> dict:
     p50 = statistics.median(timings)
+    # Also printed as measured, so that a run cut short still shows what it got.
+    print(f"[{database}] {what}, {points:,} points: p50 {p50:.0f} ms, max {max(timings):.0f} ms", flush=True)
     return {
         "database": database, "measured": what, "points/run/metric": f"{points:,}",
         "p50 ms": f"{p50:.0f}", "max ms": f"{max(timings):.0f}",
