@@ -4,7 +4,7 @@ When a series has more points than asked for, steps are cut into N equal
 buckets and each bucket becomes one point: its first step, the mean value,
 and the min and max so a chart can still show spikes.
 """
-from django.db.models import Avg, BigIntegerField, F, Max, Min
+from django.db.models import Avg, BigIntegerField, Count, F, Max, Min
 from django.db.models.functions import Cast
 
 from runs.models import MetricPoint
@@ -23,10 +23,11 @@ def series(run, name: str, step_min: int | None, step_max: int | None, max_point
         points = points.filter(step__gte=step_min)
     if step_max is not None:
         points = points.filter(step__lte=step_max)
-    bounds = points.aggregate(lo=Min("step"), hi=Max("step"))
+    # One query for the range and the count (this runs once per series of every chart).
+    bounds = points.aggregate(lo=Min("step"), hi=Max("step"), count=Count("id"))
     if bounds["lo"] is None:
         return {"step": [], "value": [], "min": [], "max": [], "downsampled": False}
-    if points.count() <= max_points:
+    if bounds["count"] <= max_points:
         rows = points.order_by("step", "id").values_list("step", "value")
         steps, values = _columns(rows, 2)
         return {"step": steps, "value": values, "min": values, "max": values, "downsampled": False}
