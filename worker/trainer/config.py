@@ -156,6 +156,9 @@ PRESETS: dict[str, dict] = {
         "num_generations": 8, "max_completion_length": 128, "max_prompt_length": 256,
         "per_device_train_batch_size": 16, "learning_rate": 2e-5, "max_steps": 60,
         "max_inflight_tasks": 16, "save_steps": 20, "temperature": 0.8,
+        # 16 groups of 8 share the CPU: when the machine is busy a request can take minutes,
+        # and a timed-out request is resubmitted, which only adds to the queue.
+        "vllm_request_timeout_s": 600.0,
     },
     "gsm8k-one-gpu": {
         "num_generations": 8, "max_completion_length": 512, "max_prompt_length": 512,
