@@ -8,6 +8,8 @@ import ctypes
 import os
 import signal
 import sys
+import threading
+import time
 
 PR_SET_PDEATHSIG = 1
 
@@ -29,3 +31,22 @@ def process_age_s() -> float:
     except (OSError, ValueError, IndexError):
         return 0.0
     return max(0.0, since_boot_s - start_ticks / os.sysconf("SC_CLK_TCK"))
+
+
+def kill_group_when_parent_dies(poll_s: float = 0.5) -> bool:
+    """For a process group leader with children of its own (vLLM: API server, engine core,
+    workers): SIGKILL the whole group once the parent is gone. PDEATHSIG would kill the
+    leader alone and leave its children running, reparented to init, holding memory.
+    Does nothing (False) unless this process leads its own group, so it never reaches a
+    caller's group."""
+    if os.getpgid(0) != os.getpid():
+        return False
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(poll_s)
+        os.killpg(os.getpid(), signal.SIGKILL)
+
+    threading.Thread(target=watch, name="kill-group-with-parent", daemon=True).start()
+    return True

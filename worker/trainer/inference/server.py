@@ -20,7 +20,6 @@ from typing import NoReturn
 import httpx
 
 from worker.trainer.config import TrainingConfig
-from worker.trainer.process_lifetime import kill_me_with_parent
 from worker.trainer.inference.launch import Device, Launch, build_launch, installed_device
 
 HEALTH_POLL_S = 0.5
@@ -111,8 +110,7 @@ class VLLMServer:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self._proc = subprocess.Popen(self.launch.argv, env={**os.environ, **self.launch.env},
                                       stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                      stderr=subprocess.STDOUT, start_new_session=True,
-                                      preexec_fn=kill_me_with_parent)
+                                      stderr=subprocess.STDOUT, start_new_session=True)
         self._reader = threading.Thread(target=self._copy_output, name=f"vllm-output-{self.launch.port}",
                                         daemon=True)
         self._reader.start()

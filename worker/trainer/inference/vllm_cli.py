@@ -29,6 +29,11 @@ importlib.metadata.version = _version
 def main(argv: list[str] | None = None) -> None:
     if argv is not None:
         sys.argv = ["vllm", *argv]
+    from worker.trainer.process_lifetime import kill_group_when_parent_dies
+
+    # Started in its own session by VLLMServer: if the trainer or worker that started it
+    # dies (even by SIGKILL), the engine core and workers go too, not just this process.
+    kill_group_when_parent_dies()
     from vllm.entrypoints.cli.main import main as vllm_main
 
     vllm_main()
