@@ -7,6 +7,7 @@ prints a table. It asserts nothing.
 
     .venv/bin/python bench/compare.py                 # SQLite, then PostgreSQL (about 4 minutes)
     .venv/bin/python bench/compare.py --only sqlite --points-per-metric 20000
+    .venv/bin/python bench/compare.py --skip-page --skip-peers   # the API rows alone
 
 Peers (see bench/README.md):
 - the same comparison through the per-run endpoint GET /api/runs/<id>/metrics/ (8 requests,
@@ -82,7 +83,9 @@ with connection.schema_editor() as editor:
     editor.add_index(MetricPoint, index_of_points)
 if connection.vendor == "postgresql":
     with connection.cursor() as cursor:
-        cursor.execute("ANALYZE")  # what autovacuum does soon after a bulk load
+        # What autovacuum does soon after a bulk load (since PostgreSQL 13 inserts trigger a
+        # vacuum too): statistics, and the visibility map that index-only scans rely on.
+        cursor.execute("VACUUM ANALYZE")
 print(json.dumps({"ids": ids, "seconds": time.perf_counter() - started}))
 """
 
@@ -194,14 +197,16 @@ def measure(database: str, env: dict, args) -> list[dict]:
             print(f"[{database}] seeded in {big['seconds']:.0f} s (+ {small['seconds']:.0f} s small runs)", flush=True)
             client = logged_in_client(server, "owner", "owner-pass-123")
             runs = lambda seeded: ",".join(map(str, seeded["ids"]))  # noqa: E731
-            naive = shell_json(server, NAIVE.replace("IDS", json.dumps(big["ids"])).replace("METRICS", json.dumps(METRICS))
-                                      .replace("REPEATS", str(args.naive_repeats)))["ms"]
-            naive_p50 = statistics.median(naive)
-            rows = [row(database, "naive: all points through the ORM, bucketed in Python (no HTTP)",
-                        args.points_per_metric, naive, None, None)]
-            per_run = per_run_endpoint(client, big["ids"], args.repeats)
-            rows.append(row(database, "peer: 8 x GET /api/runs/<id>/metrics/ (bucket means)",
-                            args.points_per_metric, per_run, None, naive_p50))
+            rows, naive_p50 = [], None
+            if not args.skip_peers:
+                naive = shell_json(server, NAIVE.replace("IDS", json.dumps(big["ids"]))
+                                   .replace("METRICS", json.dumps(METRICS)).replace("REPEATS", str(args.naive_repeats)))["ms"]
+                naive_p50 = statistics.median(naive)
+                rows.append(row(database, "naive: all points through the ORM, bucketed in Python (no HTTP)",
+                                args.points_per_metric, naive, None, None))
+                per_run = per_run_endpoint(client, big["ids"], args.repeats)
+                rows.append(row(database, "peer: 8 x GET /api/runs/<id>/metrics/ (bucket means)",
+                                args.points_per_metric, per_run, None, naive_p50))
             for x_axis in ("step", "time", "samples"):
                 timings = timed_get(client, "/api/compare/", {"runs": runs(big), "x": x_axis}, args.repeats)
                 rows.append(row(database, f"GET /api/compare/ x={x_axis}", args.points_per_metric, timings,
@@ -234,6 +239,8 @@ def main() -> None:
     parser.add_argument("--naive-repeats", type=int, default=2)
     parser.add_argument("--only", choices=["sqlite", "postgresql"])
     parser.add_argument("--skip-page", action="store_true")
+    parser.add_argument("--skip-peers", action="store_true",
+                        help="only the compare API (and page): no naive peer, no per-run endpoint (minutes each)")
     parser.add_argument("--pg-admin-url", default=os.environ.get("BENCH_PG_ADMIN_URL",
                                                                  "postgresql://postgres@127.0.0.1:5432/postgres"))
     args = parser.parse_args()

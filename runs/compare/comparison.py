@@ -1,6 +1,7 @@
 """One comparison of 2 to 8 runs, as the compare API returns it and the compare page draws it:
 the runs, their aligned series, the config diff and a summary line per run."""
 from runs.compare.diff import config_diff
+from runs.compare.fetch import step_bounds
 from runs.compare.names import metric_names
 from runs.compare.run_settings import field_group, run_settings
 from runs.compare.series import X_AXES, compare_series
@@ -23,7 +24,9 @@ def chosen_metrics(asked: list[str], available: list[str]) -> list[str]:
 def build_comparison(runs: list, asked_metrics: list[str], x_axis: str, points: int) -> dict:
     available = metric_names([run.pk for run in runs])
     names = chosen_metrics(asked_metrics, available)
-    series = compare_series(runs, names, x_axis, points)
+    # One read of every series' first and last points, the summary's metrics included.
+    bounds = step_bounds([run.pk for run in runs], list(dict.fromkeys([*names, REWARD_METRIC, TOKENS_METRIC])))
+    series = compare_series(runs, names, x_axis, points, bounds)
     return {
         "x": x_axis,
         "x_label": X_AXES[x_axis],
@@ -33,7 +36,7 @@ def build_comparison(runs: list, asked_metrics: list[str], x_axis: str, points: 
         "metrics": names,
         "series": {name: metric.joined() for name, metric in series.items()},
         "config_diff": settings_diff(runs),
-        "summary": _summaries(runs, series, points),
+        "summary": _summaries(runs, series, points, bounds),
     }
 
 
@@ -49,7 +52,9 @@ def settings_diff(runs: list) -> dict:
     return diff
 
 
-def _summaries(runs: list, series: dict, points: int) -> list[dict]:
-    reward = series.get(REWARD_METRIC) or compare_series(runs, [REWARD_METRIC], "step", points)[REWARD_METRIC]
-    tokens = series.get(TOKENS_METRIC) or compare_series(runs, [TOKENS_METRIC], "step", SUMMARY_POINTS)[TOKENS_METRIC]
-    return run_summaries(runs, reward, tokens)
+def _summaries(runs: list, series: dict, points: int, bounds: dict) -> list[dict]:
+    reward = (series.get(REWARD_METRIC)
+              or compare_series(runs, [REWARD_METRIC], "step", points, bounds)[REWARD_METRIC])
+    tokens = (series.get(TOKENS_METRIC)
+              or compare_series(runs, [TOKENS_METRIC], "step", SUMMARY_POINTS, bounds)[TOKENS_METRIC])
+    return run_summaries(runs, reward, tokens, bounds)

@@ -30,6 +30,11 @@ class Grid:
         """The smallest integer x in the bucket (ceil(b * span / buckets) past lo)."""
         return self.lo - (-bucket * self.span // self.buckets)
 
+    def starts(self, rows) -> list[tuple[int, float]]:
+        """[(bucket, value, ...)] → [(start(bucket), value)], with start() inlined (every point)."""
+        lo, span, buckets = self.lo, self.span, self.buckets
+        return [(lo - (-bucket * span // buckets), value) for bucket, value, _ in rows]
+
 
 @dataclass(frozen=True)
 class StepScale:
@@ -65,15 +70,14 @@ def join(points_by_run: dict, ndigits: int | None = None) -> tuple[list, dict]:
     Runs that have nothing at some x get None there, which charts draw as a gap (or span).
     `ndigits` rounds x first, so that wall times a millisecond apart share one slot.
     """
-    def key(x):
-        return round(x, ndigits) if ndigits is not None else x
-
-    xs = sorted({key(x) for points in points_by_run.values() for x, _ in points})
+    if ndigits is not None:  # rounded once per point: this runs for every point of a comparison
+        points_by_run = {run: [(round(x, ndigits), y) for x, y in points] for run, points in points_by_run.items()}
+    xs = sorted({x for points in points_by_run.values() for x, _ in points})
     slot = {x: index for index, x in enumerate(xs)}
     columns = {}
     for run, points in points_by_run.items():
         column = [None] * len(xs)
         for x, y in points:
-            column[slot[key(x)]] = y
+            column[slot[x]] = y
         columns[run] = column
     return xs, columns

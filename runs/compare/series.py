@@ -7,7 +7,7 @@ its x values are seconds since it started. How points are read and reduced: fetc
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from runs.compare.fetch import Bounds, fetch_metric, plan, step_bounds
+from runs.compare.fetch import Bounds, epoch_us, fetch_metric, plan, step_bounds
 from runs.compare.grid import Grid, StepScale, join
 from worker.trainer.config import TrainingConfig
 
@@ -43,9 +43,15 @@ def _count_knob(config: dict, name: str) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else DEFAULTS[name]
 
 
-def compare_series(runs: list, names: list[str], x_axis: str, points: int) -> dict[str, MetricSeries]:
-    """Each metric's series for each run, at most `points` per run, on the `x_axis` scale."""
-    bounds = step_bounds([run.pk for run in runs], names)
+def compare_series(runs: list, names: list[str], x_axis: str, points: int,
+                   bounds: dict[tuple[int, str], Bounds] | None = None) -> dict[str, MetricSeries]:
+    """Each metric's series for each run, at most `points` per run, on the `x_axis` scale.
+    `bounds`: step_bounds() already read for these runs and (at least) these names."""
+    if bounds is None:
+        bounds = step_bounds([run.pk for run in runs], names)
+    else:
+        wanted = set(names)  # other metrics' first times must not move the wall-clock origin
+        bounds = {key: one for key, one in bounds.items() if key[1] in wanted}
     if x_axis == "time":
         origins = {run.pk: time_origin(run, [b for (pk, _), b in bounds.items() if pk == run.pk]) for run in runs}
         return {name: _by_wall_time(runs, name, bounds, points, origins) for name in names}
@@ -62,7 +68,7 @@ def _on_shared_grid(runs: list, name: str, bounds: dict, points: int, x_axis: st
                      max(b.hi * per_step[run.pk] for run, b in present), points)
     plans = [plan(run.pk, b, StepScale(grid, per_step[run.pk]), logging_stride(run.config)) for run, b in present]
     for run_id, fetched in fetch_metric(name, plans, with_time=False).items():
-        series.points[run_id] = [(grid.start(bucket), value) for bucket, value, _ in fetched.rows]
+        series.points[run_id] = grid.starts(fetched.rows)
         series.downsampled |= fetched.downsampled
     return series
 
@@ -74,8 +80,9 @@ def _by_wall_time(runs: list, name: str, bounds: dict, points: int, origins: dic
     if not plans:
         return series
     for run_id, fetched in fetch_metric(name, plans, with_time=True).items():
-        origin = origins[run_id]
-        series.points[run_id] = [((time - origin).total_seconds(), value) for _, value, time in fetched.rows]
+        # In microseconds, as timedelta.total_seconds() computes it: the same float.
+        origin = epoch_us(origins[run_id])
+        series.points[run_id] = [((time - origin) / 10**6, value) for _, value, time in fetched.rows]
         series.downsampled |= fetched.downsampled
     return series
 

@@ -28,8 +28,10 @@ def run_summary(run, reward: MetricSeries, tokens: MetricSeries, last_reward: fl
     }
 
 
-def run_summaries(runs: list, reward: MetricSeries, tokens: MetricSeries) -> list[dict]:
-    last = step_bounds([run.pk for run in runs], [REWARD_METRIC])
+def run_summaries(runs: list, reward: MetricSeries, tokens: MetricSeries, last: dict | None = None) -> list[dict]:
+    """`last`: step_bounds() already read for these runs and the reward metric, if at hand."""
+    if last is None:
+        last = step_bounds([run.pk for run in runs], [REWARD_METRIC])
     summaries = []
     for run in runs:
         bounds = last.get((run.pk, REWARD_METRIC))

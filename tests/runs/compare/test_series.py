@@ -140,3 +140,29 @@ def test_a_config_edited_into_nonsense_reads_its_counts_as_defaults():
     assert samples_per_step({"per_device_train_batch_size": "lots", "gradient_accumulation_steps": 2}) == 16
     assert logging_stride({"logging_steps": 0}) == 1 and logging_stride({}) == 1
     assert samples_per_step({"per_device_train_batch_size": 4, "gradient_accumulation_steps": True}) == 4
+
+
+def test_picked_wall_times_keep_their_microseconds(make_run):
+    """Times travel as epoch microseconds (computed by PostgreSQL there): x must equal the
+    timedelta arithmetic to the microsecond, rounded as the chart gets it."""
+    run, other = make_run("long"), make_run("other")
+    run.started_at = T0
+    run.save()
+    add_points(run, "r", range(20_000), seconds_per_step=1.000003)
+    joined = compare_series([run, other], ["r"], "time", 50)["r"].joined()
+    assert joined["downsampled"] is True
+    expected = [round(datetime.timedelta(seconds=value * 1.000003).total_seconds(), 3)
+                for value in joined["values"][str(run.pk)]]
+    assert joined["x"] == expected
+
+
+def test_the_summary_metrics_read_with_the_bounds_do_not_move_the_wall_clock_origin(make_run):
+    from runs.compare.comparison import build_comparison
+    from runs.compare.summary import TOKENS_METRIC
+
+    run, other = make_run("a"), make_run("b")
+    add_points(run, TOKENS_METRIC, range(0, 5))        # from T0
+    add_points(run, "r", range(10, 13))               # from T0 + 100 s
+    comparison = build_comparison([run, other], ["r"], "time", 500)
+    assert comparison["series"]["r"]["x"] == [0.0, 10.0, 20.0]
+    assert comparison["summary"][0]["tokens_per_s"] == 2.0
