@@ -182,6 +182,9 @@ class Trainer:
                 self._save()
                 self.report.status("cancelled", f"cancelled at step {self.state.step}")
                 return "cancelled"
+            # Staleness as the drop rule saw it: against the policy these groups train, before
+            # this step's weight sync moves the version on.
+            trained_version, pipeline = self.state.model_version, self._async_metrics(groups, waited)
             advantages = batch_advantages(groups, self.config.num_generations, self.config.scale_rewards)
             metrics = train_step(ctx, groups, advantages)
             self.state.step += 1
@@ -191,12 +194,12 @@ class Trainer:
             metrics["system/weight_sync_s"] = self._maybe_sync()
             now = time.perf_counter()
             generated = self.rollout.generated_tokens
-            metrics.update(rollout_metrics(groups), **self._async_metrics(groups, waited),
+            metrics.update(rollout_metrics(groups), **pipeline,
                            **{"system/generation_tokens_per_s": (generated - last_tokens) / (now - last_time),
                               "system/step_time_s": now - step_started,
                               "system/model_version": self.state.model_version})
             last_tokens, last_time = generated, now
-            self._maybe_log(metrics, groups, advantages.values.tolist())
+            self._maybe_log(metrics, groups, advantages.values.tolist(), trained_version)
             if self.state.step % self.config.save_steps == 0 or self.state.step == self.config.max_steps:
                 self._save()
         self.report.status("succeeded", f"trained {self.state.step} steps")
@@ -232,7 +235,7 @@ class Trainer:
         self.state.model_version += 1
         return self.weight_sync.push(self.accelerator.unwrap_model(self.model), self.state.model_version)
 
-    def _maybe_log(self, metrics: dict, groups, advantages: list[float]) -> None:
+    def _maybe_log(self, metrics: dict, groups, advantages: list[float], trained_version: int) -> None:
         if self.state.step % self.config.logging_steps:
             return
         finite = {name: float(v) for name, v in metrics.items() if math.isfinite(v)}
@@ -242,7 +245,7 @@ class Trainer:
         self.report.metrics(self.state.step, finite)
         if self.config.log_completions and self.config.num_completions_to_log:
             self.report.samples(self.state.step, sample_records(groups, advantages, self.config.num_completions_to_log,
-                                                                self.state.model_version))
+                                                                trained_version))
 
     def _save(self) -> None:
         self.state.data_position = self.frontier.frontier
