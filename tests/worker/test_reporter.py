@@ -167,3 +167,17 @@ def test_offline_reporter_keeps_events_locally(tmp_path):
     assert reporter.backlog == 0
     assert reporter.close()
     assert len((tmp_path / "events-trainer-1.jsonl").read_text().splitlines()) == 3
+
+
+def test_send_soon_does_not_wait_for_the_flush_interval(stub, tmp_path):
+    reporter = Reporter(IngestClient(stub.url, "token", source="trainer"), tmp_path, flush_interval_s=60).start()
+    try:
+        time.sleep(0.3)  # the reporter thread is now waiting out its interval
+        reporter.emit({"type": "status", "status": "running", "message": ""})
+        reporter.send_soon()
+        deadline = time.monotonic() + 5
+        while not stub.received and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert stub.received == [1]
+    finally:
+        reporter.close(timeout_s=5)

@@ -107,7 +107,8 @@ class Trainer:
     def _report_setup(self, **seconds: float) -> None:
         """Where the time before the first step went, as metrics at the starting step: the
         run page shows them at once, long before the first training step ends."""
-        self.report.metrics(self.state.step, {f"setup/{name}": round(value, 3) for name, value in seconds.items()})
+        self.report.metrics(self.state.step, {f"setup/{name}": round(value, 3) for name, value in seconds.items()},
+                            send_now=True)
 
     def _spawn_server(self, model_source: str) -> None:
         if self.spec.inference_url is None:

@@ -55,6 +55,10 @@ class Reporter:
             self._wake.set()
         return numbered["seq"]
 
+    def send_soon(self) -> None:
+        """Sends what is queued now rather than at the next interval (someone is waiting for it)."""
+        self._wake.set()
+
     def flush(self, timeout_s: float = 30.0) -> bool:
         """Blocks until everything emitted so far is acknowledged (True) or the timeout passes."""
         deadline = time.monotonic() + timeout_s

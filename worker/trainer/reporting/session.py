@@ -34,13 +34,16 @@ class ReportingSession:
 
     def status(self, status: str, message: str = "") -> None:
         self.reporter.emit({"type": "status", "status": status, "message": message})
+        self.reporter.send_soon()  # a status is what a watching page waits for
 
     def log(self, message: str, level: str = "info") -> None:
         self.reporter.emit({"type": "log", "level": level, "source": "trainer", "message": message[:20000]})
 
-    def metrics(self, step: int, values: dict[str, float]) -> None:
+    def metrics(self, step: int, values: dict[str, float], send_now: bool = False) -> None:
         self.step = step
         self.reporter.emit({"type": "metrics", "step": step, "values": values})
+        if send_now:
+            self.reporter.send_soon()
 
     def samples(self, step: int, records: list[dict]) -> None:
         if records:
