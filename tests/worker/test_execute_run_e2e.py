@@ -43,13 +43,18 @@ def processes_mentioning(text: str) -> list[int]:
     return [pid for pid in found if pid != os.getpid()]
 
 
-def vllm_engine_processes() -> set[int]:
-    """vLLM's engine core and workers: they rename themselves (VLLM::EngineCore), so their
-    command lines name no model; left behind, they are reparented to init."""
+def vllm_engine_processes(data_dir) -> set[int]:
+    """vLLM's engine core and workers started for the control plane at `data_dir`. They rename
+    themselves (VLLM::EngineCore), so their command lines name no model; left behind, they are
+    reparented to init. Their environment still names the control plane's folder (setproctitle
+    blanks its first entries, DATA_DIR among them, but DATABASE_URL survives), which tells them
+    apart from other vLLM servers on the machine."""
+    wanted = str(data_dir).encode()
     found = set()
     for pid in processes_mentioning("VLLM::"):
         try:
-            if Path(f"/proc/{pid}/cmdline").read_bytes().startswith(b"VLLM::"):
+            if (Path(f"/proc/{pid}/cmdline").read_bytes().startswith(b"VLLM::")
+                    and wanted in Path(f"/proc/{pid}/environ").read_bytes()):
                 found.add(pid)
         except OSError:
             continue  # gone meanwhile
@@ -72,7 +77,6 @@ async def watch_until_finished(url: str, headers: dict, timeout_s: float) -> lis
 @pytest.mark.slow
 async def test_run_started_in_the_api_trains_to_the_end(tiny_model_dir, tmp_path):
     (tmp_path / "cp").mkdir()
-    engines_before = vllm_engine_processes()
     with AsgiServer(tmp_path / "cp") as server:
         seed = server.shell_json(f"MODEL = {str(tiny_model_dir)!r}\n" + SEED)
         run_id = seed["run_id"]
@@ -103,4 +107,4 @@ async def test_run_started_in_the_api_trains_to_the_end(tiny_model_dir, tmp_path
     assert any("vLLM answered /health" in line["message"] for line in logs)
     # vLLM (its command names the model) and the trainer (it names the run's folder) are gone.
     assert processes_mentioning(str(tiny_model_dir)) == processes_mentioning(str(tmp_path / "cp" / "runs")) == []
-    assert vllm_engine_processes() - engines_before == set()
+    assert vllm_engine_processes(tmp_path / "cp") == set()

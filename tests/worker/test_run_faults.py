@@ -23,7 +23,6 @@ class LiveRun:
     def __init__(self, tmp_path, tiny_model_dir, heartbeat_timeout_s=60):
         (tmp_path / "cp").mkdir()
         self.model = str(tiny_model_dir)
-        self.engines_before = vllm_engine_processes()
         self.server = AsgiServer(tmp_path / "cp", env={"RUN_HEARTBEAT_TIMEOUT_S": str(heartbeat_timeout_s)}).start()
         seed = SEED.replace("max_steps=3", f"max_steps={MAX_STEPS}").replace("save_steps=2", "save_steps=1")
         self.run_id = self.server.shell_json(f"MODEL = {self.model!r}\n" + seed)["run_id"]
@@ -60,7 +59,7 @@ class LiveRun:
     def children(self):
         """vLLM (its command names the model) and the trainer (its command names the run's folder)."""
         run_dir = str(self.server.log_path.parent / "runs")
-        engines = vllm_engine_processes() - self.engines_before  # renamed: they name no model
+        engines = vllm_engine_processes(self.server.log_path.parent)  # renamed: they name no model
         return sorted(set(processes_mentioning(self.model)) | set(processes_mentioning(run_dir)) | engines)
 
     def assert_nothing_left(self, timeout_s=20):
