@@ -31,7 +31,8 @@ def test_smollm2_trains_on_gsm8k_and_checkpoints(smollm2_dir, tmp_path):
     events = [json.loads(line) for line in (tmp_path / "out/events/events-trainer-1.jsonl").read_text().splitlines()]
     metrics = {e["step"]: e["values"] for e in events if e["type"] == "metrics"}
     samples = [s for e in events if e["type"] == "samples" for s in e["samples"]]
-    assert sorted(metrics) == [1, 2]
+    assert sorted(metrics) == [0, 1, 2]  # step 0: the start-up timings, before any training
+    assert {"setup/load_s", "setup/inference_wait_s"} <= set(metrics[0])
     assert metrics[2]["system/model_version"] == 2 and metrics[2]["train/grad_norm"] >= 0
     assert samples and set(samples[0]["rewards"]) == {"accuracy", "format"}
     assert (tmp_path / "out/checkpoints/step-0000002/model.safetensors").exists()
