@@ -91,7 +91,7 @@ def _posted_form(request) -> dict:
 @require_http_methods(["GET", "POST"])
 def config_new(request):
     if request.method == "POST":
-        return _create_from_post(request, heading="New training config")
+        return _save_from_post(request, None, heading="New training config")
     return _render_form(request, heading="New training config", form={"name": "", "description": ""},
                         values=_starting_values(request, default_values()))
 
@@ -106,8 +106,10 @@ def config_clone(request, pk: int):
                         values=_starting_values(request, source.values))
 
 
-def _create_from_post(request, heading: str):
-    config, errors = _save(request, None)
+def _save_from_post(request, config, heading: str):
+    """Creates (config None) or updates from the posted form: the saved config's page, or the
+    form again with what was typed and the errors next to their fields."""
+    config, errors = _save(request, config)
     if errors:
         return _render_form(request, heading=heading, form=_posted_form(request),
                             values=config_values_from_form(request.POST), errors=errors, status=400)
@@ -121,12 +123,7 @@ def config_edit(request, pk: int):
     config = _owned_config(request, pk)
     heading = f"Edit “{config.name}”"
     if request.method == "POST":
-        saved, errors = _save(request, config)
-        if errors:
-            return _render_form(request, heading=heading, form=_posted_form(request),
-                                values=config_values_from_form(request.POST), errors=errors, status=400)
-        messages.success(request, f"Saved config “{saved.name}”.")
-        return redirect("page-config", pk=saved.pk)
+        return _save_from_post(request, config, heading)
     return _render_form(request, heading=heading, form={"name": config.name, "description": config.description},
                         values=_starting_values(request, config.values))
 
