@@ -62,7 +62,9 @@ def trl_settings(total_steps: int, output_dir: str) -> dict:
     ours = our_config(total_steps)
     settings = dict(
         output_dir=output_dir, use_vllm=False, use_cpu=True, bf16=True, gradient_checkpointing=False,
-        per_device_train_batch_size=COMPLETIONS_PER_STEP, gradient_accumulation_steps=1,
+        # The same micro-batches as ours (TRL's per_device_train_batch_size is one too).
+        per_device_train_batch_size=ours.per_device_train_batch_size,
+        gradient_accumulation_steps=ours.gradient_accumulation_steps,
         num_generations=NUM_GENERATIONS, max_completion_length=COMPLETION_TOKENS, max_steps=total_steps,
         learning_rate=ours.learning_rate, lr_scheduler_type="constant", warmup_steps=0,
         temperature=ours.temperature, top_p=1.0, beta=0.0, loss_type="dapo",
@@ -243,15 +245,13 @@ def run_trl(args, work: Path) -> dict:
 #   staleness-fix        submit at most groups_per_step x weight_sync_steps x max_staleness groups
 #                        ahead (the trainer's bound has max_staleness + 1: groups submitted while
 #                        a step is in progress are one version staler than it assumes)
-#   bf16-sync            write the synced weights in bfloat16 (vLLM serves bf16 anyway)
-#   pause-while-training pause vLLM (mode keep) during each train_step, resume after: no CPU
-#                        contention between generation and training on a small machine
 TRAINER_WRAPPER = """
 import json, os, resource, runpy, sys, time
 out = sys.argv.pop(1)
-experiments = set(filter(None, os.environ.pop("BENCH_EXPERIMENTS", "").split(",")))
+# get, not pop: the trainer re-executes this wrapper once (worker/trainer/allocator.py)
+experiments = set(filter(None, os.environ.get("BENCH_EXPERIMENTS", "").split(",")))
 sys.argv[0] = "worker.trainer"
-parts = []
+parts, in_sync = [], []
 def timed(cls, name):
     original = getattr(cls, name)
     def wrapper(*args, **kwargs):
@@ -259,10 +259,19 @@ def timed(cls, name):
         try:
             return original(*args, **kwargs)
         finally:
-            parts.append((name, time.perf_counter() - started))
+            if in_sync:  # the same client also pauses generation while a step trains: not counted
+                parts.append((name, time.perf_counter() - started))
     setattr(cls, name, wrapper)
 from worker.trainer.weight_sync.filesystem import FilesystemWeightSync
 from worker.trainer.weight_sync.server_api import VllmAdminClient
+original_push = FilesystemWeightSync.push
+def push(*args, **kwargs):
+    in_sync.append(True)
+    try:
+        return original_push(*args, **kwargs)
+    finally:
+        in_sync.clear()
+FilesystemWeightSync.push = push
 timed(FilesystemWeightSync, "write")
 for name in ("pause", "reload_weights", "reset_prefix_cache", "resume"):
     timed(VllmAdminClient, name)
@@ -271,26 +280,6 @@ if "staleness-fix" in experiments:
     from worker.trainer.rollout.staleness import StalenessPolicy
     StalenessPolicy.useful_ahead = property(lambda self: max(
         self.groups_per_step * self.weight_sync_steps * self.max_staleness, self.groups_per_step))
-if "bf16-sync" in experiments:
-    import torch
-    import worker.trainer.weight_sync.filesystem as filesystem
-    original_state_dict = filesystem.unique_state_dict
-    filesystem.unique_state_dict = lambda model: {
-        name: t.to(torch.bfloat16) if t.is_floating_point() else t for name, t in original_state_dict(model).items()}
-if "pause-while-training" in experiments:
-    import httpx
-    import worker.trainer.step as step
-    url = json.load(open(sys.argv[sys.argv.index("--spec") + 1]))["inference_url"]
-    original_step = step.train_step
-    def paused_step(*args, **kwargs):
-        with httpx.Client(base_url=url, timeout=300) as http:
-            http.post("/pause", params={"mode": "keep"}).raise_for_status()
-            try:
-                return original_step(*args, **kwargs)
-            finally:
-                http.post("/resume").raise_for_status()
-    step.train_step = paused_step
-
 code = 0
 try:
     runpy.run_module("worker.trainer", run_name="__main__", alter_sys=True)
@@ -302,7 +291,7 @@ with open(out, "w") as f:
                "sync_parts": parts}, f)
 sys.exit(code)
 """
-EXPERIMENTS = ("staleness-fix", "bf16-sync", "pause-while-training")
+EXPERIMENTS = ("staleness-fix",)
 
 
 def run_ours(args, work: Path) -> dict:
@@ -486,6 +475,10 @@ def print_config(args) -> None:
     for name, pairs in (("trainer env", args.trainer_env), ("vLLM env", args.server_env), ("TRL env", args.trl_env)):
         if pairs:
             print(f"{name} (experiment): {' '.join(pairs)}")
+    from worker.trainer.allocator import chosen_library
+
+    print(f"allocator (ours, worker/trainer/allocator.py): {chosen_library() or 'glibc malloc'}; "
+          f"TRL: glibc malloc unless --trl-env sets LD_PRELOAD")
     print(f"machine: {os.cpu_count()} cores, {platform.machine()}, load average {os.getloadavg()[0]:.2f}")
 
 

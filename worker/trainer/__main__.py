@@ -29,4 +29,7 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
+    from worker.trainer.allocator import reexec_with_chosen_allocator
+
+    reexec_with_chosen_allocator()  # before torch is imported (see allocator.py)
     sys.exit(main())

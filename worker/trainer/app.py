@@ -15,6 +15,7 @@ from pathlib import Path
 from worker.trainer.checkpoints import TrainerState, checkpoint_size, load_trainer_state, save_checkpoint
 from worker.trainer.data.loading import load_dataset, render_prompt, reward_columns
 from worker.trainer.data.order import ConsumedFrontier, PromptOrder
+from worker.trainer.inference.time_slicing import GenerationPause, pauses_generation
 from worker.trainer.process_lifetime import process_age_s
 from worker.trainer.reporting.session import ReportingSession
 from worker.trainer.rewards.loader import load_rewards, needs_sandbox
@@ -26,6 +27,7 @@ from worker.trainer.rollout.staleness import StalenessPolicy
 from worker.trainer.rollout.worker import PromptSource, RolloutWorker
 from worker.trainer.spec import LaunchSpec
 from worker.trainer.weight_sync import make_weight_sync
+from worker.trainer.weight_sync.server_api import VllmAdminClient
 
 log = logging.getLogger("worker.trainer")
 
@@ -40,7 +42,7 @@ class Trainer:
         self.output_dir = Path(spec.output_dir)
         self.output_dir.mkdir(parents=True, exist_ok=True)
         self.report = ReportingSession(spec.ingest, f"trainer:{spec.attempt}", self.output_dir / "events")
-        self.server = self.rollout = self.weight_sync = self.reward_sandbox = None
+        self.server = self.rollout = self.weight_sync = self.reward_sandbox = self.generation_pause = None
         self.dropped_stale = 0
 
     # --- lifecycle -----------------------------------------------------------
@@ -62,7 +64,7 @@ class Trainer:
         return outcome
 
     def _shutdown(self) -> None:
-        for part in (self.rollout, self.reward_sandbox, self.weight_sync, self.server):
+        for part in (self.rollout, self.reward_sandbox, self.generation_pause, self.weight_sync, self.server):
             if part is not None:
                 try:
                     part.stop() if hasattr(part, "stop") else part.close()
@@ -72,22 +74,35 @@ class Trainer:
 
     # --- preparation ------------------------------------------------------------
     def _prepare(self) -> None:
-        from worker.trainer import setup
-
         # Python and library imports before this point are part of the start-up shown.
         process_s, started = process_age_s(), time.monotonic()
-        if needs_sandbox(self.spec.rewards):
-            # One process per scoring thread (the rollout worker scores two groups at a time).
-            self.reward_sandbox = SandboxPool(size=2)
-            self.reward_sandbox.warm_up()
-            self.report.log(f"reward sandbox ready: {self.reward_sandbox.size} processes, "
-                            f"confinement: {self.reward_sandbox.confinement}")
+        self._start_reward_sandbox()
         self.rewards = load_rewards(self.spec.rewards, self.reward_sandbox)
         self.dataset = load_dataset(self.spec.dataset)
         model_source = self.spec.resume_from or self.spec.model
         # vLLM loads in its own process while this one loads the policy: start it first.
         self._spawn_server(model_source)
         loading = time.monotonic()
+        self._load_policy(model_source)
+        loaded = time.monotonic()
+        self._join_server()
+        self._start_rollouts()
+        self._report_setup(process_s=process_s, load_s=loaded - loading,
+                           inference_wait_s=time.monotonic() - loaded, setup_s=time.monotonic() - started)
+
+    def _start_reward_sandbox(self) -> None:
+        if not needs_sandbox(self.spec.rewards):
+            return
+        # One process per scoring thread (the rollout worker scores two groups at a time).
+        self.reward_sandbox = SandboxPool(size=2)
+        self.reward_sandbox.warm_up()
+        self.report.log(f"reward sandbox ready: {self.reward_sandbox.size} processes, "
+                        f"confinement: {self.reward_sandbox.confinement}")
+
+    def _load_policy(self, model_source: str) -> None:
+        """Model, tokenizer, optimizer and schedule; a checkpoint's state when resuming."""
+        from worker.trainer import setup
+
         model, self.tokenizer = setup.load_policy(model_source, self.config.gradient_checkpointing)
         self.accelerator = setup.make_accelerator(self.config)
         optimizer = setup.make_optimizer(model, self.config)
@@ -98,11 +113,6 @@ class Trainer:
             self.state = load_trainer_state(Path(self.spec.resume_from), self.optimizer, self.scheduler)
             self.report.log(f"resumed from {self.spec.resume_from} at step {self.state.step}")
         self.ref_model = setup.load_reference(self.spec.model) if self.config.beta > 0 else None
-        loaded = time.monotonic()
-        self._join_server()
-        self._start_rollouts()
-        self._report_setup(process_s=process_s, load_s=loaded - loading,
-                           inference_wait_s=time.monotonic() - loaded, setup_s=time.monotonic() - started)
 
     def _report_setup(self, **seconds: float) -> None:
         """Where the time before the first step went, as metrics at the starting step: the
@@ -132,6 +142,9 @@ class Trainer:
             wait_for_health(url, self.config.vllm_startup_timeout_s, should_stop=self.report.cancel_requested.is_set)
         self.server_url, self.served_name = url, name or self._served_name(url)
         self.weight_sync = make_weight_sync(self.config.weight_sync_backend, url, self.output_dir)
+        self.generation_pause = GenerationPause(
+            VllmAdminClient(url) if pauses_generation(self.config.pause_generation_while_training,
+                                                      self.accelerator.device.type == "cuda") else None)
 
     @staticmethod
     def _served_name(url: str) -> str:
@@ -168,12 +181,13 @@ class Trainer:
     # --- the loop ----------------------------------------------------------------
     def _train(self) -> str:
         from worker.trainer.step import StepContext, batch_advantages, loss_settings_of, train_step
-        from worker.trainer.setup import pad_token_id
+        from worker.trainer.setup import pad_token_id, use_shared_prompts
 
         ctx = StepContext(self.model, self.optimizer, self.scheduler, self.accelerator, loss_settings_of(self.config),
                           self.config.num_generations, self.config.scale_rewards,
                           self.config.per_device_train_batch_size, self.config.max_grad_norm,
-                          self.config.temperature, pad_token_id(self.tokenizer), self.ref_model)
+                          self.config.temperature, pad_token_id(self.tokenizer), self.ref_model,
+                          share_prompts=use_shared_prompts(self.config.share_prompts))
         last_tokens, last_time = 0, time.perf_counter()
         while self.state.step < self.config.max_steps:
             step_started = time.perf_counter()
@@ -187,12 +201,13 @@ class Trainer:
             # this step's weight sync moves the version on.
             trained_version, pipeline = self.state.model_version, self._async_metrics(groups, waited)
             advantages = batch_advantages(groups, self.config.num_generations, self.config.scale_rewards)
-            metrics = train_step(ctx, groups, advantages)
-            self.state.step += 1
-            self.state.samples_seen += sum(len(g.completions) for g in groups)
-            for group in groups:
-                self.frontier.consume(group.prompt_index)
-            metrics["system/weight_sync_s"] = self._maybe_sync()
+            with self.generation_pause.while_training():  # and the weight sync that follows
+                metrics = train_step(ctx, groups, advantages)
+                self.state.step += 1
+                self.state.samples_seen += sum(len(g.completions) for g in groups)
+                for group in groups:
+                    self.frontier.consume(group.prompt_index)
+                metrics["system/weight_sync_s"] = self._maybe_sync()
             now = time.perf_counter()
             generated = self.rollout.generated_tokens
             metrics.update(rollout_metrics(groups), **pipeline,

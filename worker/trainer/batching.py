@@ -1,5 +1,22 @@
-"""Groups to training tensors: one row per completion, sorted by length so padding stays small."""
+"""Groups to training tensors, with a prompt's completions packed behind one copy of the prompt.
+
+The completions of a group share their prompt; trained one per row, that prompt is run
+forward and backward once per completion (GSM8K prompts are longer than the completions,
+so most of the work). Packed, a row holds the prompt once and then several completions:
+
+    [p p p p | a a a | b b | c c c c]      positions 0 1 2 3 | 4 5 6 | 4 5 | 4 5 6 7
+
+Each completion attends to the prompt and to itself only (a 4D mask) and its positions
+continue from the prompt, so every completion token sees exactly what it would see in a
+row of its own: same log-probabilities, a fraction of the tokens. The first token of each
+completion is predicted from the prompt's last position, the others from the previous
+token of the same completion: `sources` says where each completion token is predicted.
+
+Without packing (one completion per row) the mask is the usual 2D padding mask, which
+keeps FlashAttention available on GPUs.
+"""
 from dataclasses import dataclass
+from itertools import groupby
 
 import torch
 
@@ -12,6 +29,7 @@ class Row:
     completion_ids: list[int]
     sampler_logprobs: list[float]
     advantage: float
+    group: int = 0  # rows of one group share their prompt
 
     @property
     def length(self) -> int:
@@ -20,47 +38,109 @@ class Row:
 
 @dataclass
 class MicroBatch:
-    input_ids: torch.Tensor        # [B, L] prompt + completion, right-padded
-    attention_mask: torch.Tensor   # [B, L]
-    target_mask: torch.Tensor      # [B, L-1] 1 where position t predicts a completion token t+1
-    sampler_logp: torch.Tensor     # [B, L-1] vLLM's log-probs at those positions
-    advantages: torch.Tensor       # [B]
+    input_ids: torch.Tensor        # [B, L] packed rows, right-padded
+    attention_mask: torch.Tensor   # [B, L] (one completion per row) or [B, 1, L, L] bool (packed)
+    position_ids: torch.Tensor     # [B, L]
+    sources: torch.Tensor          # [S, T] flat index (b * L + l) of the position predicting each token
+    targets: torch.Tensor          # [S, T] completion tokens (0 past a completion's end)
+    mask: torch.Tensor             # [S, T] 1 for completion tokens, 0 for padding
+    sampler_logp: torch.Tensor     # [S, T] vLLM's log-probs of those tokens
+    advantages: torch.Tensor       # [S]
+    tokens: int                    # positions run through the model (prompts counted once per row)
 
     @property
     def completion_tokens(self) -> int:
-        return int(self.target_mask.sum().item())
+        return int(self.mask.sum().item())
 
-    @property
-    def tokens(self) -> int:
-        return int(self.attention_mask.sum().item())
+    def to(self, device) -> "MicroBatch":
+        for name in ("input_ids", "attention_mask", "position_ids", "sources", "targets", "mask",
+                     "sampler_logp", "advantages"):
+            setattr(self, name, getattr(self, name).to(device))
+        return self
+
+
+@dataclass
+class PackedRow:
+    """One prompt and completions of it, laid out one after another."""
+    ids: list[int]
+    positions: list[int]
+    segments: list[int]            # 0 prompt, j + 1 the j-th completion
+    sources: list[list[int]]       # per completion, the index in `ids` predicting each of its tokens
+    rows: list[Row]
+
+
+def pack(rows: list[Row]) -> PackedRow:
+    """`rows` (one prompt, at least one completion) as one packed row."""
+    prompt = rows[0].prompt_ids
+    ids, positions, segments = list(prompt), list(range(len(prompt))), [0] * len(prompt)
+    sources = []
+    for index, row in enumerate(rows):
+        start, length = len(ids), len(row.completion_ids)
+        sources.append([len(prompt) - 1] + list(range(start, start + length - 1)))
+        ids += row.completion_ids
+        positions += range(len(prompt), len(prompt) + length)
+        segments += [index + 1] * length
+    return PackedRow(ids, positions, segments, sources, rows)
+
+
+def packing_mask(segments: torch.Tensor) -> torch.Tensor:
+    """[B, L] segment ids (-1 padding) → [B, 1, L, L] bool: causal, within the prompt and one's
+    own completion. A padding position sees itself only (a row with nothing to attend to
+    would give NaN)."""
+    length = segments.shape[1]
+    causal = torch.ones(length, length, dtype=torch.bool).tril()
+    query, key = segments.unsqueeze(2), segments.unsqueeze(1)
+    allowed = causal & ((key == 0) | (key == query)) & (key >= 0) & (query >= 0)
+    padding_self = (query < 0) & torch.eye(length, dtype=torch.bool)
+    return (allowed | padding_self).unsqueeze(1)
+
+
+def collate(packs: list[PackedRow], pad_id: int) -> MicroBatch:
+    width = max(len(p.ids) for p in packs)
+    completions = [(b, row, sources) for b, p in enumerate(packs) for row, sources in zip(p.rows, p.sources)]
+    longest = max(len(row.completion_ids) for _, row, _ in completions)
+    input_ids = torch.full((len(packs), width), pad_id, dtype=torch.long)
+    positions = torch.zeros((len(packs), width), dtype=torch.long)
+    segments = torch.full((len(packs), width), -1, dtype=torch.long)
+    shape = (len(completions), longest)
+    sources, targets = torch.zeros(shape, dtype=torch.long), torch.zeros(shape, dtype=torch.long)
+    mask, sampler = torch.zeros(shape), torch.zeros(shape)
+    for b, p in enumerate(packs):
+        input_ids[b, :len(p.ids)] = torch.tensor(p.ids)
+        positions[b, :len(p.ids)] = torch.tensor(p.positions)
+        segments[b, :len(p.ids)] = torch.tensor(p.segments)
+    for s, (b, row, where) in enumerate(completions):
+        n = len(row.completion_ids)
+        sources[s, :n] = torch.tensor(where) + b * width
+        targets[s, :n] = torch.tensor(row.completion_ids)
+        mask[s, :n] = 1
+        sampler[s, :n] = torch.tensor(row.sampler_logprobs)
+    packed = any(len(p.rows) > 1 for p in packs)
+    attention = packing_mask(segments) if packed else (segments >= 0).long()
+    return MicroBatch(input_ids, attention, positions, sources, targets, mask, sampler,
+                      torch.tensor([row.advantage for _, row, _ in completions]),
+                      tokens=sum(len(p.ids) for p in packs))
 
 
 def rows_of(groups: list[Group], advantages: torch.Tensor) -> list[Row]:
     rows, i = [], 0
-    for group in groups:
+    for index, group in enumerate(groups):
         for completion in group.completions:
-            rows.append(Row(group.prompt_ids, completion.token_ids, completion.logprobs, float(advantages[i])))
+            rows.append(Row(group.prompt_ids, completion.token_ids, completion.logprobs, float(advantages[i]), index))
             i += 1
     return rows
 
 
-def collate(rows: list[Row], pad_id: int) -> MicroBatch:
-    width = max(row.length for row in rows)
-    batch = len(rows)
-    input_ids = torch.full((batch, width), pad_id, dtype=torch.long)
-    attention = torch.zeros((batch, width), dtype=torch.long)
-    target_mask = torch.zeros((batch, width - 1))
-    sampler = torch.zeros((batch, width - 1))
-    for i, row in enumerate(rows):
-        prompt, completion = len(row.prompt_ids), len(row.completion_ids)
-        input_ids[i, :row.length] = torch.tensor(row.prompt_ids + row.completion_ids)
-        attention[i, :row.length] = 1
-        # Position t predicts token t+1: completion tokens are predicted from prompt-1 onwards.
-        target_mask[i, prompt - 1:prompt - 1 + completion] = 1
-        sampler[i, prompt - 1:prompt - 1 + completion] = torch.tensor(row.sampler_logprobs)
-    return MicroBatch(input_ids, attention, target_mask, sampler, torch.tensor([row.advantage for row in rows]))
-
-
-def micro_batches(rows: list[Row], size: int, pad_id: int) -> list[MicroBatch]:
-    ordered = sorted(rows, key=lambda row: row.length)
-    return [collate(ordered[i:i + size], pad_id) for i in range(0, len(ordered), size)]
+def micro_batches(rows: list[Row], size: int, pad_id: int, share_prompts: bool = True) -> list[MicroBatch]:
+    """Micro-batches of `size` completions. Sharing prompts, a micro-batch's completions of one
+    group are packed into one row (groups are kept together, longest completions last);
+    otherwise rows are sorted by length so that padding stays small."""
+    if not share_prompts:
+        ordered = sorted(rows, key=lambda row: row.length)
+        return [collate([pack([row]) for row in ordered[i:i + size]], pad_id) for i in range(0, len(ordered), size)]
+    ordered = sorted(rows, key=lambda row: (row.group, len(row.completion_ids)))
+    batches = []
+    for i in range(0, len(ordered), size):
+        chunk = ordered[i:i + size]
+        batches.append(collate([pack(list(same)) for _, same in groupby(chunk, key=lambda row: row.group)], pad_id))
+    return batches

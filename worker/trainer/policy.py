@@ -3,7 +3,8 @@
 The vocabulary projection is the most expensive layer of a small model (for
 SmolLM2-135M, 28M of its 135M parameters). Running the decoder on every
 position but the projection only on positions that predict a completion token
-skips it for the whole prompt and the padding.
+skips it for the whole prompt and the padding. Batches may pack several completions
+behind one prompt (worker/trainer/batching.py).
 """
 import torch
 
@@ -11,14 +12,17 @@ from worker.trainer.batching import MicroBatch
 
 
 def completion_logprobs(model, batch: MicroBatch, temperature: float, with_entropy: bool = False):
-    """[B, L-1] log-probs of each completion token (0 elsewhere), and the mean entropy if asked."""
+    """[S, T] log-probs of each completion's tokens (0 past its end), and the mean entropy if asked."""
     decoder, head = model.get_decoder(), model.get_output_embeddings()
-    hidden = decoder(input_ids=batch.input_ids, attention_mask=batch.attention_mask).last_hidden_state
-    where = batch.target_mask.bool()
-    logits = head(hidden[:, :-1][where]).float() / temperature            # [N, V]
-    targets = batch.input_ids[:, 1:][where]                               # [N]
+    hidden = decoder(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
+                     position_ids=batch.position_ids).last_hidden_state
+    where = batch.mask.bool()
+    # The positions that predict completion tokens (a packed prompt's last one several times).
+    predicting = hidden.reshape(-1, hidden.shape[-1])[batch.sources[where]]
+    logits = head(predicting).float() / temperature                        # [N, V]
+    targets = batch.targets[where]                                         # [N]
     token_logp = logits.gather(1, targets.unsqueeze(1)).squeeze(1) - torch.logsumexp(logits, dim=-1)
-    full = torch.zeros(batch.target_mask.shape, dtype=token_logp.dtype, device=token_logp.device)
+    full = torch.zeros(batch.mask.shape, dtype=token_logp.dtype, device=token_logp.device)
     full = full.masked_scatter(where, token_logp)
     entropy = None
     if with_entropy:

@@ -14,6 +14,12 @@ def use_bf16(setting: str) -> bool:
     return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
 
 
+def use_shared_prompts(setting: str) -> bool:
+    if setting in ("on", "off"):
+        return setting == "on"
+    return not torch.cuda.is_available()
+
+
 def make_accelerator(config):
     from accelerate import Accelerator
 

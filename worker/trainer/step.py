@@ -26,6 +26,7 @@ class StepContext:
     temperature: float
     pad_id: int
     ref_model: object = None
+    share_prompts: bool = True  # pack a group's completions behind one prompt (batching.py)
 
 
 def loss_settings_of(config) -> LossSettings:
@@ -51,19 +52,20 @@ def batch_advantages(groups: list[Group], num_generations: int, scale: str):
 
 def train_step(ctx: StepContext, groups: list[Group], advantages) -> dict[str, float]:
     started = time.perf_counter()
-    batches = micro_batches(rows_of(groups, advantages.values), ctx.micro_batch_size, ctx.pad_id)
+    batches = micro_batches(rows_of(groups, advantages.values), ctx.micro_batch_size, ctx.pad_id,
+                            share_prompts=ctx.share_prompts)
     step_tokens = sum(b.completion_tokens for b in batches)
     sums: dict[str, float] = {}
     loss_total, entropy_total = 0.0, 0.0
     ctx.model.train()
     for index, batch in enumerate(batches):
-        batch = _to_device(batch, ctx.accelerator.device)
+        batch = batch.to(ctx.accelerator.device)
         last = index == len(batches) - 1
         sync = ctx.accelerator.no_sync(ctx.model) if not last else nullcontext()
         with sync, ctx.accelerator.autocast():
             logp, entropy = completion_logprobs(ctx.model, batch, ctx.temperature, with_entropy=True)
             inputs = LossInputs(logp=logp, old_logp=logp.detach(), sampler_logp=batch.sampler_logp,
-                                advantages=batch.advantages, mask=batch.target_mask, ref_logp=_ref_logp(ctx, batch))
+                                advantages=batch.advantages, mask=batch.mask, ref_logp=_ref_logp(ctx, batch))
             loss, diagnostics = grpo_loss(inputs, ctx.loss_settings, tokens_in_batch=_normalizer(ctx, step_tokens))
             if ctx.loss_settings.loss_type != "dapo":
                 loss = loss / len(batches)  # the others average per micro-batch
@@ -105,10 +107,3 @@ def _clip(ctx) -> float:
         return float(ctx.accelerator.clip_grad_norm_(ctx.model.parameters(), ctx.max_grad_norm))
     norms = [p.grad.detach().norm() for p in ctx.model.parameters() if p.grad is not None]
     return float(torch.norm(torch.stack(norms))) if norms else 0.0
-
-
-def _to_device(batch, device):
-    for field in ("input_ids", "attention_mask", "target_mask", "sampler_logp", "advantages"):
-        setattr(batch, field, getattr(batch, field).to(device))
-    return batch
-

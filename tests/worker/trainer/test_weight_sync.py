@@ -59,7 +59,7 @@ def test_filesystem_push_pauses_reloads_resets_and_resumes(tmp_path):
     sync.close()
 
 
-def test_filesystem_push_writes_loadable_weights(tmp_path):
+def test_filesystem_push_writes_the_weights_in_the_servers_dtype(tmp_path):
     from safetensors.torch import load_file
 
     stub = StubServer()
@@ -68,7 +68,10 @@ def test_filesystem_push_writes_loadable_weights(tmp_path):
     sync.push(model, version=3)
     folder = stub.calls[1][2]["kwargs"]["weights_path"]
     assert folder.endswith("v3")
-    assert torch.equal(load_file(f"{folder}/model.safetensors")["embed.weight"], model.embed.weight)
+    written = load_file(f"{folder}/model.safetensors")["embed.weight"]
+    assert written.dtype == torch.bfloat16  # what vLLM serves (--dtype bfloat16)
+    assert torch.equal(written, model.embed.weight.detach().to(torch.bfloat16))
+    assert model.embed.weight.dtype == torch.float32  # the trainer's master weights are left alone
     sync.close()
 
 
@@ -132,3 +135,20 @@ def test_backend_is_chosen_by_name(tmp_path):
     assert isinstance(make_weight_sync("nccl", "http://vllm", tmp_path), NcclWeightSync)
     with pytest.raises(ValueError, match="weight_sync_backend"):
         make_weight_sync("carrier-pigeon", "http://vllm", tmp_path)
+
+
+def test_a_later_push_writes_the_updated_weights(tmp_path):
+    from safetensors.torch import load_file
+
+    stub = StubServer()
+    sync = filesystem_sync(stub, tmp_path)
+    model = TiedModel()
+    sync.push(model, version=1)
+    with torch.no_grad():
+        model.embed.weight.add_(1.0)
+    sync.push(model, version=2)
+    folder = stub.calls[-3][2]["kwargs"]["weights_path"]
+    assert folder.endswith("v2")
+    written = load_file(f"{folder}/model.safetensors")["embed.weight"]
+    assert torch.equal(written, model.embed.weight.detach().to(torch.bfloat16))
+    sync.close()

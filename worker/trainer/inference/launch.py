@@ -12,11 +12,14 @@ from importlib import metadata
 from pathlib import Path
 from typing import Literal
 
+from worker.trainer.allocator import without_preloaded_allocator
 from worker.trainer.config import TrainingConfig
 
 PROJECT_ROOT = str(Path(__file__).resolve().parents[3])
 WRAPPER_MODULE = "worker.trainer.inference.vllm_cli"
 SERVED_MODEL_NAME = "policy"  # requests name the policy this way whatever its path
+# The server computes in bfloat16 on CPU and GPU alike; weight sync writes weights in it (weight_sync/filesystem.py).
+SERVED_DTYPE = "bfloat16"
 
 Device = Literal["cpu", "cuda"]
 
@@ -66,7 +69,7 @@ def build_launch(model: str, config: TrainingConfig, *, port: int, device: Devic
     argv = [python, "-m", WRAPPER_MODULE, "serve", model,
             "--host", host, "--port", str(port),
             "--served-model-name", SERVED_MODEL_NAME,
-            "--dtype", "bfloat16",
+            "--dtype", SERVED_DTYPE,
             "--max-model-len", str(max_model_len(config)),
             "--logprobs-mode", "processed_logprobs",  # logprobs of the distribution sampled from
             "--generation-config", "vllm",  # the request's sampling settings, not the model's defaults
@@ -76,7 +79,8 @@ def build_launch(model: str, config: TrainingConfig, *, port: int, device: Devic
     env = {"VLLM_SERVER_DEV_MODE": "1",  # /pause, /collective_rpc, ... for weight updates
            "VLLM_NO_USAGE_STATS": "1",
            "PYTHONUNBUFFERED": "1",
-           "PYTHONPATH": _with_project_root(environ.get("PYTHONPATH", ""))}
+           "PYTHONPATH": _with_project_root(environ.get("PYTHONPATH", "")),
+           **without_preloaded_allocator(environ)}  # the trainer's jemalloc stays the trainer's
     if device == "cpu":
         env["VLLM_CPU_NUM_OF_RESERVED_CPU"] = "0"  # the default keeps a core idle: 1.5x slower
         env["VLLM_CPU_KVCACHE_SPACE"] = str(config.vllm_kv_cache_gib)
