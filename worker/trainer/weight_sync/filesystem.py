@@ -13,19 +13,15 @@ def shared_memory_dir(fallback: Path) -> Path:
     return shm if shm.is_dir() else fallback
 
 
-def unique_state_dict(model, dtype=None) -> dict:
-    """The state dict without tied duplicates (the first name wins, as checkpoints store them),
-    floating-point tensors cast to `dtype` when given."""
+def unique_state_dict(model) -> dict:
+    """The state dict without tied duplicates (the first name wins, as checkpoints store them)."""
     seen, tensors = set(), {}
     for name, tensor in model.state_dict().items():
         key = (tensor.data_ptr(), tuple(tensor.shape))
         if key in seen:
             continue
         seen.add(key)
-        tensor = tensor.detach()
-        if dtype is not None and tensor.is_floating_point():
-            tensor = tensor.to(dtype)
-        tensors[name] = tensor.contiguous()
+        tensors[name] = tensor.detach().contiguous()
     return tensors
 
 
