@@ -144,7 +144,11 @@ class Trainer:
         self.weight_sync = make_weight_sync(self.config.weight_sync_backend, url, self.output_dir)
         self.generation_pause = GenerationPause(
             VllmAdminClient(url) if pauses_generation(self.config.pause_generation_while_training,
-                                                      self.accelerator.device.type == "cuda") else None)
+                                                      self.training_on_gpu) else None)
+
+    @property
+    def training_on_gpu(self) -> bool:
+        return self.accelerator.device.type == "cuda"
 
     @staticmethod
     def _served_name(url: str) -> str:
@@ -187,7 +191,7 @@ class Trainer:
                           self.config.num_generations, self.config.scale_rewards,
                           self.config.per_device_train_batch_size, self.config.max_grad_norm,
                           self.config.temperature, pad_token_id(self.tokenizer), self.ref_model,
-                          share_prompts=use_shared_prompts(self.config.share_prompts))
+                          share_prompts=use_shared_prompts(self.config.share_prompts, self.training_on_gpu))
         last_tokens, last_time = 0, time.perf_counter()
         while self.state.step < self.config.max_steps:
             step_started = time.perf_counter()

@@ -23,6 +23,14 @@ GROUPS = {
 DEFAULT_MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
 
 
+Switch = Literal["auto", "on", "off"]
+
+
+def switched_on(setting: str, auto: bool) -> bool:
+    """An auto/on/off knob's answer; `auto` is what this machine calls for."""
+    return auto if setting == "auto" else setting == "on"
+
+
 def knob(default, group: str, help: str, **constraints):
     return Field(default, description=help, json_schema_extra={"group": group}, **constraints)
 
@@ -65,8 +73,8 @@ class TrainingConfig(BaseModel):
     max_steps: int = knob(100, "training", "Optimizer steps to train.", ge=1, le=10_000_000)
     max_grad_norm: float = knob(1.0, "training", "Gradient clipping norm (0 disables).", ge=0.0)
     gradient_checkpointing: bool = knob(False, "training", "Trade compute for memory by recomputing activations.")
-    bf16: Literal["auto", "on", "off"] = knob("auto", "training", "Train in bfloat16: auto uses it where the hardware supports it.")
-    share_prompts: Literal["auto", "on", "off"] = knob(
+    bf16: Switch = knob("auto", "training", "Train in bfloat16: auto uses it where the hardware supports it.")
+    share_prompts: Switch = knob(
         "auto", "training", "Pack a micro-batch's completions of one prompt behind a single copy of it "
         "(fewer tokens to train, the same log-probabilities). auto: on a CPU; off on GPUs, where "
         "the packing mask would rule out FlashAttention.")
@@ -88,7 +96,7 @@ class TrainingConfig(BaseModel):
     queue_maxsize: int = knob(256, "async", "Scored groups buffered between rollout and training.", ge=1, le=1_000_000)
     weight_sync_steps: int = knob(1, "async", "Push new weights to the server every this many steps.", ge=1)
     weight_sync_backend: Literal["filesystem", "nccl"] = knob("filesystem", "async", "filesystem works everywhere; nccl needs GPUs.")
-    pause_generation_while_training: Literal["auto", "on", "off"] = knob(
+    pause_generation_while_training: Switch = knob(
         "auto", "async", "Pause vLLM while a step trains (its requests wait and then go on). Where the two "
         "share CPU cores, each then runs at full speed in turn instead of both slowly at once. "
         "auto: on when training on a CPU.")

@@ -1,23 +1,23 @@
 """Building what a training run needs from its config: precision, model, optimizer, schedule."""
 import torch
 
+from worker.trainer.config import switched_on
 from worker.trainer.models.paths import resolve_model_path
 
 
 def use_bf16(setting: str) -> bool:
-    if setting == "on":
-        return True
-    if setting == "off":
-        return False
+    return switched_on(setting, auto=bf16_supported())
+
+
+def bf16_supported() -> bool:
     if torch.cuda.is_available():
         return torch.cuda.is_bf16_supported()
     return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
 
 
-def use_shared_prompts(setting: str) -> bool:
-    if setting in ("on", "off"):
-        return setting == "on"
-    return not torch.cuda.is_available()
+def use_shared_prompts(setting: str, training_on_gpu: bool) -> bool:
+    """auto: on a CPU; on GPUs the packing mask would rule out FlashAttention."""
+    return switched_on(setting, auto=not training_on_gpu)
 
 
 def make_accelerator(config):

@@ -13,13 +13,13 @@ rollout worker notices nothing but a slower answer.
 """
 from contextlib import contextmanager
 
+from worker.trainer.config import switched_on
 from worker.trainer.weight_sync.server_api import VllmAdminClient
 
 
 def pauses_generation(setting: str, training_on_gpu: bool) -> bool:
-    if setting in ("on", "off"):
-        return setting == "on"
-    return not training_on_gpu
+    """auto: on when training on a CPU (on GPUs generation and training overlap on separate devices)."""
+    return switched_on(setting, auto=not training_on_gpu)
 
 
 class GenerationPause:
