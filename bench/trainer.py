@@ -241,15 +241,9 @@ def run_trl(args, work: Path) -> dict:
 # Runs `python -m worker.trainer --spec ...` and then records the process's own peak RSS and
 # CPU time. It also times the parts of each weight sync (write, pause, reload, reset, resume)
 # by wrapping those methods with a clock: timing only, the calls and their order are unchanged.
-# --exp NAME turns on EXPERIMENTS (off by default; the printed config says when one is on):
-#   staleness-fix        submit at most groups_per_step x weight_sync_steps x max_staleness groups
-#                        ahead (the trainer's bound has max_staleness + 1: groups submitted while
-#                        a step is in progress are one version staler than it assumes)
 TRAINER_WRAPPER = """
 import json, os, resource, runpy, sys, time
 out = sys.argv.pop(1)
-# get, not pop: the trainer re-executes this wrapper once (worker/trainer/allocator.py)
-experiments = set(filter(None, os.environ.get("BENCH_EXPERIMENTS", "").split(",")))
 sys.argv[0] = "worker.trainer"
 parts, in_sync = [], []
 def timed(cls, name):
@@ -276,10 +270,6 @@ timed(FilesystemWeightSync, "write")
 for name in ("pause", "reload_weights", "reset_prefix_cache", "resume"):
     timed(VllmAdminClient, name)
 
-if "staleness-fix" in experiments:
-    from worker.trainer.rollout.staleness import StalenessPolicy
-    StalenessPolicy.useful_ahead = property(lambda self: max(
-        self.groups_per_step * self.weight_sync_steps * self.max_staleness, self.groups_per_step))
 code = 0
 try:
     runpy.run_module("worker.trainer", run_name="__main__", alter_sys=True)
@@ -291,7 +281,6 @@ with open(out, "w") as f:
                "sync_parts": parts}, f)
 sys.exit(code)
 """
-EXPERIMENTS = ("staleness-fix",)
 
 
 def run_ours(args, work: Path) -> dict:
@@ -317,7 +306,7 @@ def run_ours(args, work: Path) -> dict:
               flush=True)
         argv = [sys.executable, "-c", TRAINER_WRAPPER, str(rss_path), "--spec", str(spec_path)]
         started, busy, server_cpu = time.monotonic(), busy_cpu_s(), group_cpu_s(server.pid)
-        env = {**parse_env(args.trainer_env), "BENCH_EXPERIMENTS": ",".join(args.exp)}
+        env = {**parse_env(args.trainer_env)}
         code = run_child(argv, env, log, timeout_s=args.timeout_min * 60)
         total_s = time.monotonic() - started
         server_cpu = group_cpu_s(server.pid) - server_cpu
@@ -468,8 +457,6 @@ def print_config(args) -> None:
     print("  " + ", ".join(f"{k}={v}" for k, v in trl.items() if k != "output_dir"))
     print(f"data: {GSM8K} (prompt = question through the chat template; reward = builtin accuracy on `answer`)")
     print(f"steps: {args.warmup} warm-up + {args.steps} measured, {COMPLETIONS_PER_STEP} completions per step")
-    if args.exp:
-        print(f"EXPERIMENT: patched into our trainer process: {', '.join(args.exp)}")
     if OVERRIDES or TRL_OVERRIDES:
         print(f"EXPERIMENT: not the default config: ours {OVERRIDES or '-'}; TRL {TRL_OVERRIDES or '-'}")
     for name, pairs in (("trainer env", args.trainer_env), ("vLLM env", args.server_env), ("TRL env", args.trl_env)):
@@ -502,8 +489,6 @@ def main() -> None:
                              "gradient_accumulation_steps=2)")
     parser.add_argument("--trl-set", nargs="*", default=[], metavar="KEY=VALUE",
                         help="experiment: override TRL's GRPOConfig settings")
-    parser.add_argument("--exp", nargs="*", default=[], choices=EXPERIMENTS,
-                        help="experiment: patch our trainer process (see TRAINER_WRAPPER); off by default")
     parser.add_argument("--_trl-child-out", dest="trl_child_out", help=argparse.SUPPRESS)
     parser.add_argument("--_trl-child-dir", dest="trl_child_dir", help=argparse.SUPPRESS)
     args = parser.parse_args()
