@@ -55,13 +55,34 @@ def held_out_accuracy(server, tokenizer) -> tuple[float, float]:
     return statistics.fmean(accuracy), statistics.fmean(formatted)
 
 
-def rewards_by_step(events_file: Path) -> list[float]:
-    rewards = {}
+def step_metrics(events_file: Path) -> list[dict]:
+    """The metrics of each training step, in step order (setup metrics left out)."""
+    steps = {}
     for line in events_file.read_text().splitlines():
         event = json.loads(line)
         if event["type"] == "metrics" and "rollout/reward_mean" in event["values"]:
-            rewards[event["step"]] = event["values"]["rollout/reward_mean"]
-    return [rewards[step] for step in sorted(rewards)]
+            steps[event["step"]] = event["values"]
+    return [steps[step] for step in sorted(steps)]
+
+
+def pipeline_rows(steps: list[dict], groups_per_step: int, skip: int = 5) -> list[tuple[str, str, str]]:
+    """How the async pipeline ran after the first `skip` steps (start-up left out)."""
+    steady = steps[skip:]
+    if not steady:
+        return []
+    step_s = sum(v["system/step_time_s"] for v in steady)
+    waited = sum(v["async/wait_for_rollouts_s"] for v in steady)
+    expiring = sum(v.get("async/wait_for_expiring_s", 0.0) for v in steady)
+    dropped = steady[-1]["async/dropped_stale"] - steps[skip - 1]["async/dropped_stale"]
+    taken = dropped + groups_per_step * len(steady)
+    syncs = [v["system/weight_sync_s"] for v in steady if v["system/weight_sync_s"] > 0]
+    return [
+        (f"s per step (steps {skip + 1}-{len(steps)})", f"{step_s / len(steady):.1f}", ""),
+        ("share of step time waiting for rollouts", f"{waited / step_s:.1%}",
+         f"of which for groups about to expire {expiring / step_s:.1%}"),
+        ("groups dropped stale / taken", f"{dropped:.0f} / {taken:.0f}", f"{dropped / taken:.1%}"),
+        ("weight sync s mean / max", f"{statistics.fmean(syncs):.2f} / {max(syncs):.2f}" if syncs else "—", ""),
+    ]
 
 
 def main() -> None:
@@ -91,7 +112,8 @@ def main() -> None:
         outcome = trainer.run()
         trained_s = time.monotonic() - started
         after = held_out_accuracy(server, tokenizer)
-    rewards = rewards_by_step(output / "events" / "events-trainer-1.jsonl")
+    steps = step_metrics(output / "events" / "events-trainer-1.jsonl")
+    rewards = [values["rollout/reward_mean"] for values in steps]
     first, last = statistics.fmean(rewards[:5]), statistics.fmean(rewards[-5:])
     rows = [
         ("outcome", outcome, ""), ("steps trained", len(rewards), ""),
@@ -100,6 +122,7 @@ def main() -> None:
         ("reward gain", f"{last - first:+.3f}", "target ≥ +0.200: " + ("met" if last - first >= 0.2 else "MISSED")),
         ("held-out accuracy before → after", f"{before[0]:.2f} → {after[0]:.2f}", f"{HELD_OUT} problems, greedy"),
         ("held-out format rate before → after", f"{before[1]:.2f} → {after[1]:.2f}", ""),
+        *pipeline_rows(steps, config.completions_per_step // config.num_generations),
     ]
     width = max(len(r[0]) for r in rows)
     print(f"\nbench/learning.py — cpu-demo preset, {args.minutes:g} min, output in {output}")

@@ -15,7 +15,8 @@ steps for both trainers:
   trainer would do itself). Numbers come from the trainer's own events JSONL.
 - peer: TRL's GRPOTrainer, use_vllm=False (generation with transformers `generate`), in
   its own subprocess, the same model, prompts, batch, lengths, learning rate, loss (dapo,
-  beta 0, epsilon 0.2/0.28), bf16 autocast, and gradient checkpointing off as in ours (TRL's
+  beta 0, epsilon 0.2/0.28), the same precision as ours (bf16 autocast where ours picks it:
+  worker/trainer/precision.py), and gradient checkpointing off as in ours (TRL's
   default is on, which would make it slower). No vLLM server runs while TRL runs.
 
 Both run alone on the machine (each waits for the other to finish); "completions/s" is
@@ -59,9 +60,11 @@ def our_config(total_steps: int):
 
 
 def trl_settings(total_steps: int, output_dir: str) -> dict:
+    from worker.trainer.setup import use_bf16
+
     ours = our_config(total_steps)
     settings = dict(
-        output_dir=output_dir, use_vllm=False, use_cpu=True, bf16=True, gradient_checkpointing=False,
+        output_dir=output_dir, use_vllm=False, use_cpu=True, bf16=use_bf16(ours.bf16), gradient_checkpointing=False,
         # The same micro-batches as ours (TRL's per_device_train_batch_size is one too).
         per_device_train_batch_size=ours.per_device_train_batch_size,
         gradient_accumulation_steps=ours.gradient_accumulation_steps,
@@ -354,6 +357,7 @@ def our_numbers(events_file: Path, warmup: int) -> dict:
         "generation_tokens_per_s": series("system/generation_tokens_per_s"),
         "training_tokens_per_s": series("system/training_tokens_per_s"),
         "per_step_wait": series("async/wait_for_rollouts_s"), "per_step_time": series("system/step_time_s"),
+        "expiring_wait_s": sum(series("async/wait_for_expiring_s")),
     }
 
 
@@ -409,7 +413,8 @@ def report(args, ours: dict | None, trl: dict | None) -> None:
 
     print("\ndetails (measured steps):")
     if ours:
-        print(f"  ours: train s/step {fmt_list(ours['train_s'])}; wait s/step {fmt_list(ours['per_step_wait'])}; "
+        print(f"  ours: train s/step {fmt_list(ours['train_s'])}; wait s/step {fmt_list(ours['per_step_wait'])} "
+              f"(of which for a group about to expire: {ours['expiring_wait_s']:.1f} s in all); "
               f"step_time s {fmt_list(ours['per_step_time'])}")
         print(f"        generation tok/s {fmt_list(ours['generation_tokens_per_s'], 0)}; training tok/s "
               f"{fmt_list(ours['training_tokens_per_s'], 0)}; queue depth {fmt_list(ours['queue_depth'], 0)}")

@@ -10,6 +10,7 @@ import pytest
 
 from worker.trainer.config import TrainingConfig
 from worker.trainer.inference import launch as launch_module
+from worker.trainer.inference.worker_extension import EXTENSION_CLASS
 from worker.trainer.inference.launch import PROJECT_ROOT, SERVED_MODEL_NAME, Launch, build_launch
 from worker.trainer.inference.server import ServerStartError, VLLMServer, free_port, group_members
 
@@ -20,7 +21,7 @@ def option(argv: list[str], name: str) -> str:
 
 class TestCpuLaunch:
     def test_the_default_config(self):
-        launch = build_launch("/models/m", TrainingConfig(), port=8123, device="cpu", environ={})
+        launch = build_launch("/models/m", TrainingConfig(), port=8123, device="cpu", environ={}, dtype="bfloat16")
         argv = launch.argv
         assert argv[:5] == [sys.executable, "-m", "worker.trainer.inference.vllm_cli", "serve", "/models/m"]
         assert (option(argv, "--host"), option(argv, "--port")) == ("127.0.0.1", "8123")
@@ -29,6 +30,7 @@ class TestCpuLaunch:
         assert option(argv, "--logprobs-mode") == "processed_logprobs"
         assert option(argv, "--dtype") == "bfloat16"
         assert option(argv, "--seed") == "42"
+        assert option(argv, "--worker-extension-cls") == EXTENSION_CLASS  # weight reloads keep tied heads
         assert "--enforce-eager" in argv
         assert "--gpu-memory-utilization" not in argv
         assert launch.env["VLLM_SERVER_DEV_MODE"] == "1"
@@ -56,11 +58,21 @@ class TestCpuLaunch:
         assert launch.argv[-2:] == ["--max-num-seqs", "32"]
 
 
+    @pytest.mark.parametrize("bf16_fast, served", [(True, "bfloat16"), (False, "float32")])
+    def test_the_served_dtype_is_bf16_only_where_this_cpu_computes_it_fast(self, monkeypatch, bf16_fast, served):
+        import worker.trainer.precision as precision
+
+        monkeypatch.setattr(precision, "bf16_is_fast", lambda: bf16_fast)
+        launch = build_launch("m", TrainingConfig(), port=1, device="cpu", environ={})
+        assert option(launch.argv, "--dtype") == served
+
+
 class TestGpuLaunch:
     def test_gpu_memory_share_and_no_cpu_settings(self):
         config = TrainingConfig(vllm_gpu_memory_utilization=0.5)
         launch = build_launch("m", config, port=1, device="cuda", environ={})
         assert option(launch.argv, "--gpu-memory-utilization") == "0.5"
+        assert option(launch.argv, "--dtype") == "bfloat16"
         assert not any(name.startswith("VLLM_CPU_") for name in launch.env)
         assert launch.env["VLLM_SERVER_DEV_MODE"] == "1"
         assert "--weight-transfer-config" not in launch.argv

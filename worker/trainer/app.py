@@ -21,19 +21,16 @@ from worker.trainer.reporting.session import ReportingSession
 from worker.trainer.rewards.loader import load_rewards, needs_sandbox
 from worker.trainer.rewards.sandbox import SandboxPool
 from worker.trainer.rollout.client import CompletionsClient, sampling_params
+from worker.trainer.rollout.gathering import Cancelled, Gathered, gather
 from worker.trainer.rollout.metrics import rollout_metrics, sample_records
 from worker.trainer.rollout.scoring import Scorer
 from worker.trainer.rollout.staleness import StalenessPolicy
 from worker.trainer.rollout.worker import PromptSource, RolloutWorker
 from worker.trainer.spec import LaunchSpec
 from worker.trainer.weight_sync import make_weight_sync
-from worker.trainer.weight_sync.server_api import VllmAdminClient
+from worker.trainer.weight_sync.server_api import ServerPause, VllmAdminClient
 
 log = logging.getLogger("worker.trainer")
-
-
-class Cancelled(Exception):
-    pass
 
 
 class Trainer:
@@ -42,7 +39,7 @@ class Trainer:
         self.output_dir = Path(spec.output_dir)
         self.output_dir.mkdir(parents=True, exist_ok=True)
         self.report = ReportingSession(spec.ingest, f"trainer:{spec.attempt}", self.output_dir / "events")
-        self.server = self.rollout = self.weight_sync = self.reward_sandbox = self.generation_pause = None
+        self.server = self.rollout = self.weight_sync = self.reward_sandbox = self.admin = None
         self.dropped_stale = 0
 
     # --- lifecycle -----------------------------------------------------------
@@ -64,7 +61,7 @@ class Trainer:
         return outcome
 
     def _shutdown(self) -> None:
-        for part in (self.rollout, self.reward_sandbox, self.generation_pause, self.weight_sync, self.server):
+        for part in (self.rollout, self.reward_sandbox, self.weight_sync, self.admin, self.server):
             if part is not None:
                 try:
                     part.stop() if hasattr(part, "stop") else part.close()
@@ -141,10 +138,13 @@ class Trainer:
             url, name = self.spec.inference_url, None
             wait_for_health(url, self.config.vllm_startup_timeout_s, should_stop=self.report.cancel_requested.is_set)
         self.server_url, self.served_name = url, name or self._served_name(url)
-        self.weight_sync = make_weight_sync(self.config.weight_sync_backend, url, self.output_dir)
-        self.generation_pause = GenerationPause(
-            VllmAdminClient(url) if pauses_generation(self.config.pause_generation_while_training,
-                                                      self.training_on_gpu) else None)
+        # One hold on the server's generation for the time slicing of a step and the weight
+        # sync inside it, so that the server resumes once (weight_sync/server_api.py).
+        self.admin = VllmAdminClient(url)
+        server_pause = ServerPause(self.admin)
+        self.weight_sync = make_weight_sync(self.config.weight_sync_backend, url, self.output_dir, pause=server_pause)
+        pausing = pauses_generation(self.config.pause_generation_while_training, self.training_on_gpu)
+        self.generation_pause = GenerationPause(server_pause if pausing else None)
 
     @property
     def training_on_gpu(self) -> bool:
@@ -196,15 +196,18 @@ class Trainer:
         while self.state.step < self.config.max_steps:
             step_started = time.perf_counter()
             try:
-                groups, waited = self._gather(self.policy.groups_per_step)
+                gathered = self._gather()
             except Cancelled:
                 self._save()
                 self.report.status("cancelled", f"cancelled at step {self.state.step}")
                 return "cancelled"
             # Staleness as the drop rule saw it: against the policy these groups train, before
             # this step's weight sync moves the version on.
-            trained_version, pipeline = self.state.model_version, self._async_metrics(groups, waited)
+            groups, trained_version = gathered.groups, self.state.model_version
+            pipeline = self._async_metrics(gathered)
             advantages = batch_advantages(groups, self.config.num_generations, self.config.scale_rewards)
+            if not self.generation_pause.pausing:
+                self.rollout.free_taken_slots()  # generation overlaps the step: refill at once
             with self.generation_pause.while_training():  # and the weight sync that follows
                 metrics = train_step(ctx, groups, advantages)
                 self.state.step += 1
@@ -212,6 +215,8 @@ class Trainer:
                 for group in groups:
                     self.frontier.consume(group.prompt_index)
                 metrics["system/weight_sync_s"] = self._maybe_sync()
+                # Taking turns: the refill is sampled with the new weights, after the pause.
+                self.rollout.free_taken_slots()
             now = time.perf_counter()
             generated = self.rollout.generated_tokens
             metrics.update(rollout_metrics(groups), **pipeline,
@@ -225,29 +230,24 @@ class Trainer:
         self.report.status("succeeded", f"trained {self.state.step} steps")
         return "succeeded"
 
-    def _gather(self, count: int):
-        """`count` fresh groups; stale ones are dropped and counted. Returns them and the seconds waited."""
-        groups, waited = [], 0.0
-        while len(groups) < count:
-            if self.report.cancel_requested.is_set():
-                raise Cancelled()
-            started = time.perf_counter()
-            group = self.rollout.take(timeout_s=1.0)
-            waited += time.perf_counter() - started
-            if group is None:
-                continue
-            if self.policy.is_stale(group.model_version, self.state.model_version):
-                self.dropped_stale += 1
-                self.frontier.consume(group.prompt_index)
-                continue
-            groups.append(group)
-        return groups, waited
+    def _gather(self) -> Gathered:
+        """One step's groups (rollout/gathering.py); stale ones are counted and their prompts used up."""
+        version = self.state.model_version
+        syncs = (self.state.step + 1) % self.config.weight_sync_steps == 0
+        got = gather(self.rollout, self.policy, self.policy.groups_per_step, version,
+                     next_version=version + 1 if syncs else version,
+                     cancelled=self.report.cancel_requested.is_set)
+        self.dropped_stale += len(got.dropped)
+        for group in got.dropped:
+            self.frontier.consume(group.prompt_index)
+        return got
 
-    def _async_metrics(self, groups, waited: float) -> dict[str, float]:
-        staleness = [self.state.model_version - g.model_version for g in groups]
+    def _async_metrics(self, gathered: Gathered) -> dict[str, float]:
+        staleness = [self.state.model_version - g.model_version for g in gathered.groups]
         return {"async/staleness_mean": sum(staleness) / len(staleness), "async/staleness_max": max(staleness),
                 "async/dropped_stale": self.dropped_stale, "async/queue_depth": self.rollout.queue_depth,
-                "async/in_flight": self.rollout.in_flight, "async/wait_for_rollouts_s": waited}
+                "async/in_flight": self.rollout.in_flight, "async/wait_for_rollouts_s": gathered.waited_s,
+                "async/wait_for_expiring_s": gathered.waited_for_expiring_s}
 
     def _maybe_sync(self) -> float:
         if self.state.step % self.config.weight_sync_steps:

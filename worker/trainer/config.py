@@ -73,7 +73,7 @@ class TrainingConfig(BaseModel):
     max_steps: int = knob(100, "training", "Optimizer steps to train.", ge=1, le=10_000_000)
     max_grad_norm: float = knob(1.0, "training", "Gradient clipping norm (0 disables).", ge=0.0)
     gradient_checkpointing: bool = knob(False, "training", "Trade compute for memory by recomputing activations.")
-    bf16: Switch = knob("auto", "training", "Train in bfloat16: auto uses it where the hardware supports it.")
+    bf16: Switch = knob("auto", "training", "Train in bfloat16: auto uses it where the hardware computes it faster than fp32 (GPUs, CPUs with AMX).")
     share_prompts: Switch = knob(
         "auto", "training", "Pack a micro-batch's completions of one prompt behind a single copy of it "
         "(fewer tokens to train, the same log-probabilities). auto: on a CPU; off on GPUs, where "

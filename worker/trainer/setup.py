@@ -3,16 +3,12 @@ import torch
 
 from worker.trainer.config import switched_on
 from worker.trainer.models.paths import resolve_model_path
+from worker.trainer.precision import bf16_is_fast
 
 
 def use_bf16(setting: str) -> bool:
-    return switched_on(setting, auto=bf16_supported())
-
-
-def bf16_supported() -> bool:
-    if torch.cuda.is_available():
-        return torch.cuda.is_bf16_supported()
-    return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    """auto: where bf16 is faster than fp32 (worker/trainer/precision.py)."""
+    return switched_on(setting, auto=bf16_is_fast())
 
 
 def use_shared_prompts(setting: str, training_on_gpu: bool) -> bool:
@@ -27,7 +23,7 @@ def make_accelerator(config):
 
 
 def load_policy(model_path: str, gradient_checkpointing: bool):
-    """The model in fp32 (master weights; compute runs in bf16 under autocast) and its tokenizer."""
+    """The model in fp32 (master weights; with bf16 on, compute runs in it under autocast) and its tokenizer."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     path = resolve_model_path(model_path)

@@ -23,6 +23,10 @@
     { id: "throughput", title: "Tokens per second", series: fixed([
       ["system/generation_tokens_per_s", "generation"], ["system/training_tokens_per_s", "training"]]) },
     { id: "sync", title: "Weight sync time (s)", series: fixed([["system/weight_sync_s", "weight sync"]]) },
+    { id: "step-time", title: "Where a step's time goes (s)", series: fixed([
+      ["system/step_time_s", "whole step"], ["system/train_seconds", "training"],
+      ["async/wait_for_rollouts_s", "waiting for rollouts"],
+      ["async/wait_for_expiring_s", "of which for a group about to expire"]]) },
   ];
   function fixed(lines) {
     return (names) => lines.filter(([key]) => names.has(key))

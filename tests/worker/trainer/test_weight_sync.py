@@ -9,7 +9,7 @@ torch = pytest.importorskip("torch")
 from worker.trainer.weight_sync import WeightSyncError, make_weight_sync  # noqa: E402
 from worker.trainer.weight_sync.filesystem import FilesystemWeightSync, unique_state_dict  # noqa: E402
 from worker.trainer.weight_sync.nccl import NcclWeightSync  # noqa: E402
-from worker.trainer.weight_sync.server_api import VllmAdminClient  # noqa: E402
+from worker.trainer.weight_sync.server_api import ServerPause, VllmAdminClient  # noqa: E402
 
 
 class TiedModel(torch.nn.Module):
@@ -36,10 +36,8 @@ class StubServer:
         return VllmAdminClient("http://vllm", transport=httpx.MockTransport(self))
 
 
-def filesystem_sync(stub, tmp_path):
-    sync = FilesystemWeightSync("http://vllm", tmp_path)
-    sync.client = stub.client()
-    return sync
+def filesystem_sync(stub, tmp_path, dtype="bfloat16", pause=None):
+    return FilesystemWeightSync("http://vllm", tmp_path, dtype=dtype, pause=pause or ServerPause(stub.client()))
 
 
 def test_tied_weights_are_written_once():
@@ -54,7 +52,7 @@ def test_filesystem_push_pauses_reloads_resets_and_resumes(tmp_path):
     assert paths == ["/pause", "/collective_rpc", "/reset_prefix_cache", "/resume"]
     assert stub.calls[0][1] == {"mode": "keep"}
     rpc = stub.calls[1][2]
-    assert rpc["method"] == "reload_weights"
+    assert rpc["method"] == "reload_weights_keeping_ties"
     assert seconds > 0
     sync.close()
 
@@ -72,6 +70,37 @@ def test_filesystem_push_writes_the_weights_in_the_servers_dtype(tmp_path):
     assert written.dtype == torch.bfloat16  # what vLLM serves (--dtype bfloat16)
     assert torch.equal(written, model.embed.weight.detach().to(torch.bfloat16))
     assert model.embed.weight.dtype == torch.float32  # the trainer's master weights are left alone
+    sync.close()
+
+
+def test_a_float32_server_gets_the_master_weights_unrounded(tmp_path):
+    from safetensors.torch import load_file
+
+    stub = StubServer()
+    sync = filesystem_sync(stub, tmp_path, dtype="float32")
+    model = TiedModel()
+    sync.push(model, version=1)
+    written = load_file(f"{stub.calls[1][2]['kwargs']['weights_path']}/model.safetensors")["embed.weight"]
+    assert written.dtype == torch.float32 and torch.equal(written, model.embed.weight.detach())
+    sync.close()
+
+
+def test_by_default_files_are_written_in_what_a_local_server_serves(tmp_path, monkeypatch):
+    import worker.trainer.precision as precision
+
+    monkeypatch.setattr(precision, "bf16_is_fast", lambda: False)
+    assert FilesystemWeightSync("http://vllm", tmp_path).dtype == ("bfloat16" if torch.cuda.is_available() else "float32")
+
+
+def test_inside_a_held_pause_the_sync_neither_pauses_nor_resumes(tmp_path):
+    # The step's time slicing already holds the server paused; it resumes once, after the sync.
+    stub = StubServer()
+    pause = ServerPause(stub.client())
+    sync = filesystem_sync(stub, tmp_path, pause=pause)
+    with pause.paused("keep"):
+        sync.push(TiedModel(), version=1)
+    paths = [path for path, _, _ in stub.calls]
+    assert paths == ["/pause", "/collective_rpc", "/reset_prefix_cache", "/resume"]
     sync.close()
 
 

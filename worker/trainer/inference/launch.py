@@ -14,12 +14,12 @@ from typing import Literal
 
 from worker.trainer.allocator import without_preloaded_allocator
 from worker.trainer.config import TrainingConfig
+from worker.trainer.inference.worker_extension import EXTENSION_CLASS
+from worker.trainer.precision import served_dtype
 
 PROJECT_ROOT = str(Path(__file__).resolve().parents[3])
 WRAPPER_MODULE = "worker.trainer.inference.vllm_cli"
 SERVED_MODEL_NAME = "policy"  # requests name the policy this way whatever its path
-# The server computes in bfloat16 on CPU and GPU alike; weight sync writes weights in it (weight_sync/filesystem.py).
-SERVED_DTYPE = "bfloat16"
 
 Device = Literal["cpu", "cuda"]
 
@@ -59,20 +59,22 @@ class Launch:
 
 def build_launch(model: str, config: TrainingConfig, *, port: int, device: Device, host: str = "127.0.0.1",
                  gpu_ids: str | None = None, environ: Mapping[str, str] = os.environ,
-                 python: str = sys.executable, extra_args: Sequence[str] = ()) -> Launch:
+                 python: str = sys.executable, extra_args: Sequence[str] = (), dtype: str | None = None) -> Launch:
     """`vllm serve model` through the wrapper module, with the server settings of `config`.
 
     `model` is passed as given: resolve it first (worker.trainer.models.paths). On GPUs,
     `gpu_ids` (for example "0" or "2,3") sets CUDA_VISIBLE_DEVICES; without it the parent's
-    value is passed through.
+    value is passed through. `dtype` defaults to the fastest for `device` on this machine
+    (worker/trainer/precision.py); weight sync writes in the same.
     """
     argv = [python, "-m", WRAPPER_MODULE, "serve", model,
             "--host", host, "--port", str(port),
             "--served-model-name", SERVED_MODEL_NAME,
-            "--dtype", SERVED_DTYPE,
+            "--dtype", dtype or served_dtype(device),
             "--max-model-len", str(max_model_len(config)),
             "--logprobs-mode", "processed_logprobs",  # logprobs of the distribution sampled from
             "--generation-config", "vllm",  # the request's sampling settings, not the model's defaults
+            "--worker-extension-cls", EXTENSION_CLASS,  # weight reloads that keep tied heads tied
             "--seed", str(config.seed)]
     if config.vllm_enforce_eager:
         argv.append("--enforce-eager")

@@ -9,12 +9,13 @@ took 30-35 s and vLLM generated 50-60 tokens/s; pausing vLLM while the step trai
 the step to ~22 s.
 
 vLLM's `/pause?mode=keep` freezes requests in flight and `/resume` continues them, so the
-rollout worker notices nothing but a slower answer.
+rollout worker notices nothing but a slower answer. The weight sync at the end of the step
+shares the same hold (weight_sync/server_api.ServerPause), so the server resumes once.
 """
 from contextlib import contextmanager
 
 from worker.trainer.config import switched_on
-from worker.trainer.weight_sync.server_api import VllmAdminClient
+from worker.trainer.weight_sync.server_api import ServerPause
 
 
 def pauses_generation(setting: str, training_on_gpu: bool) -> bool:
@@ -25,20 +26,17 @@ def pauses_generation(setting: str, training_on_gpu: bool) -> bool:
 class GenerationPause:
     """`with pause.while_training():` stops the server's generation for the block."""
 
-    def __init__(self, client: VllmAdminClient | None):
-        self.client = client  # None: never pauses
+    def __init__(self, pause: ServerPause | None):
+        self.pause = pause  # None: never pauses
+
+    @property
+    def pausing(self) -> bool:
+        return self.pause is not None
 
     @contextmanager
     def while_training(self):
-        if self.client is None:
+        if self.pause is None:
             yield
             return
-        self.client.pause("keep")
-        try:
+        with self.pause.paused("keep"):
             yield
-        finally:
-            self.client.resume()
-
-    def close(self) -> None:
-        if self.client is not None:
-            self.client.close()

@@ -2,15 +2,18 @@
 
 It submits prompts while the staleness budget allows, scores each finished
 group (in a thread pool, so scoring never blocks generation) and puts it on a
-bounded queue the training loop reads. A dead server stops the worker with an
-error the trainer reports; it never leaves the trainer waiting forever.
+queue the training loop reads, oldest policy version first. It knows the
+versions of the groups still in flight, so that the training loop can wait for
+one that would otherwise expire (rollout/gathering.py). A dead server stops the
+worker with an error the trainer reports; it never leaves the trainer waiting forever.
 """
 import asyncio
-import queue
 import threading
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
+from worker.trainer.rollout.arrivals import OldestFirstQueue
 from worker.trainer.rollout.client import CompletionsClient
 from worker.trainer.rollout.groups import Group
 from worker.trainer.rollout.scoring import Scorer
@@ -31,9 +34,12 @@ class RolloutWorker:
         self.client, self.prompts, self.scorer, self.policy = client, prompts, scorer, policy
         self.num_generations, self.max_inflight = num_generations, max_inflight
         self.current_version = current_version
-        self.groups: queue.Queue[Group] = queue.Queue(maxsize=queue_maxsize)
+        self.groups = OldestFirstQueue()
+        self.queue_maxsize = queue_maxsize  # enforced by the submit budget
         self.error: BaseException | None = None
         self.in_flight = 0
+        self._in_flight_versions: Counter[int] = Counter()
+        self._versions_lock = threading.Lock()
         self.generated_tokens = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._main, name="rollout", daemon=True)
@@ -44,15 +50,35 @@ class RolloutWorker:
         self._thread.start()
         return self
 
-    def take(self, timeout_s: float = 1.0) -> Group | None:
-        """The next scored group, or None if none arrived in time. Raises if the worker died."""
+    def take(self, timeout_s: float = 1.0, max_version: int | None = None) -> Group | None:
+        """The oldest scored group (with `max_version`: sampled at that version or before), or
+        None if none arrived in time. Raises if the worker died."""
         if self.error is not None:
             raise RuntimeError(f"rollout worker stopped: {self.error}") from self.error
-        try:
-            group = self.groups.get(timeout=timeout_s)
-        except queue.Empty:
-            return None
-        return group
+        return self.groups.take(timeout_s, max_version)
+
+    def put_back(self, group: Group) -> None:
+        """A group taken but not trained on this step: the next step can take it."""
+        self.groups.put_back(group)
+
+    def discard(self, group: Group) -> None:
+        """A group taken that will not be trained (too stale): its place is refilled at once."""
+        self.groups.discard()
+
+    def free_taken_slots(self) -> None:
+        """The groups taken so far are being trained: new groups may take their places.
+
+        Until then they count as ahead of the trainer, so that the training loop decides
+        when the refill is submitted: on a CPU, once the step's weight sync is done and the
+        server is paused, so that the new prompts are sampled (and their prefill run) with
+        the new weights after the step instead of delaying the pause before it.
+        """
+        self.groups.release_taken()
+
+    def in_flight_versions(self) -> list[int]:
+        """The policy versions of the groups submitted and not yet queued, oldest first."""
+        with self._versions_lock:
+            return sorted(version for version, count in self._in_flight_versions.items() if count)
 
     def stop(self) -> None:
         self._stop.set()
@@ -61,7 +87,7 @@ class RolloutWorker:
 
     @property
     def queue_depth(self) -> int:
-        return self.groups.qsize()
+        return len(self.groups)
 
     # --- the background thread ---
     def _main(self) -> None:
@@ -74,9 +100,10 @@ class RolloutWorker:
         tasks: set[asyncio.Task] = set()
         try:
             while not self._stop.is_set():
+                held = self.groups.held
                 budget = self.policy.submit_budget(
-                    ahead=self.in_flight + self.groups.qsize(), max_inflight=self.max_inflight,
-                    in_flight=self.in_flight, queue_room=self.groups.maxsize - self.groups.qsize() - self.in_flight)
+                    ahead=self.in_flight + held, max_inflight=self.max_inflight,
+                    in_flight=self.in_flight, queue_room=self.queue_maxsize - held - self.in_flight)
                 for _ in range(budget):
                     tasks.add(asyncio.create_task(self._one_group(*self.prompts.next_prompt())))
                     self.in_flight += 1
@@ -102,18 +129,22 @@ class RolloutWorker:
     async def _one_group(self, index: int, text: str, prompt_ids: list[int], columns: dict) -> None:
         # Counted as in flight until it is on the queue, scoring included, so the
         # budget never lets more be ahead of the trainer than the queue can hold.
+        version = self.current_version()
+        with self._versions_lock:
+            self._in_flight_versions[version] += 1
+        scored = None
         try:
-            version = self.current_version()
             completions = await self.client.sample(prompt_ids, self.num_generations)
             self.generated_tokens += sum(len(c.token_ids) for c in completions)
             group = Group(prompt_index=index, prompt_text=text, prompt_ids=prompt_ids, columns=columns,
                           completions=completions, model_version=version)
             await asyncio.get_running_loop().run_in_executor(self._scoring, self.scorer.score, group)
-            while not self._stop.is_set():
-                try:
-                    self.groups.put_nowait(group)
-                    return
-                except queue.Full:
-                    await asyncio.sleep(0.05)
+            scored = group
         finally:
+            # Queued and out of the in-flight versions at once: the training loop never
+            # sees a group in neither place (and stops waiting for it too early).
+            with self._versions_lock:
+                if scored is not None:
+                    self.groups.put(scored)
+                self._in_flight_versions[version] -= 1
             self.in_flight -= 1

@@ -19,11 +19,12 @@ class WeightSyncError(RuntimeError):
     """The server did not take the new weights. It may be unusable: treat as fatal for it."""
 
 
-def make_weight_sync(backend: str, server_url: str, workdir, **options) -> WeightSync:
+def make_weight_sync(backend: str, server_url: str, workdir, pause=None, **options) -> WeightSync:
+    """`pause` (a server_api.ServerPause): shared with the step's time slicing, for the filesystem sync."""
     if backend == "filesystem":
         from worker.trainer.weight_sync.filesystem import FilesystemWeightSync
 
-        return FilesystemWeightSync(server_url, workdir, **options)
+        return FilesystemWeightSync(server_url, workdir, pause=pause, **options)
     if backend == "nccl":
         from worker.trainer.weight_sync.nccl import NcclWeightSync
 

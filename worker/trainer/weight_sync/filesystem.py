@@ -3,7 +3,8 @@ import shutil
 import time
 from pathlib import Path
 
-from worker.trainer.weight_sync.server_api import VllmAdminClient
+from worker.trainer.precision import local_serving_device, served_dtype
+from worker.trainer.weight_sync.server_api import ServerPause, VllmAdminClient
 from worker.trainer.weight_sync.streamed_safetensors import write_safetensors
 
 
@@ -25,26 +26,25 @@ def unique_state_dict(model) -> dict:
     return tensors
 
 
-def served_dtype():
-    import torch
-
-    from worker.trainer.inference.launch import SERVED_DTYPE
-
-    return getattr(torch, SERVED_DTYPE)
-
-
 class FilesystemWeightSync:
-    def __init__(self, server_url: str, workdir: Path, pause_mode: str = "keep", timeout_s: float = 300.0):
-        self.client = VllmAdminClient(server_url, timeout_s=timeout_s)
+    def __init__(self, server_url: str, workdir: Path, pause_mode: str = "keep", timeout_s: float = 300.0,
+                 dtype: str | None = None, pause: ServerPause | None = None):
+        """`dtype`: the server's (--dtype); by default what a server started on this machine serves in.
+        `pause`: shared with whoever else pauses the same server (the time slicing of a step)."""
+        self.pause = pause or ServerPause(VllmAdminClient(server_url, timeout_s=timeout_s))
+        self.client = self.pause.client
         self.pause_mode = pause_mode
+        self.dtype = dtype or served_dtype(local_serving_device())
         self.folder = shared_memory_dir(Path(workdir)) / f"grpo-weights-{time.time_ns()}"
 
     def write(self, model, version: int) -> Path:
+        import torch
+
         target = self.folder / f"v{version}"
         target.mkdir(parents=True, exist_ok=True)
-        # In the server's dtype: it would round the fp32 master weights the same way on load,
-        # so nothing changes but the size (half the bytes to write and for it to read).
-        write_safetensors(target / "model.safetensors", unique_state_dict(model), served_dtype(),
+        # In the server's dtype: it would cast the fp32 master weights the same way on load,
+        # so nothing changes but the size (in bf16, half the bytes to write and for it to read).
+        write_safetensors(target / "model.safetensors", unique_state_dict(model), getattr(torch, self.dtype),
                           metadata={"format": "pt"})
         return target
 
@@ -53,12 +53,9 @@ class FilesystemWeightSync:
         target = self.write(model, version)
         # "keep" freezes in-flight requests and continues them on the new weights,
         # so a sync costs the reload, not the longest generation in flight.
-        self.client.pause(self.pause_mode)
-        try:
+        with self.pause.paused(self.pause_mode):
             self.client.reload_weights(str(target))
             self.client.reset_prefix_cache()
-        finally:
-            self.client.resume()
         self._drop_older_than(target)
         return time.perf_counter() - started
 

@@ -1,4 +1,6 @@
 """The vLLM dev-mode endpoints weight sync uses, with explicit timeouts and clear failures."""
+from contextlib import contextmanager
+
 import httpx
 
 from worker.trainer.weight_sync import WeightSyncError
@@ -28,7 +30,10 @@ class VllmAdminClient:
         self.post("/reset_prefix_cache")
 
     def reload_weights(self, weights_path: str) -> None:
-        self.post("/collective_rpc", json={"method": "reload_weights", "kwargs": {"weights_path": weights_path}})
+        # Our worker extension's reload (inference/worker_extension.py), which every server
+        # this project launches has: vLLM's own would leave a tied output head stale.
+        self.post("/collective_rpc", json={"method": "reload_weights_keeping_ties",
+                                           "kwargs": {"weights_path": weights_path}})
 
     # --- vLLM's weight transfer API (the VLLMWeightSyncClient protocol) ---
     def init_weight_transfer_engine(self, init_info: dict) -> None:
@@ -48,3 +53,34 @@ class VllmAdminClient:
 
     def close(self) -> None:
         self._http.close()
+
+
+class ServerPause:
+    """Holds the server's generation paused; nested holds reach the server once.
+
+    On a CPU the trainer pauses generation for a whole step (inference/time_slicing.py), and
+    the weight sync at its end pauses too. Were the sync to resume, the engine would start
+    a step, and the outer resume would queue behind it: 2.5-3 s a step on 2 cores with 64
+    sequences in flight (bench/README.md). One training thread uses it: no lock.
+    """
+
+    def __init__(self, client: VllmAdminClient):
+        self.client = client
+        self._depth = 0
+
+    @property
+    def held(self) -> bool:
+        return self._depth > 0
+
+    @contextmanager
+    def paused(self, mode: str):
+        """`mode` (keep, wait, abort) applies when this is the outermost hold."""
+        if self._depth == 0:
+            self.client.pause(mode)
+        self._depth += 1
+        try:
+            yield
+        finally:
+            self._depth -= 1
+            if self._depth == 0:
+                self.client.resume()

@@ -3,7 +3,7 @@ import httpx
 import pytest
 
 from worker.trainer.inference.time_slicing import GenerationPause, pauses_generation
-from worker.trainer.weight_sync.server_api import VllmAdminClient
+from worker.trainer.weight_sync.server_api import ServerPause, VllmAdminClient
 
 
 @pytest.mark.parametrize(("setting", "on_gpu", "expected"), [
@@ -16,7 +16,7 @@ def recording_client(calls: list):
     def answer(request: httpx.Request):
         calls.append((request.url.path, dict(request.url.params)))
         return httpx.Response(200, json={})
-    return VllmAdminClient("http://vllm", transport=httpx.MockTransport(answer))
+    return ServerPause(VllmAdminClient("http://vllm", transport=httpx.MockTransport(answer)))
 
 
 def test_the_server_is_paused_keeping_requests_and_resumed_after_the_step():
@@ -39,4 +39,23 @@ def test_without_a_client_nothing_is_asked_of_the_server():
     pause = GenerationPause(None)
     with pause.while_training():
         pass
-    pause.close()
+
+
+def test_nested_holds_pause_and_resume_the_server_once():
+    calls = []
+    server_pause = recording_client(calls)
+    with GenerationPause(server_pause).while_training():
+        with server_pause.paused("wait"):  # the weight sync inside the step
+            assert server_pause.held
+        calls.append(("after the sync", {}))
+    assert calls == [("/pause", {"mode": "keep"}), ("after the sync", {}), ("/resume", {})]
+    assert not server_pause.held
+
+
+def test_a_failed_pause_leaves_nothing_held():
+    def refuse(request):
+        return httpx.Response(500, json={"error": "EngineDeadError"})
+    server_pause = ServerPause(VllmAdminClient("http://vllm", transport=httpx.MockTransport(refuse)))
+    with pytest.raises(Exception, match="pause"), server_pause.paused("keep"):
+        pass
+    assert not server_pause.held

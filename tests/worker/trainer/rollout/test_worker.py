@@ -42,11 +42,13 @@ def make_worker(client, version=lambda: 0, max_staleness=1, groups_per_step=2, m
 
 
 def take_n(worker, n, timeout_s=10):
+    """Takes groups as a training loop would, letting each one's slot go once it has it."""
     groups, deadline = [], time.monotonic() + timeout_s
     while len(groups) < n and time.monotonic() < deadline:
         group = worker.take(timeout_s=0.5)
         if group:
             groups.append(group)
+            worker.free_taken_slots()
     return groups
 
 
@@ -83,4 +85,53 @@ def test_dead_server_surfaces_in_the_training_loop():
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             worker.take(timeout_s=0.1)
+            worker.free_taken_slots()
     worker.stop()
+
+
+def test_in_flight_versions_list_the_versions_not_yet_queued():
+    version = {"now": 4}
+    worker = make_worker(FakeClient(delay_s=0.3), version=lambda: version["now"], max_staleness=1,
+                         groups_per_step=2).start()
+    time.sleep(0.1)
+    in_flight_at_submission = worker.in_flight_versions()
+    version["now"] = 5
+    groups = take_n(worker, 2)
+    worker.stop()
+    assert in_flight_at_submission == [4]
+    assert [g.model_version for g in groups] == [4, 4]
+
+
+def test_a_group_put_back_is_taken_again_before_younger_ones():
+    worker = make_worker(FakeClient(), version=lambda: 1, max_staleness=1, groups_per_step=1).start()
+    first = take_n(worker, 1)[0]
+    first.model_version = 0  # as if sampled a version earlier than what is queued now
+    time.sleep(0.2)
+    worker.put_back(first)
+    again = worker.take(timeout_s=1)
+    worker.stop()
+    assert again is first
+
+
+def test_taken_groups_hold_their_slots_until_the_trainer_lets_them_go():
+    client = FakeClient(delay_s=0.001)
+    worker = make_worker(client, max_staleness=1, groups_per_step=2).start()
+    time.sleep(0.3)
+    taken = [worker.take(timeout_s=1), worker.take(timeout_s=1)]
+    time.sleep(0.3)
+    submitted_while_held = client.calls
+    worker.free_taken_slots()
+    time.sleep(0.3)
+    worker.stop()
+    assert all(taken) and submitted_while_held == 2  # budget 2: nothing new while the step holds them
+    assert client.calls == 4
+
+
+def test_a_discarded_group_frees_its_slot_at_once():
+    client = FakeClient(delay_s=0.001)
+    worker = make_worker(client, max_staleness=1, groups_per_step=2).start()
+    time.sleep(0.3)
+    worker.discard(worker.take(timeout_s=1))  # too stale to train: nothing waits for the step
+    time.sleep(0.3)
+    worker.stop()
+    assert client.calls == 3
