@@ -37,7 +37,9 @@ class RolloutWorker:
         self.groups = OldestFirstQueue()
         self.queue_maxsize = queue_maxsize  # enforced by the submit budget
         self.error: BaseException | None = None
-        self.in_flight = 0
+        # Groups submitted and not yet queued (scoring included), by the policy version they
+        # were submitted at: counted until queued, so the budget never lets more be ahead
+        # of the trainer than the queue can hold.
         self._in_flight_versions: Counter[int] = Counter()
         self._versions_lock = threading.Lock()
         self.generated_tokens = 0
@@ -75,6 +77,11 @@ class RolloutWorker:
         """
         self.groups.release_taken()
 
+    @property
+    def in_flight(self) -> int:
+        with self._versions_lock:
+            return sum(self._in_flight_versions.values())
+
     def in_flight_versions(self) -> list[int]:
         """The policy versions of the groups submitted and not yet queued, oldest first."""
         with self._versions_lock:
@@ -100,13 +107,15 @@ class RolloutWorker:
         tasks: set[asyncio.Task] = set()
         try:
             while not self._stop.is_set():
-                held = self.groups.held
+                held, in_flight = self.groups.held, self.in_flight
                 budget = self.policy.submit_budget(
-                    ahead=self.in_flight + held, max_inflight=self.max_inflight,
-                    in_flight=self.in_flight, queue_room=self.queue_maxsize - held - self.in_flight)
+                    ahead=in_flight + held, max_inflight=self.max_inflight,
+                    in_flight=in_flight, queue_room=self.queue_maxsize - held - in_flight)
                 for _ in range(budget):
-                    tasks.add(asyncio.create_task(self._one_group(*self.prompts.next_prompt())))
-                    self.in_flight += 1
+                    version = self.current_version()
+                    with self._versions_lock:
+                        self._in_flight_versions[version] += 1
+                    tasks.add(asyncio.create_task(self._one_group(version, *self.prompts.next_prompt())))
                 await self._wait_for_room(tasks)
         finally:
             for task in tasks:
@@ -126,12 +135,7 @@ class RolloutWorker:
         if failures:
             raise failures[0]
 
-    async def _one_group(self, index: int, text: str, prompt_ids: list[int], columns: dict) -> None:
-        # Counted as in flight until it is on the queue, scoring included, so the
-        # budget never lets more be ahead of the trainer than the queue can hold.
-        version = self.current_version()
-        with self._versions_lock:
-            self._in_flight_versions[version] += 1
+    async def _one_group(self, version: int, index: int, text: str, prompt_ids: list[int], columns: dict) -> None:
         scored = None
         try:
             completions = await self.client.sample(prompt_ids, self.num_generations)
@@ -147,4 +151,3 @@ class RolloutWorker:
                 if scored is not None:
                     self.groups.put(scored)
                 self._in_flight_versions[version] -= 1
-            self.in_flight -= 1
