@@ -19,14 +19,23 @@ def completion_logprobs(model, batch: MicroBatch, temperature: float, with_entro
     where = batch.mask.bool()
     # The positions that predict completion tokens (a packed prompt's last one several times).
     predicting = hidden.reshape(-1, hidden.shape[-1])[batch.sources[where]]
-    logits = head(predicting).float() / temperature                        # [N, V]
-    targets = batch.targets[where]                                         # [N]
-    token_logp = logits.gather(1, targets.unsqueeze(1)).squeeze(1) - torch.logsumexp(logits, dim=-1)
+    logits = _tempered_logits(head, predicting, temperature)               # [N, V] float32
+    # One log-softmax serves the log-probs, their gradient and the entropy.
+    logp_all = torch.log_softmax(logits, dim=-1)
+    token_logp = logp_all.gather(1, batch.targets[where].unsqueeze(1)).squeeze(1)
     full = torch.zeros(batch.mask.shape, dtype=token_logp.dtype, device=token_logp.device)
     full = full.masked_scatter(where, token_logp)
     entropy = None
     if with_entropy:
         with torch.no_grad():
-            probs = torch.softmax(logits, dim=-1)
-            entropy = (torch.logsumexp(logits, dim=-1) - (probs * logits).sum(-1)).mean().item()
+            entropy = -(logp_all.exp() * logp_all).sum(-1).mean().item()
     return full, entropy
+
+
+def _tempered_logits(head, hidden, temperature: float):
+    """head(hidden) / temperature in float32. Without a bias the head is linear, so the hidden
+    states are divided instead: 576 values a position for SmolLM2 instead of 49,152 (on a
+    whole step, no difference in time measurable on the 2-core machine)."""
+    if getattr(head, "bias", None) is None:
+        return head(hidden / temperature).float()
+    return head(hidden).float() / temperature

@@ -1,20 +1,49 @@
 """Which precision computes fastest on this machine, for training and for the served model.
 
 bfloat16 halves the bytes moved, but it is only faster where the hardware multiplies in
-it: GPUs with bf16 support and CPUs with AMX tiles. A CPU with AVX-512 BF16 alone (the
-instructions PyTorch's `_is_mkldnn_bf16_supported` looks for) is slower in bf16 than in
-fp32. Measured on a 2-core Xeon without AMX: a 2048x2048 matmul 156 GFLOP/s in bf16
-against 275 in fp32; one SmolLM2-135M micro-batch (2 x 280 tokens) forward and backward
-4.4 s under bf16 autocast against 2.8 s in fp32; vLLM 210 against 260 tokens/s.
+it, and which CPUs do cannot be read off the instruction set: with AVX-512 BF16 (what
+PyTorch's `_is_mkldnn_bf16_supported` looks for) a 2-core Xeon without AMX multiplied
+2048x2048 matrices at 156 GFLOP/s in bf16 against 275 in fp32 (a SmolLM2-135M
+micro-batch 4.4 s under bf16 autocast against 2.8 s; vLLM 210 against 260 tokens/s),
+while a 2-core AMD EPYC (Zen 4) with the same flags did 398 against 175. So on a CPU
+without AMX the two are timed on a matmul the size of a small model's layer (about 0.1 s,
+once per process).
 """
+import functools
+import time
+
+# bf16 must beat fp32 by this much to be chosen: the two are far apart where it matters
+# (0.44 and 1.8 on the CPUs above), so timing noise cannot flip the choice.
+_FASTER_BY = 0.8
+_LAYER_SHAPE = (1024, 576, 1536)  # tokens x hidden x MLP width of SmolLM2-135M
 
 
+@functools.cache
 def bf16_is_fast() -> bool:
     import torch
 
     if torch.cuda.is_available():
         return torch.cuda.is_bf16_supported()
-    return bool(torch.cpu._is_amx_tile_supported())
+    if torch.cpu._is_amx_tile_supported():
+        return True
+    if not torch.ops.mkldnn._is_mkldnn_bf16_supported():
+        return False  # bf16 would be emulated
+    return matmul_seconds(torch.bfloat16) < _FASTER_BY * matmul_seconds(torch.float32)
+
+
+def matmul_seconds(dtype, repeats: int = 5) -> float:
+    """Best time of one layer-sized matmul in `dtype` on the CPU."""
+    import torch
+
+    tokens, hidden, width = _LAYER_SHAPE
+    x, w = torch.randn(tokens, hidden, dtype=dtype), torch.randn(width, hidden, dtype=dtype)
+    torch.nn.functional.linear(x, w)  # the first call picks and prepares a kernel
+    best = float("inf")
+    for _ in range(repeats):
+        started = time.perf_counter()
+        torch.nn.functional.linear(x, w)
+        best = min(best, time.perf_counter() - started)
+    return best
 
 
 def served_dtype(device: str) -> str:

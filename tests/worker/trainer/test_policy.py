@@ -69,7 +69,37 @@ def test_packed_logprobs_equal_each_completion_computed_alone(temperature):
         assert torch.allclose(ours[s, :n], reference_logprobs(model, row, temperature), atol=1e-5), s
         assert (ours[s, n:] == 0).all()
     assert batch.advantages.tolist() == [row.advantage for row in ordered]
-    assert 0 < entropy <= torch.log(torch.tensor(40.0)).item()
+    assert entropy == pytest.approx(reference_entropy(model, ordered, temperature), abs=1e-5)
+
+
+def reference_entropy(model, rows: list[Row], temperature: float) -> float:
+    """Mean entropy of the distributions that predicted each completion token."""
+    entropies = []
+    for row in rows:
+        ids = torch.tensor([row.prompt_ids + row.completion_ids])
+        logits = model(input_ids=ids).logits[0, len(row.prompt_ids) - 1:-1].float() / temperature
+        probs = torch.softmax(logits, -1)
+        entropies.append(-(probs * probs.log()).sum(-1))
+    return torch.cat(entropies).mean().item()
+
+
+def test_a_head_with_a_bias_divides_its_logits_by_the_temperature():
+    torch.manual_seed(0)
+    head = torch.nn.Linear(4, 40)
+    batch = micro_batches(ROWS, size=2, pad_id=0, share_prompts=False)[0]
+
+    class WithBias(torch.nn.Module):  # the decoder's hidden states are its input embeddings
+        def get_decoder(self):
+            return lambda input_ids, **_: type("Out", (), {"last_hidden_state": embed(input_ids)})
+
+        def get_output_embeddings(self):
+            return head
+    embed = torch.nn.Embedding(40, 4)
+    ours, _ = completion_logprobs(WithBias(), batch, 0.5)
+    for s, row in enumerate(sorted(ROWS, key=lambda row: row.length)):
+        ids = torch.tensor(row.prompt_ids + row.completion_ids)
+        logp = torch.log_softmax(head(embed(ids[:-1])) / 0.5, -1).gather(1, ids[1:].unsqueeze(1)).squeeze(1)
+        assert torch.allclose(ours[s, :len(row.completion_ids)], logp[len(row.prompt_ids) - 1:], atol=1e-5)
 
 
 def test_unpacked_logprobs_equal_the_plain_computation():

@@ -65,7 +65,6 @@ def test_filesystem_push_writes_the_weights_in_the_servers_dtype(tmp_path):
     model = TiedModel()
     sync.push(model, version=3)
     folder = stub.calls[1][2]["kwargs"]["weights_path"]
-    assert folder.endswith("v3")
     written = load_file(f"{folder}/model.safetensors")["embed.weight"]
     assert written.dtype == torch.bfloat16  # what vLLM serves (--dtype bfloat16)
     assert torch.equal(written, model.embed.weight.detach().to(torch.bfloat16))
@@ -104,13 +103,16 @@ def test_inside_a_held_pause_the_sync_neither_pauses_nor_resumes(tmp_path):
     sync.close()
 
 
-def test_older_weight_folders_are_removed(tmp_path):
+def test_every_push_rewrites_the_same_file_and_close_removes_it(tmp_path):
     stub = StubServer()
     sync = filesystem_sync(stub, tmp_path)
     sync.push(TiedModel(), version=1)
     sync.push(TiedModel(), version=2)
-    assert sorted(p.name for p in sync.folder.iterdir()) == ["v2"]
+    reloaded = [call[2]["kwargs"]["weights_path"] for call in stub.calls if call[0] == "/collective_rpc"]
+    assert reloaded == [str(sync.folder)] * 2
+    assert [p.name for p in sync.folder.iterdir()] == ["model.safetensors"]
     sync.close()
+    assert not sync.folder.exists()
 
 
 def test_failed_reload_is_an_error_and_the_server_is_still_resumed(tmp_path):
@@ -177,7 +179,6 @@ def test_a_later_push_writes_the_updated_weights(tmp_path):
         model.embed.weight.add_(1.0)
     sync.push(model, version=2)
     folder = stub.calls[-3][2]["kwargs"]["weights_path"]
-    assert folder.endswith("v2")
     written = load_file(f"{folder}/model.safetensors")["embed.weight"]
     assert torch.equal(written, model.embed.weight.detach().to(torch.bfloat16))
     sync.close()

@@ -80,9 +80,9 @@ class VLLMServer:
     @classmethod
     def for_config(cls, model: str, config: TrainingConfig, *, device: Device | None = None,
                    port: int | None = None, host: str = "127.0.0.1", log_path: Path | str | None = None,
-                   gpu_ids: str | None = None, extra_args=()) -> "VLLMServer":
+                   gpu_ids: str | None = None, extra_args=(), dtype: str | None = None) -> "VLLMServer":
         launch = build_launch(model, config, port=port or free_port(host), host=host,
-                              device=device or installed_device(), gpu_ids=gpu_ids, extra_args=extra_args)
+                              device=device or installed_device(), gpu_ids=gpu_ids, extra_args=extra_args, dtype=dtype)
         return cls(launch, log_path=log_path, startup_timeout_s=config.vllm_startup_timeout_s)
 
     @property

@@ -1,11 +1,14 @@
-"""Weight sync through files: write safetensors, have the server reload them in place."""
+"""Weight sync through files: write safetensors, have the server reload them in place.
+
+Every sync rewrites the same file (streamed_safetensors.SafetensorsRewriter): the server reads
+it only inside the reload, which returns before the next sync writes."""
 import shutil
 import time
 from pathlib import Path
 
 from worker.trainer.precision import local_serving_device, served_dtype
 from worker.trainer.weight_sync.server_api import ServerPause, VllmAdminClient
-from worker.trainer.weight_sync.streamed_safetensors import write_safetensors
+from worker.trainer.weight_sync.streamed_safetensors import SafetensorsRewriter
 
 
 def shared_memory_dir(fallback: Path) -> Path:
@@ -36,33 +39,30 @@ class FilesystemWeightSync:
         self.pause_mode = pause_mode
         self.dtype = dtype or served_dtype(local_serving_device())
         self.folder = shared_memory_dir(Path(workdir)) / f"grpo-weights-{time.time_ns()}"
+        self._file: SafetensorsRewriter | None = None
 
-    def write(self, model, version: int) -> Path:
+    def write(self, model) -> Path:
+        """The folder the server reloads from, holding `model`'s weights."""
         import torch
 
-        target = self.folder / f"v{version}"
-        target.mkdir(parents=True, exist_ok=True)
-        # In the server's dtype: it would cast the fp32 master weights the same way on load,
-        # so nothing changes but the size (in bf16, half the bytes to write and for it to read).
-        write_safetensors(target / "model.safetensors", unique_state_dict(model), getattr(torch, self.dtype),
-                          metadata={"format": "pt"})
-        return target
+        if self._file is None:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            # In the server's dtype: it would cast the fp32 master weights the same way on load,
+            # so nothing changes but the size (in bf16, half the bytes to write and for it to read).
+            self._file = SafetensorsRewriter(self.folder / "model.safetensors", getattr(torch, self.dtype),
+                                             metadata={"format": "pt"})
+        self._file.write(unique_state_dict(model))
+        return self.folder
 
     def push(self, model, version: int) -> float:
         started = time.perf_counter()
-        target = self.write(model, version)
+        target = self.write(model)
         # "keep" freezes in-flight requests and continues them on the new weights,
         # so a sync costs the reload, not the longest generation in flight.
         with self.pause.paused(self.pause_mode):
             self.client.reload_weights(str(target))
             self.client.reset_prefix_cache()
-        self._drop_older_than(target)
         return time.perf_counter() - started
-
-    def _drop_older_than(self, keep: Path) -> None:
-        for folder in self.folder.glob("v*"):
-            if folder != keep:
-                shutil.rmtree(folder, ignore_errors=True)
 
     def close(self) -> None:
         shutil.rmtree(self.folder, ignore_errors=True)

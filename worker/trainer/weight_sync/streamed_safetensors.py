@@ -1,15 +1,24 @@
-"""Writing a safetensors file one tensor at a time, each cast to the server's dtype on the way.
+"""Writing a safetensors file one tensor at a time, each cast to the server's dtype on the way,
+and rewriting the same file in place at the next weight sync.
 
 `safetensors.torch.save_file` takes every tensor at once and serializes them into one buffer
 before writing: for a weight sync that meant a whole bf16 copy of the model plus that buffer
 (2 x 270 MB for SmolLM2-135M) in the trainer at every sync. The format is small and documented
 (https://github.com/huggingface/safetensors#format): an 8-byte little-endian header length,
-a JSON header giving each tensor's dtype, shape and byte range, then the bytes. Written here
-tensor by tensor, the most held at once is one tensor in bf16. The files are read back with
-the safetensors library in the tests and by vLLM.
+a JSON header giving each tensor's dtype, shape and byte range, then the bytes.
+
+A policy's tensors keep their names and shapes from sync to sync, so the header and every
+tensor's place in the file stay the same: each sync casts a tensor into one reused buffer and
+writes it where its previous values were. Measured on SmolLM2-135M in bf16 to /dev/shm: 0.21 s
+for a new file per sync (a new cast tensor each time, fresh shared-memory pages), 0.08 s
+rewriting in place. Only one tensor's worth of buffer is held; nothing of the file is mapped
+into the trainer (mapped shared memory would count in its resident size). The files are read
+back with the safetensors library in the tests and by vLLM.
 """
 import json
+import os
 import struct
+from dataclasses import dataclass
 
 import torch
 
@@ -18,25 +27,86 @@ DTYPE_NAMES = {torch.float64: "F64", torch.float32: "F32", torch.float16: "F16",
                torch.bool: "BOOL"}
 
 
-def write_safetensors(path, tensors: dict[str, torch.Tensor], float_dtype: torch.dtype,
-                      metadata: dict[str, str] | None = None) -> None:
-    """Writes `tensors` to `path`, floating-point ones as `float_dtype`."""
-    header, offset = {}, 0
+@dataclass(frozen=True)
+class Placement:
+    name: str
+    dtype: torch.dtype   # as stored
+    shape: tuple
+    offset: int          # of its first byte, from the start of the file
+
+
+@dataclass(frozen=True)
+class Layout:
+    header: bytes        # the length prefix and the JSON header
+    placements: tuple[Placement, ...]
+    size: int            # of the whole file
+
+
+def layout_of(tensors: dict[str, torch.Tensor], float_dtype: torch.dtype, metadata: dict[str, str] | None) -> Layout:
+    entries, placements, offset = {}, [], 0
     for name, tensor in tensors.items():
         dtype = _stored_dtype(tensor, float_dtype)
         size = tensor.numel() * dtype.itemsize
-        header[name] = {"dtype": DTYPE_NAMES[dtype], "shape": list(tensor.shape), "data_offsets": [offset, offset + size]}
+        entries[name] = {"dtype": DTYPE_NAMES[dtype], "shape": list(tensor.shape), "data_offsets": [offset, offset + size]}
+        placements.append((name, dtype, tuple(tensor.shape), offset))
         offset += size
     if metadata:
-        header["__metadata__"] = metadata
-    encoded = json.dumps(header, separators=(",", ":")).encode()
+        entries["__metadata__"] = metadata
+    encoded = json.dumps(entries, separators=(",", ":")).encode()
     encoded += b" " * (-len(encoded) % 8)  # the data starts 8-byte aligned, as the reference writer does
-    with open(path, "wb") as file:
-        file.write(struct.pack("<Q", len(encoded)))
-        file.write(encoded)
-        for tensor in tensors.values():
-            stored = tensor.detach().to(_stored_dtype(tensor, float_dtype)).contiguous().reshape(-1)
-            file.write(stored.view(torch.uint8).numpy().data)
+    header = struct.pack("<Q", len(encoded)) + encoded
+    return Layout(header, tuple(Placement(name, dtype, shape, len(header) + start)
+                                for name, dtype, shape, start in placements), len(header) + offset)
+
+
+class SafetensorsRewriter:
+    """One safetensors file at `path`, written by `write` and rewritten in place by the next."""
+
+    def __init__(self, path, float_dtype: torch.dtype, metadata: dict[str, str] | None = None):
+        self.path, self.float_dtype, self.metadata = path, float_dtype, metadata
+        self._layout: Layout | None = None
+        self._buffers: dict[torch.dtype, torch.Tensor] = {}
+
+    def write(self, tensors: dict[str, torch.Tensor]) -> None:
+        """Writes `tensors`, floating-point ones as `float_dtype`."""
+        layout = layout_of(tensors, self.float_dtype, self.metadata)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            if layout != self._layout or os.fstat(fd).st_size != layout.size:
+                os.ftruncate(fd, 0)  # a new file, or other tensors than last time: lay it out anew
+                _write_all(fd, layout.header, 0)
+                os.ftruncate(fd, layout.size)
+                self._layout = layout
+            for place, tensor in zip(layout.placements, tensors.values()):
+                _write_all(fd, self._bytes_of(tensor, place.dtype), place.offset)
+        finally:
+            os.close(fd)
+
+    def _bytes_of(self, tensor: torch.Tensor, dtype: torch.dtype) -> memoryview:
+        """`tensor`'s values in `dtype`, in logical order, in a buffer reused from tensor to tensor."""
+        tensor = tensor.detach()
+        if tensor.dtype == dtype and tensor.is_contiguous():
+            stored = tensor.reshape(-1)
+        else:
+            buffer = self._buffers.get(dtype)
+            if buffer is None or buffer.numel() < tensor.numel():
+                buffer = self._buffers[dtype] = torch.empty(tensor.numel(), dtype=dtype)
+            stored = buffer[:tensor.numel()]
+            stored.view(tensor.shape).copy_(tensor)
+        return memoryview(stored.view(torch.uint8).numpy()).cast("B")
+
+
+def write_safetensors(path, tensors: dict[str, torch.Tensor], float_dtype: torch.dtype,
+                      metadata: dict[str, str] | None = None) -> None:
+    """Writes `tensors` to a new file at `path`, floating-point ones as `float_dtype`."""
+    SafetensorsRewriter(path, float_dtype, metadata).write(tensors)
+
+
+def _write_all(fd: int, data, offset: int) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.pwrite(fd, view, offset)  # a single call may write less (over 2 GiB on Linux)
+        view, offset = view[written:], offset + written
 
 
 def _stored_dtype(tensor: torch.Tensor, float_dtype: torch.dtype) -> torch.dtype:
