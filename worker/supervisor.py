@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from worker.settings import WorkerSettings
+from worker.trainer.precision import answer_for_children
 from worker.trainer.reporting.session import ReportingSession
 from worker.trainer.spec import LaunchSpec
 from worker.trainer_process import TrainerProcess, trainer_command
@@ -87,6 +88,9 @@ class RunSupervisor:
         spec_path.write_text(json.dumps(spec))
         spec_path.chmod(0o600)  # it holds the run's ingest token
         argv, env = trainer_command(spec_path, self.settings.trainer_gpus)
+        # The server was started in the dtype this process found fastest: the trainer takes the
+        # same answer, so its weight files match what the server serves.
+        env = {**env, **answer_for_children()}
         self.trainer = TrainerProcess(argv, env, self.output_dir / "logs" / f"trainer-{self.spec.attempt}.log",
                                       forward=lambda line: self.report.log(line, level="info"),
                                       lines_per_s=self.settings.log_lines_per_s).start()

@@ -50,6 +50,28 @@ def test_supervisor_reports_as_its_own_numbered_source(tmp_path, control_plane):
     assert (tmp_path / "out" / "events" / "events-supervisor-3.jsonl").exists()
 
 
+def test_the_trainer_is_told_the_supervisors_precision(tmp_path, monkeypatch):
+    # The server was launched in the dtype the supervisor found fastest; the trainer must not
+    # time its own answer (while that server loads) and write weights in another dtype.
+    import worker.supervisor as supervisor_module
+    from worker.trainer import precision
+
+    started = {}
+
+    class Recorded:
+        def __init__(self, argv, env, log_path, **options):
+            started.update(argv=argv, env=env)
+
+        def start(self):
+            return self
+    monkeypatch.setattr(supervisor_module, "TrainerProcess", Recorded)
+    monkeypatch.setattr(precision, "bf16_is_fast", lambda: True)
+    supervisor = RunSupervisor(LaunchSpec.model_validate(spec(tmp_path)), SETTINGS)
+    supervisor.server = type("Server", (), {"url": "http://127.0.0.1:1"})()
+    supervisor._start_trainer()
+    assert started["env"][precision.ANSWER_VARIABLE] == "1"
+
+
 def test_cpu_trainer_runs_as_a_plain_module(tmp_path):
     argv, env = trainer_command(tmp_path / "spec.json", gpus=None, python="py")
     assert argv == ["py", "-m", "worker.trainer", "--spec", str(tmp_path / "spec.json")] and env == {}

@@ -6,11 +6,18 @@ PyTorch's `_is_mkldnn_bf16_supported` looks for) a 2-core Xeon without AMX multi
 2048x2048 matrices at 156 GFLOP/s in bf16 against 275 in fp32 (a SmolLM2-135M
 micro-batch 4.4 s under bf16 autocast against 2.8 s; vLLM 210 against 260 tokens/s),
 while a 2-core AMD EPYC (Zen 4) with the same flags did 398 against 175. So on a CPU
-without AMX the two are timed on a matmul the size of a small model's layer (about 0.1 s,
+without AMX the two are timed on a matmul the size of a small model's layer (about 0.2 s,
 once per process).
+
+GRPO_BF16_IS_FAST ("1" or "0") gives the answer without timing: the run supervisor passes its
+own answer to the trainer it starts, so that the trainer writes weights in the dtype the
+server it started serves (and does not time while that server loads). It also overrides by hand.
 """
 import functools
+import os
 import time
+
+ANSWER_VARIABLE = "GRPO_BF16_IS_FAST"
 
 # bf16 must beat fp32 by this much to be chosen: the two are far apart where it matters
 # (0.44 and 1.8 on the CPUs above), so timing noise cannot flip the choice.
@@ -20,6 +27,9 @@ _LAYER_SHAPE = (1024, 576, 1536)  # tokens x hidden x MLP width of SmolLM2-135M
 
 @functools.cache
 def bf16_is_fast() -> bool:
+    given = os.environ.get(ANSWER_VARIABLE, "").strip()
+    if given in ("0", "1"):
+        return given == "1"
     import torch
 
     if torch.cuda.is_available():
@@ -28,10 +38,20 @@ def bf16_is_fast() -> bool:
         return True
     if not torch.ops.mkldnn._is_mkldnn_bf16_supported():
         return False  # bf16 would be emulated
-    return matmul_seconds(torch.bfloat16) < _FASTER_BY * matmul_seconds(torch.float32)
+    # Alternated and the best of each kept, so that a burst of other work on the machine
+    # (a vLLM server loading) does not land on one dtype only.
+    bf16 = fp32 = float("inf")
+    for _ in range(3):
+        bf16, fp32 = min(bf16, matmul_seconds(torch.bfloat16)), min(fp32, matmul_seconds(torch.float32))
+    return bf16 < _FASTER_BY * fp32
 
 
-def matmul_seconds(dtype, repeats: int = 5) -> float:
+def answer_for_children() -> dict[str, str]:
+    """Environment that makes a child process take this process's answer."""
+    return {ANSWER_VARIABLE: "1" if bf16_is_fast() else "0"}
+
+
+def matmul_seconds(dtype, repeats: int = 3) -> float:
     """Best time of one layer-sized matmul in `dtype` on the CPU."""
     import torch
 

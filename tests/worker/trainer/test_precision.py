@@ -10,6 +10,7 @@ from worker.trainer.setup import use_bf16
 def cpu(monkeypatch):
     """A CPU-only machine whose AMX, bf16 instructions and matmul times a test sets."""
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.delenv(precision.ANSWER_VARIABLE, raising=False)
     timed = []
 
     def machine(amx=False, bf16_instructions=True, seconds=None):
@@ -21,6 +22,7 @@ def cpu(monkeypatch):
             return seconds[dtype]
         monkeypatch.setattr(precision, "matmul_seconds", matmul_seconds)
         precision.bf16_is_fast.cache_clear()
+        timed.clear()
         return timed
     yield machine
     precision.bf16_is_fast.cache_clear()
@@ -57,10 +59,27 @@ def test_without_bf16_instructions_nothing_is_timed(cpu):
     assert timed == []
 
 
-def test_the_timing_runs_once_per_process(cpu):
+def test_the_timing_runs_once_per_process_alternating_the_dtypes(cpu):
     timed = cpu(seconds={torch.bfloat16: 0.005, torch.float32: 0.011})
     precision.bf16_is_fast(), precision.bf16_is_fast(), precision.served_dtype("cpu")
-    assert len(timed) == 2
+    assert timed == [torch.bfloat16, torch.float32] * 3
+
+
+@pytest.mark.parametrize("given, fast", [("1", True), ("0", False)])
+def test_an_answer_given_in_the_environment_is_taken_without_timing(cpu, monkeypatch, given, fast):
+    timed = cpu(amx=not fast, seconds={torch.bfloat16: 0.005, torch.float32: 0.011})
+    monkeypatch.setenv(precision.ANSWER_VARIABLE, given)
+    assert precision.bf16_is_fast() is fast
+    assert timed == []
+
+
+def test_a_child_given_this_processes_answer_takes_it_whatever_it_would_time(cpu, monkeypatch):
+    cpu(seconds={torch.bfloat16: 0.005, torch.float32: 0.011})
+    given = precision.answer_for_children()
+    assert given == {precision.ANSWER_VARIABLE: "1"}
+    timed = cpu(seconds={torch.bfloat16: 0.011, torch.float32: 0.005})  # the child, timing while vLLM loads
+    monkeypatch.setenv(precision.ANSWER_VARIABLE, given[precision.ANSWER_VARIABLE])
+    assert precision.served_dtype("cpu") == "bfloat16" and timed == []
 
 
 def test_a_matmul_is_timed_in_the_dtype_asked():
