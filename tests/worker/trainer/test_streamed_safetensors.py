@@ -6,14 +6,14 @@ torch = pytest.importorskip("torch")
 from safetensors import safe_open  # noqa: E402
 from safetensors.torch import load_file  # noqa: E402
 
-from worker.trainer.weight_sync.streamed_safetensors import SafetensorsRewriter, write_safetensors  # noqa: E402
+from worker.trainer.weight_sync.streamed_safetensors import SafetensorsRewriter  # noqa: E402
 
 
 def test_floats_are_cast_and_other_dtypes_kept(tmp_path):
     tensors = {"w": torch.randn(3, 5), "scalar": torch.tensor(2.5), "steps": torch.arange(4, dtype=torch.int64),
                "flags": torch.tensor([True, False])}
     path = tmp_path / "model.safetensors"
-    write_safetensors(path, tensors, torch.bfloat16, metadata={"format": "pt"})
+    SafetensorsRewriter(path, torch.bfloat16, metadata={"format": "pt"}).write(tensors)
     back = load_file(path)
     assert back["w"].dtype == torch.bfloat16 and torch.equal(back["w"], tensors["w"].to(torch.bfloat16))
     assert back["scalar"].shape == () and back["scalar"].item() == 2.5
@@ -24,7 +24,7 @@ def test_floats_are_cast_and_other_dtypes_kept(tmp_path):
 
 def test_a_non_contiguous_tensor_is_written_in_its_logical_order(tmp_path):
     transposed = torch.arange(6, dtype=torch.float32).reshape(2, 3).t()
-    write_safetensors(tmp_path / "m.safetensors", {"t": transposed}, torch.float32)
+    SafetensorsRewriter(tmp_path / "m.safetensors", torch.float32).write({"t": transposed})
     assert torch.equal(load_file(tmp_path / "m.safetensors")["t"], transposed)
 
 

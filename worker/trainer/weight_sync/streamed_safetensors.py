@@ -29,9 +29,7 @@ DTYPE_NAMES = {torch.float64: "F64", torch.float32: "F32", torch.float16: "F16",
 
 @dataclass(frozen=True)
 class Placement:
-    name: str
     dtype: torch.dtype   # as stored
-    shape: tuple
     offset: int          # of its first byte, from the start of the file
 
 
@@ -48,15 +46,15 @@ def layout_of(tensors: dict[str, torch.Tensor], float_dtype: torch.dtype, metada
         dtype = _stored_dtype(tensor, float_dtype)
         size = tensor.numel() * dtype.itemsize
         entries[name] = {"dtype": DTYPE_NAMES[dtype], "shape": list(tensor.shape), "data_offsets": [offset, offset + size]}
-        placements.append((name, dtype, tuple(tensor.shape), offset))
+        placements.append((dtype, offset))
         offset += size
     if metadata:
         entries["__metadata__"] = metadata
     encoded = json.dumps(entries, separators=(",", ":")).encode()
     encoded += b" " * (-len(encoded) % 8)  # the data starts 8-byte aligned, as the reference writer does
     header = struct.pack("<Q", len(encoded)) + encoded
-    return Layout(header, tuple(Placement(name, dtype, shape, len(header) + start)
-                                for name, dtype, shape, start in placements), len(header) + offset)
+    return Layout(header, tuple(Placement(dtype, len(header) + start) for dtype, start in placements),
+                  len(header) + offset)
 
 
 class SafetensorsRewriter:
@@ -94,12 +92,6 @@ class SafetensorsRewriter:
             stored = buffer[:tensor.numel()]
             stored.view(tensor.shape).copy_(tensor)
         return memoryview(stored.view(torch.uint8).numpy()).cast("B")
-
-
-def write_safetensors(path, tensors: dict[str, torch.Tensor], float_dtype: torch.dtype,
-                      metadata: dict[str, str] | None = None) -> None:
-    """Writes `tensors` to a new file at `path`, floating-point ones as `float_dtype`."""
-    SafetensorsRewriter(path, float_dtype, metadata).write(tensors)
 
 
 def _write_all(fd: int, data, offset: int) -> None:
