@@ -141,7 +141,9 @@ def test_nccl_drives_vllms_weight_transfer_endpoints_in_order(monkeypatch):
             pass
 
     monkeypatch.setattr(nccl_engine, "open_trainer_endpoint", lambda info: FakeGroup())
-    monkeypatch.setattr(nccl_engine.NCCLTrainerWeightTransferEngine, "_broadcast", lambda self, source, meta: None)
+    sent = []
+    monkeypatch.setattr(nccl_engine.NCCLTrainerWeightTransferEngine, "_broadcast",
+                        lambda self, source, meta: sent.extend(tensor.dtype for _, tensor in source))
     stub = StubServer()
     sync = NcclWeightSync("http://vllm", server_world_size=2, master_port=29555)
     sync.client = stub.client()
@@ -158,7 +160,9 @@ def test_nccl_drives_vllms_weight_transfer_endpoints_in_order(monkeypatch):
     init = stub.calls[0][2]["init_info"]
     assert init["master_port"] == 29555 and init["world_size"] == 3 and init["rank_offset"] == 1
     update = stub.calls[2][2]["update_info"]
-    assert update["names"] == ["embed.weight"] and update["shapes"] == [[4, 3]] and update["dtype_names"] == ["float32"]
+    assert update["names"] == ["embed.weight"] and update["shapes"] == [[4, 3]]
+    # the fp32 weights travel as what a GPU server serves
+    assert update["dtype_names"] == ["bfloat16"] and sent == [torch.bfloat16, torch.bfloat16]
 
 
 def test_backend_is_chosen_by_name(tmp_path):

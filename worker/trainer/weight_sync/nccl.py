@@ -3,27 +3,35 @@
 The trainer (rank 0) and the server's workers form one NCCL group; each push
 broadcasts every parameter while the server receives them in place. The server
 must be started with `--weight-transfer-config '{"backend": "nccl"}'`.
+
+Floating-point weights travel in the server's dtype: it would round the fp32 master weights
+the same way on load, so casting first changes nothing but the bytes sent (half, in bf16).
 """
 import socket
 import time
 
+from worker.trainer.precision import served_dtype
 from worker.trainer.weight_sync.filesystem import unique_state_dict
 from worker.trainer.weight_sync.server_api import VllmAdminClient
 
 
 class ModelWeights:
-    """vLLM's WeightSource protocol over a live model: metadata first, then the tensors, same order."""
+    """vLLM's WeightSource protocol over a live model: metadata first, then the tensors, same order.
 
-    def __init__(self, model):
-        self.model = model
+    Floating-point tensors are cast to `dtype` one at a time, as they are sent."""
+
+    def __init__(self, model, dtype):
+        self.model, self.dtype = model, dtype
 
     def _named(self):
-        return unique_state_dict(self.model).items()
+        for name, tensor in unique_state_dict(self.model).items():
+            yield name, tensor.to(self.dtype) if tensor.is_floating_point() else tensor
 
     def metadata(self):
         from vllm.distributed.weight_transfer.base import ParamMeta
 
-        return [ParamMeta(name=name, dtype=t.dtype, shape=tuple(t.shape)) for name, t in self._named()]
+        return [ParamMeta(name=name, dtype=self.dtype if t.is_floating_point() else t.dtype, shape=tuple(t.shape))
+                for name, t in unique_state_dict(self.model).items()]
 
     def __iter__(self):
         return iter(self._named())
@@ -37,20 +45,25 @@ def free_port() -> int:
 
 class NcclWeightSync:
     def __init__(self, server_url: str, server_world_size: int = 1, master_address: str = "127.0.0.1",
-                 master_port: int | None = None, timeout_s: float = 300.0, engine_factory=None):
+                 master_port: int | None = None, timeout_s: float = 300.0, dtype: str | None = None,
+                 engine_factory=None):
+        """`dtype`: the server's (--dtype); by default what vLLM serves in on a GPU."""
         self.client = VllmAdminClient(server_url, timeout_s=timeout_s)
         self.init_info = {
             "master_address": master_address, "master_port": master_port or free_port(),
             "world_size": server_world_size + 1,  # the trainer is rank 0
         }
+        self.dtype = dtype or served_dtype("cuda")
         self._engine_factory = engine_factory or self._vllm_engine
         self._engine = None
 
     def _vllm_engine(self, model):
+        import torch
         from vllm.distributed.weight_transfer.nccl_engine import NCCLTrainerInitInfo, NCCLTrainerWeightTransferEngine
 
         info = NCCLTrainerInitInfo(rank=0, **self.init_info)
-        return NCCLTrainerWeightTransferEngine.trainer_init(info, client=self.client, source=ModelWeights(model))
+        source = ModelWeights(model, getattr(torch, self.dtype))
+        return NCCLTrainerWeightTransferEngine.trainer_init(info, client=self.client, source=source)
 
     def push(self, model, version: int) -> float:
         started = time.perf_counter()
