@@ -18,7 +18,8 @@ on GSM8K-sized groups, 30-40 steps; in fp32, which goes through MKL, flat at 3.2
 
 128 (also what vLLM gives each of its own CPU GEMM handlers) keeps the primitives one
 micro-batch reuses across its 30 layers and some from the micro-batches before: half a GiB
-less for about 5% of a step, the price of rebuilding the primitives of shapes seen again.
+less for 6-9% of a step (bench/train_step.py, two runs), the price of rebuilding the
+primitives of shapes seen again.
 
 oneDNN reads the setting once, when it creates its first primitive, so it has to be in the
 environment before the process multiplies anything in bf16 (the precision check does):
