@@ -95,8 +95,10 @@ def packing_mask(segments: torch.Tensor) -> torch.Tensor:
     return (allowed | padding_self).unsqueeze(1)
 
 
-def collate(packs: list[PackedRow], pad_id: int) -> MicroBatch:
-    width = max(len(p.ids) for p in packs)
+def collate(packs: list[PackedRow], pad_id: int, width_multiple: int = 1) -> MicroBatch:
+    """`width_multiple` > 1 right-pads the rows to a multiple of it, so that micro-batches
+    repeat a few shapes (worker/trainer/onednn_cache.py says why that matters on a CPU)."""
+    width = -(-max(len(p.ids) for p in packs) // width_multiple) * width_multiple
     completions = [(b, row, sources) for b, p in enumerate(packs) for row, sources in zip(p.rows, p.sources)]
     longest = max(len(row.completion_ids) for _, row, _ in completions)
     input_ids = torch.full((len(packs), width), pad_id, dtype=torch.long)
@@ -131,16 +133,19 @@ def rows_of(groups: list[Group], advantages: torch.Tensor) -> list[Row]:
     return rows
 
 
-def micro_batches(rows: list[Row], size: int, pad_id: int, share_prompts: bool = True) -> list[MicroBatch]:
+def micro_batches(rows: list[Row], size: int, pad_id: int, share_prompts: bool = True,
+                  width_multiple: int = 1) -> list[MicroBatch]:
     """Micro-batches of `size` completions. Sharing prompts, a micro-batch's completions of one
     group are packed into one row (groups are kept together, longest completions last);
     otherwise rows are sorted by length so that padding stays small."""
     if not share_prompts:
         ordered = sorted(rows, key=lambda row: row.length)
-        return [collate([pack([row]) for row in ordered[i:i + size]], pad_id) for i in range(0, len(ordered), size)]
+        return [collate([pack([row]) for row in ordered[i:i + size]], pad_id, width_multiple)
+                for i in range(0, len(ordered), size)]
     ordered = sorted(rows, key=lambda row: (row.group, len(row.completion_ids)))
     batches = []
     for i in range(0, len(ordered), size):
         chunk = ordered[i:i + size]
-        batches.append(collate([pack(list(same)) for _, same in groupby(chunk, key=lambda row: row.group)], pad_id))
+        packs = [pack(list(same)) for _, same in groupby(chunk, key=lambda row: row.group)]
+        batches.append(collate(packs, pad_id, width_multiple))
     return batches

@@ -4,7 +4,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from worker.trainer.onednn_cache import SETTING, TRAINER_CAPACITY, bound_primitive_cache
+from worker.trainer.onednn_cache import (CPU_BF16_ROW_MULTIPLE, SETTING, TRAINER_CAPACITY, bound_primitive_cache,
+                                         row_width_multiple)
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -32,3 +33,9 @@ def test_the_trainer_command_runs_with_the_cache_bounded(tmp_path):
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 2, result.stderr
     assert f"CAPACITY {TRAINER_CAPACITY}" in result.stdout
+
+
+def test_rows_are_padded_only_for_bf16_on_a_cpu():
+    assert row_width_multiple(training_on_gpu=False, bf16=True) == CPU_BF16_ROW_MULTIPLE
+    assert row_width_multiple(training_on_gpu=False, bf16=False) == 1
+    assert row_width_multiple(training_on_gpu=True, bf16=True) == 1

@@ -129,3 +129,22 @@ def test_gradients_reach_the_weights_through_a_packed_prompt():
     logp.sum().backward()
     assert model.get_output_embeddings().weight.grad.abs().sum() > 0
     assert model.model.layers[0].self_attn.q_proj.weight.grad.abs().sum() > 0
+
+
+def test_rows_padded_to_a_multiple_give_the_same_logprobs():
+    model = tiny_model()
+    plain = micro_batches(GROUP + ROWS[1:], size=8, pad_id=0)[0]
+    padded = micro_batches(GROUP + ROWS[1:], size=8, pad_id=0, width_multiple=8)[0]
+    assert plain.input_ids.shape == (2, 13) and padded.input_ids.shape == (2, 16)
+    assert padded.tokens == plain.tokens  # padding is not counted as trained tokens
+    assert torch.allclose(completion_logprobs(model, padded, 1.0)[0], completion_logprobs(model, plain, 1.0)[0],
+                          atol=1e-5)
+
+
+def test_unpacked_rows_padded_to_a_multiple_give_the_same_logprobs():
+    model = tiny_model()
+    plain = micro_batches(ROWS, size=2, pad_id=0, share_prompts=False)[0]
+    padded = micro_batches(ROWS, size=2, pad_id=0, share_prompts=False, width_multiple=4)[0]
+    assert padded.input_ids.shape[1] % 4 == 0 and padded.input_ids.shape[1] > plain.input_ids.shape[1]
+    assert torch.allclose(completion_logprobs(model, padded, 1.0)[0], completion_logprobs(model, plain, 1.0)[0],
+                          atol=1e-5)
