@@ -1,15 +1,18 @@
-"""The training step alone: peak memory and seconds a step for oneDNN primitive-cache sizes.
+"""The training step alone: peak memory and seconds a step for oneDNN primitive-cache sizes
+and row paddings.
 
-    .venv/bin/python bench/train_step.py                         # 30 steps at 1024, 256, 128, 64
-    .venv/bin/python bench/train_step.py --steps 16 --capacities 1024 128
+    .venv/bin/python bench/train_step.py                         # 20 steps: 1024 and 128, rows padded to 1 and 32
+    .venv/bin/python bench/train_step.py --steps 30 --capacities 1024 256 128 64 --widths 1
 
 No vLLM, no rollout: the real `train_step` (worker/trainer/step.py) of the cpu-demo preset
 (SmolLM2-135M prepared under var/models, micro-batches of 2, 16 completions a step) on
 synthetic GSM8K-sized groups: 2 prompts of 110 random tokens x 8 completions of 100-128,
-the same groups for every run. Each capacity runs in its own process with the trainer's
-allocator (jemalloc where found) and `ONEDNN_PRIMITIVE_CACHE_CAPACITY` set; 1024 is
-oneDNN's own default, the peer. The precision is the trainer's (bf16 where it is fast:
-worker/trainer/precision.py); in fp32 the matmuls go through MKL and the cache plays no part.
+the same groups for every run. Each cache size and padding runs in its own process with the
+trainer's allocator (jemalloc where found) and `ONEDNN_PRIMITIVE_CACHE_CAPACITY` set; 1024
+(oneDNN's own default) without padding is the peer. `--widths` pads packed rows to a multiple
+of each (what worker/trainer/onednn_cache.row_width_multiple picks; 1 = no padding). The
+precision is the trainer's (bf16 where it is fast: worker/trainer/precision.py); in fp32 the
+matmuls go through MKL and the cache plays no part.
 
 Nothing is asserted: the script prints one table.
 """
@@ -26,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from worker.trainer.onednn_cache import SETTING, TRAINER_CAPACITY  # noqa: E402
+from worker.trainer.onednn_cache import CPU_BF16_ROW_MULTIPLE, SETTING, TRAINER_CAPACITY  # noqa: E402
 
 PROMPT_TOKENS, COMPLETION_TOKENS = 110, (100, 128)
 PROMPTS_PER_STEP, GENERATIONS = 2, 8
@@ -50,7 +53,7 @@ def peak_gib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20  # KiB on Linux
 
 
-def child(steps: int) -> dict:
+def child(steps: int, width_multiple: int) -> dict:
     """Runs in the measured process: load, then `steps` training steps."""
     from worker.trainer import setup
     from worker.trainer.config import PRESETS, TrainingConfig
@@ -64,7 +67,7 @@ def child(steps: int) -> dict:
     model, optimizer, scheduler = accelerator.prepare(model, optimizer, setup.make_scheduler(optimizer, config))
     ctx = StepContext(model, optimizer, scheduler, accelerator, loss_settings_of(config), GENERATIONS,
                       config.scale_rewards, config.per_device_train_batch_size, config.max_grad_norm,
-                      config.temperature, setup.pad_token_id(tokenizer))
+                      config.temperature, setup.pad_token_id(tokenizer), width_multiple=width_multiple)
     rng = random.Random(0)
     seconds, peaks = [], []
     for step in range(steps):
@@ -77,44 +80,47 @@ def child(steps: int) -> dict:
     return {"seconds": seconds, "peaks": peaks, "bf16": accelerator.mixed_precision == "bf16"}
 
 
-def measure(capacity: int, steps: int) -> dict:
+def measure(capacity: int, width_multiple: int, steps: int) -> dict:
     from worker.trainer.allocator import chosen_library, preload_environment
 
     environ = {**os.environ, SETTING: str(capacity)}
     library = chosen_library(environ)
     if library:
         environ = preload_environment(library, environ) or environ
-    print(f"capacity {capacity}:", file=sys.stderr, flush=True)
-    done = subprocess.run([sys.executable, __file__, "--child", "--steps", str(steps)], env=environ,
+    print(f"capacity {capacity}, rows padded to a multiple of {width_multiple}:", file=sys.stderr, flush=True)
+    done = subprocess.run([sys.executable, __file__, "--child", "--steps", str(steps),
+                           "--widths", str(width_multiple)], env=environ,
                           stdout=subprocess.PIPE, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def table(results: dict[int, dict], steps: int) -> str:
+def table(results: dict[tuple[int, int], dict], steps: int) -> str:
     marks = sorted({min(2, steps), min(steps, max(2, steps // 2)), steps})
     settled = slice(min(10, steps // 3), steps)  # past the first steps, which fill the cache
-    base = results.get(1024)
-    rows = [f"| capacity | peak RSS GiB after {' / '.join(map(str, marks))} steps | s a step (steps "
-            f"{settled.start + 1}-{steps}) | vs 1024 |", "|---|---|---|---|"]
-    for capacity, result in results.items():
+    base = results.get((1024, 1))
+    rows = [f"| capacity | rows padded to | peak RSS GiB after {' / '.join(map(str, marks))} steps | s a step "
+            f"(steps {settled.start + 1}-{steps}) | vs 1024, unpadded |", "|---|---|---|---|---|"]
+    for (capacity, width_multiple), result in results.items():
         peaks = " / ".join(f"{result['peaks'][mark - 1]:.2f}" for mark in marks)
         mean = sum(result["seconds"][settled]) / len(result["seconds"][settled])
         ratio = f"{mean / (sum(base['seconds'][settled]) / len(base['seconds'][settled])):.2f}x" if base else "—"
-        chosen = " (the trainer's)" if capacity == TRAINER_CAPACITY else ""
-        rows.append(f"| {capacity}{chosen} | {peaks} | {mean:.2f} | {ratio} |")
+        chosen = " (the trainer's)" if (capacity, width_multiple) == (TRAINER_CAPACITY, CPU_BF16_ROW_MULTIPLE) else ""
+        rows.append(f"| {capacity} | {width_multiple}{chosen} | {peaks} | {mean:.2f} | {ratio} |")
     return "\n".join(rows)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--steps", type=int, default=30)
-    parser.add_argument("--capacities", type=int, nargs="+", default=[1024, 256, TRAINER_CAPACITY, 64])
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--capacities", type=int, nargs="+", default=[1024, TRAINER_CAPACITY])
+    parser.add_argument("--widths", type=int, nargs="+", default=[1, CPU_BF16_ROW_MULTIPLE])
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(child(args.steps)))
+        print(json.dumps(child(args.steps, args.widths[0])))
         return
-    results = {capacity: measure(capacity, args.steps) for capacity in args.capacities}
+    results = {(capacity, width): measure(capacity, width, args.steps)
+               for capacity in args.capacities for width in args.widths}
     precision = "bf16" if next(iter(results.values()))["bf16"] else "fp32 (the cache plays no part)"
     print(f"train_step alone, cpu-demo preset, {args.steps} steps, {precision}, {os.cpu_count()} cores")
     print(table(results, args.steps))
