@@ -33,9 +33,9 @@ TRAINER_CAPACITY = 128
 
 # The bound alone rebuilds the primitives of shapes that come back. Packed rows right-padded
 # to a multiple of 32 tokens make the decoder's shapes repeat (a handful of widths instead of
-# one per micro-batch): measured as above, 20 steps, peak 3.56 GiB with the default cache and
-# 3.50 with 128, at 6.9-7.0 s a step, as fast as the unbounded cache (the padding, 16 tokens
-# on average in rows of about 360, costs about what the rebuilt primitives cost).
+# one per micro-batch). bench/train_step.py, 20 steps, peak RSS / s a step (steps 7-20):
+# default cache unpadded 4.30 GiB / 7.01 s, padded 3.56 / 6.72; 128 unpadded 3.82 / 7.50,
+# padded 3.50 / 7.24. With the padding the bound saves little and costs 7%: to be weighed.
 CPU_BF16_ROW_MULTIPLE = 32
 
 
