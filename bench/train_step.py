@@ -1,7 +1,7 @@
-"""The training step alone: peak memory and seconds a step for oneDNN primitive-cache sizes
-and row paddings.
+"""The training step alone: peak memory and seconds a step for shape paddings and oneDNN
+primitive-cache sizes.
 
-    .venv/bin/python bench/train_step.py                         # 20 steps: 1024 and 128, rows padded to 1 and 32
+    .venv/bin/python bench/train_step.py                         # 20 steps: oneDNN's cache, shapes padded to 1 and 32
     .venv/bin/python bench/train_step.py --steps 30 --capacities 1024 256 128 64 --widths 1
 
 No vLLM, no rollout: the real `train_step` (worker/trainer/step.py) of the cpu-demo preset
@@ -9,8 +9,9 @@ No vLLM, no rollout: the real `train_step` (worker/trainer/step.py) of the cpu-d
 synthetic GSM8K-sized groups: 2 prompts of 110 random tokens x 8 completions of 100-128,
 the same groups for every run. Each cache size and padding runs in its own process with the
 trainer's allocator (jemalloc where found) and `ONEDNN_PRIMITIVE_CACHE_CAPACITY` set; 1024
-(oneDNN's own default) without padding is the peer. `--widths` pads packed rows to a multiple
-of each (what worker/trainer/onednn_cache.row_width_multiple picks; 1 = no padding). The
+(oneDNN's own default) without padding is the peer. `--widths` pads packed rows, and the
+positions fed to the vocabulary projection, to a multiple of each (what
+worker/trainer/onednn_cache.row_width_multiple picks; 1 = no padding). The
 precision is the trainer's (bf16 where it is fast: worker/trainer/precision.py); in fp32 the
 matmuls go through MKL and the cache plays no part.
 
@@ -29,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from worker.trainer.onednn_cache import CPU_BF16_ROW_MULTIPLE, SETTING, TRAINER_CAPACITY  # noqa: E402
+from worker.trainer.onednn_cache import CPU_BF16_SHAPE_MULTIPLE, DEFAULT_CAPACITY, SETTING  # noqa: E402
 
 PROMPT_TOKENS, COMPLETION_TOKENS = 110, (100, 128)
 PROMPTS_PER_STEP, GENERATIONS = 2, 8
@@ -87,7 +88,7 @@ def measure(capacity: int, width_multiple: int, steps: int) -> dict:
     library = chosen_library(environ)
     if library:
         environ = preload_environment(library, environ) or environ
-    print(f"capacity {capacity}, rows padded to a multiple of {width_multiple}:", file=sys.stderr, flush=True)
+    print(f"capacity {capacity}, shapes padded to a multiple of {width_multiple}:", file=sys.stderr, flush=True)
     done = subprocess.run([sys.executable, __file__, "--child", "--steps", str(steps),
                            "--widths", str(width_multiple)], env=environ,
                           stdout=subprocess.PIPE, text=True, check=True)
@@ -97,14 +98,14 @@ def measure(capacity: int, width_multiple: int, steps: int) -> dict:
 def table(results: dict[tuple[int, int], dict], steps: int) -> str:
     marks = sorted({min(2, steps), min(steps, max(2, steps // 2)), steps})
     settled = slice(min(10, steps // 3), steps)  # past the first steps, which fill the cache
-    base = results.get((1024, 1))
-    rows = [f"| capacity | rows padded to | peak RSS GiB after {' / '.join(map(str, marks))} steps | s a step "
+    base = results.get((DEFAULT_CAPACITY, 1))
+    rows = [f"| capacity | shapes padded to | peak RSS GiB after {' / '.join(map(str, marks))} steps | s a step "
             f"(steps {settled.start + 1}-{steps}) | vs 1024, unpadded |", "|---|---|---|---|---|"]
     for (capacity, width_multiple), result in results.items():
         peaks = " / ".join(f"{result['peaks'][mark - 1]:.2f}" for mark in marks)
         mean = sum(result["seconds"][settled]) / len(result["seconds"][settled])
         ratio = f"{mean / (sum(base['seconds'][settled]) / len(base['seconds'][settled])):.2f}x" if base else "—"
-        chosen = " (the trainer's)" if (capacity, width_multiple) == (TRAINER_CAPACITY, CPU_BF16_ROW_MULTIPLE) else ""
+        chosen = " (the trainer's)" if (capacity, width_multiple) == (DEFAULT_CAPACITY, CPU_BF16_SHAPE_MULTIPLE) else ""
         rows.append(f"| {capacity} | {width_multiple}{chosen} | {peaks} | {mean:.2f} | {ratio} |")
     return "\n".join(rows)
 
@@ -112,8 +113,8 @@ def table(results: dict[tuple[int, int], dict], steps: int) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", type=int, default=20)
-    parser.add_argument("--capacities", type=int, nargs="+", default=[1024, TRAINER_CAPACITY])
-    parser.add_argument("--widths", type=int, nargs="+", default=[1, CPU_BF16_ROW_MULTIPLE])
+    parser.add_argument("--capacities", type=int, nargs="+", default=[DEFAULT_CAPACITY])
+    parser.add_argument("--widths", type=int, nargs="+", default=[1, CPU_BF16_SHAPE_MULTIPLE])
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:

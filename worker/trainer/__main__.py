@@ -30,8 +30,5 @@ def main(argv=None) -> int:
 
 if __name__ == "__main__":
     from worker.trainer.allocator import reexec_with_chosen_allocator
-    from worker.trainer.onednn_cache import bound_primitive_cache
-
-    bound_primitive_cache()  # before any bf16 matmul; the re-executed process inherits it
     reexec_with_chosen_allocator()  # before torch is imported (see allocator.py)
     sys.exit(main())

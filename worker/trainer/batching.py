@@ -47,6 +47,7 @@ class MicroBatch:
     sampler_logp: torch.Tensor     # [S, T] vLLM's log-probs of those tokens
     advantages: torch.Tensor       # [S]
     tokens: int                    # positions run through the model (prompts counted once per row)
+    shape_multiple: int = 1        # rows, and positions fed to the head, padded to a multiple of this
 
     @property
     def completion_tokens(self) -> int:
@@ -96,8 +97,9 @@ def packing_mask(segments: torch.Tensor) -> torch.Tensor:
 
 
 def collate(packs: list[PackedRow], pad_id: int, width_multiple: int = 1) -> MicroBatch:
-    """`width_multiple` > 1 right-pads the rows to a multiple of it, so that micro-batches
-    repeat a few shapes (worker/trainer/onednn_cache.py says why that matters on a CPU)."""
+    """`width_multiple` > 1 right-pads the rows to a multiple of it (and the policy pads the
+    positions it feeds to the vocabulary projection likewise), so that micro-batches repeat a
+    few shapes (worker/trainer/onednn_cache.py says why that matters on a CPU)."""
     width = -(-max(len(p.ids) for p in packs) // width_multiple) * width_multiple
     completions = [(b, row, sources) for b, p in enumerate(packs) for row, sources in zip(p.rows, p.sources)]
     longest = max(len(row.completion_ids) for _, row, _ in completions)
@@ -121,7 +123,7 @@ def collate(packs: list[PackedRow], pad_id: int, width_multiple: int = 1) -> Mic
     attention = packing_mask(segments) if packed else (segments >= 0).long()
     return MicroBatch(input_ids, attention, positions, sources, targets, mask, sampler,
                       torch.tensor([row.advantage for _, row, _ in completions]),
-                      tokens=sum(len(p.ids) for p in packs))
+                      tokens=sum(len(p.ids) for p in packs), shape_multiple=width_multiple)
 
 
 def rows_of(groups: list[Group], advantages: torch.Tensor) -> list[Row]:

@@ -18,8 +18,10 @@ def completion_logprobs(model, batch: MicroBatch, temperature: float, with_entro
                      position_ids=batch.position_ids).last_hidden_state
     where = batch.mask.bool()
     # The positions that predict completion tokens (a packed prompt's last one several times).
-    predicting = hidden.reshape(-1, hidden.shape[-1])[batch.sources[where]]
-    logits = _tempered_logits(head, predicting, temperature)               # [N, V] float32
+    predicting = batch.sources[where]
+    count = predicting.numel()
+    predicting = padded_to_multiple(predicting, batch.shape_multiple)
+    logits = _tempered_logits(head, hidden.reshape(-1, hidden.shape[-1])[predicting], temperature)[:count]  # [N, V]
     # One log-softmax serves the log-probs, their gradient and the entropy.
     logp_all = torch.log_softmax(logits, dim=-1)
     token_logp = logp_all.gather(1, batch.targets[where].unsqueeze(1)).squeeze(1)
@@ -30,6 +32,16 @@ def completion_logprobs(model, batch: MicroBatch, temperature: float, with_entro
         with torch.no_grad():
             entropy = -(logp_all.exp() * logp_all).sum(-1).mean().item()
     return full, entropy
+
+
+def padded_to_multiple(positions: torch.Tensor, multiple: int) -> torch.Tensor:
+    """`positions` with its first one repeated up to a multiple of `multiple`: the head then
+    sees a few row counts instead of one per micro-batch; the extra rows are sliced off
+    before anything uses them, so they get no gradient."""
+    extra = -positions.numel() % multiple
+    if extra == 0 or positions.numel() == 0:
+        return positions
+    return torch.cat([positions, positions[:1].expand(extra)])
 
 
 def _tempered_logits(head, hidden, temperature: float):

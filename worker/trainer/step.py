@@ -27,7 +27,7 @@ class StepContext:
     pad_id: int
     ref_model: object = None
     share_prompts: bool = True  # pack a group's completions behind one prompt (batching.py)
-    width_multiple: int = 1     # pad rows to a multiple of this (onednn_cache.row_width_multiple)
+    width_multiple: int = 1     # pad rows and head positions to a multiple of this (onednn_cache.py)
 
 
 def loss_settings_of(config) -> LossSettings:

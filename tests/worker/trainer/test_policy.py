@@ -5,7 +5,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 from worker.trainer.batching import Row, collate, micro_batches, pack, packing_mask  # noqa: E402
-from worker.trainer.policy import completion_logprobs  # noqa: E402
+from worker.trainer.policy import completion_logprobs, padded_to_multiple  # noqa: E402
 
 
 def tiny_model():
@@ -148,3 +148,25 @@ def test_unpacked_rows_padded_to_a_multiple_give_the_same_logprobs():
     assert padded.input_ids.shape[1] % 4 == 0 and padded.input_ids.shape[1] > plain.input_ids.shape[1]
     assert torch.allclose(completion_logprobs(model, padded, 1.0)[0], completion_logprobs(model, plain, 1.0)[0],
                           atol=1e-5)
+
+
+def test_positions_for_the_head_are_padded_with_the_first_one():
+    assert padded_to_multiple(torch.tensor([5, 6, 7]), 4).tolist() == [5, 6, 7, 5]
+    assert padded_to_multiple(torch.tensor([5, 6, 7, 8]), 4).tolist() == [5, 6, 7, 8]
+    assert padded_to_multiple(torch.tensor([5, 6, 7]), 1).tolist() == [5, 6, 7]
+
+
+def test_padding_for_the_head_leaves_the_gradients_unchanged():
+    """The padded micro-batch feeds 16 positions to the head instead of 9; the extra ones must
+    not reach the loss or the weights."""
+    plain = micro_batches(GROUP, size=3, pad_id=0)[0]
+    padded = micro_batches(GROUP, size=3, pad_id=0, width_multiple=16)[0]
+    assert int(plain.mask.sum()) == 9 and padded.shape_multiple == 16
+    grads = []
+    for batch in (plain, padded):
+        model = tiny_model()
+        logp, _ = completion_logprobs(model, batch, 0.7)
+        (logp * torch.arange(logp.numel()).reshape(logp.shape)).sum().backward()
+        grads.append([p.grad.clone() for p in model.parameters()])
+    for plain_grad, padded_grad in zip(*grads):
+        assert torch.allclose(plain_grad, padded_grad, atol=1e-5)
