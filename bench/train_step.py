@@ -11,7 +11,7 @@ the same groups for every run. Each cache size and padding runs in its own proce
 trainer's allocator (jemalloc where found) and `ONEDNN_PRIMITIVE_CACHE_CAPACITY` set; 1024
 (oneDNN's own default) without padding is the peer. `--widths` pads packed rows, and the
 positions fed to the vocabulary projection, to a multiple of each (what
-worker/trainer/onednn_cache.row_width_multiple picks; 1 = no padding). The
+worker/trainer/onednn_cache.shape_multiple_for picks; 1 = no padding). The
 precision is the trainer's (bf16 where it is fast: worker/trainer/precision.py); in fp32 the
 matmuls go through MKL and the cache plays no part.
 
@@ -54,7 +54,7 @@ def peak_gib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20  # KiB on Linux
 
 
-def child(steps: int, width_multiple: int) -> dict:
+def child(steps: int, shape_multiple: int) -> dict:
     """Runs in the measured process: load, then `steps` training steps."""
     from worker.trainer import setup
     from worker.trainer.config import PRESETS, TrainingConfig
@@ -68,7 +68,7 @@ def child(steps: int, width_multiple: int) -> dict:
     model, optimizer, scheduler = accelerator.prepare(model, optimizer, setup.make_scheduler(optimizer, config))
     ctx = StepContext(model, optimizer, scheduler, accelerator, loss_settings_of(config), GENERATIONS,
                       config.scale_rewards, config.per_device_train_batch_size, config.max_grad_norm,
-                      config.temperature, setup.pad_token_id(tokenizer), width_multiple=width_multiple)
+                      config.temperature, setup.pad_token_id(tokenizer), shape_multiple=shape_multiple)
     rng = random.Random(0)
     seconds, peaks = [], []
     for step in range(steps):
@@ -81,16 +81,16 @@ def child(steps: int, width_multiple: int) -> dict:
     return {"seconds": seconds, "peaks": peaks, "bf16": accelerator.mixed_precision == "bf16"}
 
 
-def measure(capacity: int, width_multiple: int, steps: int) -> dict:
+def measure(capacity: int, shape_multiple: int, steps: int) -> dict:
     from worker.trainer.allocator import chosen_library, preload_environment
 
     environ = {**os.environ, SETTING: str(capacity)}
     library = chosen_library(environ)
     if library:
         environ = preload_environment(library, environ) or environ
-    print(f"capacity {capacity}, shapes padded to a multiple of {width_multiple}:", file=sys.stderr, flush=True)
+    print(f"capacity {capacity}, shapes padded to a multiple of {shape_multiple}:", file=sys.stderr, flush=True)
     done = subprocess.run([sys.executable, __file__, "--child", "--steps", str(steps),
-                           "--widths", str(width_multiple)], env=environ,
+                           "--widths", str(shape_multiple)], env=environ,
                           stdout=subprocess.PIPE, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -101,12 +101,12 @@ def table(results: dict[tuple[int, int], dict], steps: int) -> str:
     base = results.get((DEFAULT_CAPACITY, 1))
     rows = [f"| capacity | shapes padded to | peak RSS GiB after {' / '.join(map(str, marks))} steps | s a step "
             f"(steps {settled.start + 1}-{steps}) | vs 1024, unpadded |", "|---|---|---|---|---|"]
-    for (capacity, width_multiple), result in results.items():
+    for (capacity, shape_multiple), result in results.items():
         peaks = " / ".join(f"{result['peaks'][mark - 1]:.2f}" for mark in marks)
         mean = sum(result["seconds"][settled]) / len(result["seconds"][settled])
         ratio = f"{mean / (sum(base['seconds'][settled]) / len(base['seconds'][settled])):.2f}x" if base else "—"
-        chosen = " (the trainer's)" if (capacity, width_multiple) == (DEFAULT_CAPACITY, CPU_BF16_SHAPE_MULTIPLE) else ""
-        rows.append(f"| {capacity} | {width_multiple}{chosen} | {peaks} | {mean:.2f} | {ratio} |")
+        chosen = " (the trainer's)" if (capacity, shape_multiple) == (DEFAULT_CAPACITY, CPU_BF16_SHAPE_MULTIPLE) else ""
+        rows.append(f"| {capacity} | {shape_multiple}{chosen} | {peaks} | {mean:.2f} | {ratio} |")
     return "\n".join(rows)
 
 

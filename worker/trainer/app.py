@@ -16,7 +16,7 @@ from worker.trainer.checkpoints import TrainerState, checkpoint_size, load_train
 from worker.trainer.data.loading import load_dataset, render_prompt, reward_columns
 from worker.trainer.data.order import ConsumedFrontier, PromptOrder
 from worker.trainer.inference.time_slicing import GenerationPause, pauses_generation
-from worker.trainer.onednn_cache import row_width_multiple
+from worker.trainer.onednn_cache import shape_multiple_for
 from worker.trainer.process_lifetime import process_age_s
 from worker.trainer.reporting.session import ReportingSession
 from worker.trainer.rewards.loader import load_rewards, needs_sandbox
@@ -193,7 +193,7 @@ class Trainer:
                           self.config.per_device_train_batch_size, self.config.max_grad_norm,
                           self.config.temperature, pad_token_id(self.tokenizer), self.ref_model,
                           share_prompts=use_shared_prompts(self.config.share_prompts, self.training_on_gpu),
-                          width_multiple=row_width_multiple(self.training_on_gpu,
+                          shape_multiple=shape_multiple_for(self.training_on_gpu,
                                                             self.accelerator.mixed_precision == "bf16"))
         last_tokens, last_time = 0, time.perf_counter()
         while self.state.step < self.config.max_steps:

@@ -96,11 +96,11 @@ def packing_mask(segments: torch.Tensor) -> torch.Tensor:
     return (allowed | padding_self).unsqueeze(1)
 
 
-def collate(packs: list[PackedRow], pad_id: int, width_multiple: int = 1) -> MicroBatch:
-    """`width_multiple` > 1 right-pads the rows to a multiple of it (and the policy pads the
+def collate(packs: list[PackedRow], pad_id: int, shape_multiple: int = 1) -> MicroBatch:
+    """`shape_multiple` > 1 right-pads the rows to a multiple of it (and the policy pads the
     positions it feeds to the vocabulary projection likewise), so that micro-batches repeat a
     few shapes (worker/trainer/onednn_cache.py says why that matters on a CPU)."""
-    width = -(-max(len(p.ids) for p in packs) // width_multiple) * width_multiple
+    width = -(-max(len(p.ids) for p in packs) // shape_multiple) * shape_multiple
     completions = [(b, row, sources) for b, p in enumerate(packs) for row, sources in zip(p.rows, p.sources)]
     longest = max(len(row.completion_ids) for _, row, _ in completions)
     input_ids = torch.full((len(packs), width), pad_id, dtype=torch.long)
@@ -123,7 +123,7 @@ def collate(packs: list[PackedRow], pad_id: int, width_multiple: int = 1) -> Mic
     attention = packing_mask(segments) if packed else (segments >= 0).long()
     return MicroBatch(input_ids, attention, positions, sources, targets, mask, sampler,
                       torch.tensor([row.advantage for _, row, _ in completions]),
-                      tokens=sum(len(p.ids) for p in packs), shape_multiple=width_multiple)
+                      tokens=sum(len(p.ids) for p in packs), shape_multiple=shape_multiple)
 
 
 def rows_of(groups: list[Group], advantages: torch.Tensor) -> list[Row]:
@@ -136,18 +136,18 @@ def rows_of(groups: list[Group], advantages: torch.Tensor) -> list[Row]:
 
 
 def micro_batches(rows: list[Row], size: int, pad_id: int, share_prompts: bool = True,
-                  width_multiple: int = 1) -> list[MicroBatch]:
+                  shape_multiple: int = 1) -> list[MicroBatch]:
     """Micro-batches of `size` completions. Sharing prompts, a micro-batch's completions of one
     group are packed into one row (groups are kept together, longest completions last);
     otherwise rows are sorted by length so that padding stays small."""
     if not share_prompts:
         ordered = sorted(rows, key=lambda row: row.length)
-        return [collate([pack([row]) for row in ordered[i:i + size]], pad_id, width_multiple)
+        return [collate([pack([row]) for row in ordered[i:i + size]], pad_id, shape_multiple)
                 for i in range(0, len(ordered), size)]
     ordered = sorted(rows, key=lambda row: (row.group, len(row.completion_ids)))
     batches = []
     for i in range(0, len(ordered), size):
         chunk = ordered[i:i + size]
         packs = [pack(list(same)) for _, same in groupby(chunk, key=lambda row: row.group)]
-        batches.append(collate(packs, pad_id, width_multiple))
+        batches.append(collate(packs, pad_id, shape_multiple))
     return batches

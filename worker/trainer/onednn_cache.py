@@ -27,7 +27,7 @@ DEFAULT_CAPACITY = 1024  # oneDNN's own
 CPU_BF16_SHAPE_MULTIPLE = 32
 
 
-def row_width_multiple(training_on_gpu: bool, bf16: bool) -> int:
+def shape_multiple_for(training_on_gpu: bool, bf16: bool) -> int:
     """What packed rows (and the head's positions) are padded to a multiple of: only bf16 on a
     CPU goes through oneDNN's cache (fp32 uses MKL; GPUs have no such cache), elsewhere padding
     would only cost."""

@@ -27,7 +27,7 @@ class StepContext:
     pad_id: int
     ref_model: object = None
     share_prompts: bool = True  # pack a group's completions behind one prompt (batching.py)
-    width_multiple: int = 1     # pad rows and head positions to a multiple of this (onednn_cache.py)
+    shape_multiple: int = 1     # pad rows and head positions to a multiple of this (onednn_cache.py)
 
 
 def loss_settings_of(config) -> LossSettings:
@@ -54,7 +54,7 @@ def batch_advantages(groups: list[Group], num_generations: int, scale: str):
 def train_step(ctx: StepContext, groups: list[Group], advantages) -> dict[str, float]:
     started = time.perf_counter()
     batches = micro_batches(rows_of(groups, advantages.values), ctx.micro_batch_size, ctx.pad_id,
-                            share_prompts=ctx.share_prompts, width_multiple=ctx.width_multiple)
+                            share_prompts=ctx.share_prompts, shape_multiple=ctx.shape_multiple)
     step_tokens = sum(b.completion_tokens for b in batches)
     sums: dict[str, float] = {}
     loss_total, entropy_total = 0.0, 0.0

@@ -134,7 +134,7 @@ def test_gradients_reach_the_weights_through_a_packed_prompt():
 def test_rows_padded_to_a_multiple_give_the_same_logprobs():
     model = tiny_model()
     plain = micro_batches(GROUP + ROWS[1:], size=8, pad_id=0)[0]
-    padded = micro_batches(GROUP + ROWS[1:], size=8, pad_id=0, width_multiple=8)[0]
+    padded = micro_batches(GROUP + ROWS[1:], size=8, pad_id=0, shape_multiple=8)[0]
     assert plain.input_ids.shape == (2, 13) and padded.input_ids.shape == (2, 16)
     assert padded.tokens == plain.tokens  # padding is not counted as trained tokens
     assert torch.allclose(completion_logprobs(model, padded, 1.0)[0], completion_logprobs(model, plain, 1.0)[0],
@@ -144,7 +144,7 @@ def test_rows_padded_to_a_multiple_give_the_same_logprobs():
 def test_unpacked_rows_padded_to_a_multiple_give_the_same_logprobs():
     model = tiny_model()
     plain = micro_batches(ROWS, size=2, pad_id=0, share_prompts=False)[0]
-    padded = micro_batches(ROWS, size=2, pad_id=0, share_prompts=False, width_multiple=4)[0]
+    padded = micro_batches(ROWS, size=2, pad_id=0, share_prompts=False, shape_multiple=4)[0]
     assert padded.input_ids.shape[1] % 4 == 0 and padded.input_ids.shape[1] > plain.input_ids.shape[1]
     assert torch.allclose(completion_logprobs(model, padded, 1.0)[0], completion_logprobs(model, plain, 1.0)[0],
                           atol=1e-5)
@@ -160,7 +160,7 @@ def test_padding_for_the_head_leaves_the_gradients_unchanged():
     """The padded micro-batch feeds 16 positions to the head instead of 9; the extra ones must
     not reach the loss or the weights."""
     plain = micro_batches(GROUP, size=3, pad_id=0)[0]
-    padded = micro_batches(GROUP, size=3, pad_id=0, width_multiple=16)[0]
+    padded = micro_batches(GROUP, size=3, pad_id=0, shape_multiple=16)[0]
     assert int(plain.mask.sum()) == 9 and padded.shape_multiple == 16
     grads = []
     for batch in (plain, padded):
