@@ -42,6 +42,7 @@ class Trainer:
         self.report = ReportingSession(spec.ingest, f"trainer:{spec.attempt}", self.output_dir / "events")
         self.server = self.rollout = self.weight_sync = self.reward_sandbox = self.admin = None
         self.dropped_stale = 0
+        self.reload_noted = False
 
     # --- lifecycle -----------------------------------------------------------
     def run(self) -> str:
@@ -256,7 +257,17 @@ class Trainer:
         if self.state.step % self.config.weight_sync_steps:
             return 0.0
         self.state.model_version += 1
-        return self.weight_sync.push(self.accelerator.unwrap_model(self.model), self.state.model_version)
+        seconds = self.weight_sync.push(self.accelerator.unwrap_model(self.model), self.state.model_version)
+        self._note_how_the_server_reloads()
+        return seconds
+
+    def _note_how_the_server_reloads(self) -> None:
+        """Once a run, which way the server took the weights (inference/direct_reload.py):
+        what a slow weight sync is read against."""
+        note = None if self.reload_noted else self.weight_sync.last_push_note()
+        if note:
+            self.reload_noted = True
+            self.report.log(note)
 
     def _maybe_log(self, metrics: dict, groups, advantages: list[float], trained_version: int) -> None:
         if self.state.step % self.config.logging_steps:

@@ -21,15 +21,18 @@ class TiedModel(torch.nn.Module):
 
 
 class StubServer:
-    def __init__(self, fail_on=None):
+    def __init__(self, fail_on=None, reload_answer=None):
         self.calls = []
         self.fail_on = fail_on
+        self.reload_answer = reload_answer  # what our worker extension's reload returns
 
     def __call__(self, request: httpx.Request):
         body = json.loads(request.content) if request.content else None
         self.calls.append((request.url.path, dict(request.url.params), body))
         if request.url.path == self.fail_on:
             return httpx.Response(500, json={"error": "EngineDeadError"})
+        if request.url.path == "/collective_rpc" and self.reload_answer is not None:
+            return httpx.Response(200, json={"results": [self.reload_answer]})
         return httpx.Response(200, json={})
 
     def client(self):
@@ -52,9 +55,39 @@ def test_filesystem_push_pauses_reloads_resets_and_resumes(tmp_path):
     assert paths == ["/pause", "/collective_rpc", "/reset_prefix_cache", "/resume"]
     assert stub.calls[0][1] == {"mode": "keep"}
     rpc = stub.calls[1][2]
-    assert rpc["method"] == "reload_weights_keeping_ties"
+    assert rpc["method"] == "reload_weights_in_place"
     assert seconds > 0
     sync.close()
+
+
+def test_filesystem_push_lets_the_server_reload_directly_unless_told_not_to(tmp_path):
+    stub = StubServer()
+    filesystem_sync(stub, tmp_path).push(TiedModel(), version=1)
+    assert stub.calls[1][2]["kwargs"]["allow_direct"] is True
+    stub = StubServer()
+    FilesystemWeightSync("http://vllm", tmp_path, dtype="bfloat16", pause=ServerPause(stub.client()),
+                         direct_reload=False).push(TiedModel(), version=1)
+    assert stub.calls[1][2]["kwargs"]["allow_direct"] is False
+
+
+def test_the_push_note_says_which_way_the_server_reloaded(tmp_path):
+    direct = StubServer(reload_answer={"reload": "direct", "why_not_direct": None, "seconds": 0.19})
+    sync = filesystem_sync(direct, tmp_path)
+    assert sync.last_push_note() is None  # nothing pushed yet
+    sync.push(TiedModel(), version=1)
+    assert sync.last_push_note() == "vLLM took the new weights by the direct reload in 0.19 s"
+
+    refused = StubServer(reload_answer={"reload": "vllm", "why_not_direct": "the server has LoRA adapters",
+                                        "seconds": 0.3})
+    sync = filesystem_sync(refused, tmp_path)
+    sync.push(TiedModel(), version=1)
+    assert "vLLM's reload (not the direct one: the server has LoRA adapters)" in sync.last_push_note()
+
+
+def test_a_server_without_an_answer_leaves_no_push_note(tmp_path):
+    sync = filesystem_sync(StubServer(), tmp_path)  # answers {} as an older extension would
+    sync.push(TiedModel(), version=1)
+    assert sync.last_push_note() is None
 
 
 def test_filesystem_push_writes_the_weights_in_the_servers_dtype(tmp_path):

@@ -1,7 +1,9 @@
 """Weight sync into a real vLLM server: what it serves afterwards is the trainer's model, tied head included.
 
-About 30 s (vLLM's start on the tiny model). The tiny model ties its output head to its
-embeddings, as SmolLM2 does: vLLM's own reload left such a head with its old weights.
+One server for the module (about 30 s to start on the tiny model). The tiny model ties its
+output head to its embeddings, as SmolLM2 does: vLLM's own reload left such a head with its
+old weights. On a CPU the server reloads by the direct path (inference/direct_reload.py);
+one test checks it serves what vLLM's own reload serves.
 """
 import httpx
 import pytest
@@ -9,6 +11,9 @@ import pytest
 from worker.trainer.config import TrainingConfig
 
 TEXT = "The capital of France is Paris, and the capital of Italy is Rome."
+# Served in float32 whatever this machine prefers: bf16 would round the log-probs of this
+# random model (around -25) by up to 0.1, hiding a small error in the sync.
+TOLERANCE = 1e-3
 
 
 def trainer_logprobs(model, ids: list[int]):
@@ -29,33 +34,91 @@ def served_logprobs(server, ids: list[int]):
     return torch.tensor([entry[str(token)]["logprob"] for token, entry in zip(ids[1:], entries)])
 
 
-def test_after_a_sync_the_server_computes_the_trainers_log_probs(tiny_model_dir, tmp_path):
+def perturbed(model, seed: int):
+    """Every weight moved: the linear layers' packed GEMMs must be rebuilt, the tied head too."""
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    with torch.no_grad():
+        generator = torch.Generator().manual_seed(seed)
+        for parameter in model.parameters():
+            parameter.add_(torch.randn(parameter.shape, generator=generator) * 0.02)
+        model.model.embed_tokens.weight.normal_(0.0, 0.2, generator=generator)
+    return model
+
+
+@pytest.fixture(scope="module")
+def server(tiny_model_dir, tmp_path_factory):
     from worker.trainer.inference.server import VLLMServer
+
+    config = TrainingConfig(max_prompt_length=64, max_completion_length=16, vllm_kv_cache_gib=1)
+    log_path = tmp_path_factory.mktemp("vllm") / "vllm.log"
+    with VLLMServer.for_config(str(tiny_model_dir), config, log_path=log_path, dtype="float32") as server:
+        server.wait_until_healthy()
+        yield server
+
+
+@pytest.fixture
+def model(tiny_model_dir):
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    return AutoModelForCausalLM.from_pretrained(tiny_model_dir, dtype=torch.float32)
+
+
+@pytest.fixture
+def ids(tiny_model_dir):
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(tiny_model_dir)(TEXT, add_special_tokens=False).input_ids
+
+
+@pytest.fixture
+def sync(server, tmp_path):
     from worker.trainer.weight_sync.filesystem import FilesystemWeightSync
 
-    ids = AutoTokenizer.from_pretrained(tiny_model_dir)(TEXT, add_special_tokens=False).input_ids
-    model = AutoModelForCausalLM.from_pretrained(tiny_model_dir, dtype=torch.float32)
+    sync = FilesystemWeightSync(server.url, tmp_path, dtype="float32")
+    yield sync
+    sync.close()
+
+
+def test_after_a_sync_the_server_computes_the_trainers_log_probs(server, sync, model, ids):
+    import torch
+
+    for version in (1, 2):  # the second sync rewrites the file the first one wrote
+        perturbed(model, seed=version)
+        sync.push(model, version=version)
+        served = served_logprobs(server, ids)
+        assert (served - trainer_logprobs(model, ids)).abs().max() < TOLERANCE, f"after sync {version}"
+    assert sync.last_reload["reload"] == "direct", sync.last_reload  # a CPU server, an unquantized model
+
     old_head = model.lm_head.weight.detach().clone()
-    config = TrainingConfig(max_prompt_length=64, max_completion_length=16, vllm_kv_cache_gib=1)
-    # Served in float32 whatever this machine prefers: bf16 would round the log-probs of this
-    # random model (around -25) by up to 0.1, hiding a small error in the sync.
-    with VLLMServer.for_config(str(tiny_model_dir), config, log_path=tmp_path / "vllm.log", dtype="float32") as server:
-        server.wait_until_healthy()
-        tolerance = 1e-3
-        sync = FilesystemWeightSync(server.url, tmp_path, dtype="float32")
-        try:
-            for version in (1, 2):  # the second sync rewrites the file the first one wrote
-                with torch.no_grad():
-                    torch.manual_seed(version)
-                    model.model.embed_tokens.weight.normal_(0.0, 0.2)  # the tied head changes with it
-                sync.push(model, version=version)
-                served = served_logprobs(server, ids)
-                assert (served - trainer_logprobs(model, ids)).abs().max() < tolerance, f"after sync {version}"
-        finally:
-            sync.close()
+    perturbed(model, seed=3)
     with torch.no_grad():
         model.lm_head.weight = torch.nn.Parameter(old_head)  # the new body through the old head
-    assert (served - trainer_logprobs(model, ids)).abs().max() > 10 * tolerance
+    assert (served - trainer_logprobs(model, ids)).abs().max() > 10 * TOLERANCE
+
+
+def test_the_direct_reload_serves_what_vllms_own_reload_serves(server, sync, model, ids):
+    sync.push(perturbed(model, seed=4), version=1)
+    direct = served_logprobs(server, ids)
+    answer = sync.client.reload_weights(str(sync.folder), allow_direct=False)  # the same file, vLLM's way
+    assert answer["reload"] == "vllm"
+    assert (served_logprobs(server, ids) - direct).abs().max() < 1e-5
+
+
+def test_weights_missing_from_the_file_fail_the_reload_by_name(server, sync, model, ids, tmp_path):
+    from safetensors.torch import save_file
+
+    from worker.trainer.weight_sync import WeightSyncError
+    from worker.trainer.weight_sync.filesystem import unique_state_dict
+
+    tensors = unique_state_dict(model)
+    del tensors["model.layers.0.mlp.down_proj.weight"]
+    folder = tmp_path / "partial"
+    folder.mkdir()
+    save_file(tensors, str(folder / "model.safetensors"), metadata={"format": "pt"})
+    with pytest.raises(WeightSyncError, match="no weights for 1 parameters.*down_proj"):
+        sync.client.reload_weights(str(folder))
+    # The linear layers keep their packed weights and the engine lives on (the run that
+    # asked still fails: the norms and embeddings may already hold the new values).
+    assert served_logprobs(server, ids).isfinite().all()

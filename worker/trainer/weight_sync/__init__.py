@@ -11,6 +11,9 @@ class WeightSync(Protocol):
     def push(self, model, version: int) -> float:
         """Makes the server generate with `model`'s current weights, tagged `version`."""
 
+    def last_push_note(self) -> str | None:
+        """How the latest push reached the server, for the run's log (None: nothing to say)."""
+
     def close(self) -> None:
         ...
 

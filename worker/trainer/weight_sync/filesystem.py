@@ -31,15 +31,19 @@ def unique_state_dict(model) -> dict:
 
 class FilesystemWeightSync:
     def __init__(self, server_url: str, workdir: Path, pause_mode: str = "keep", timeout_s: float = 300.0,
-                 dtype: str | None = None, pause: ServerPause | None = None):
+                 dtype: str | None = None, pause: ServerPause | None = None, direct_reload: bool = True):
         """`dtype`: the server's (--dtype); by default what a server started on this machine serves in.
-        `pause`: shared with whoever else pauses the same server (the time slicing of a step)."""
+        `pause`: shared with whoever else pauses the same server (the time slicing of a step).
+        `direct_reload`: let the server take the faster direct reload where it applies
+        (inference/direct_reload.py); False forces vLLM's own (bench/weight_sync.py compares them)."""
         self.pause = pause or ServerPause(VllmAdminClient(server_url, timeout_s=timeout_s))
         self.client = self.pause.client
         self.pause_mode = pause_mode
+        self.direct_reload = direct_reload
         self.dtype = dtype or served_dtype(local_serving_device())
         self.folder = shared_memory_dir(Path(workdir)) / f"grpo-weights-{time.time_ns()}"
         self._file: SafetensorsRewriter | None = None
+        self.last_reload: dict | None = None  # the server's account of the latest reload
 
     def write(self, model) -> Path:
         """The folder the server reloads from, holding `model`'s weights."""
@@ -60,9 +64,17 @@ class FilesystemWeightSync:
         # "keep" freezes in-flight requests and continues them on the new weights,
         # so a sync costs the reload, not the longest generation in flight.
         with self.pause.paused(self.pause_mode):
-            self.client.reload_weights(str(target))
+            self.last_reload = self.client.reload_weights(str(target), allow_direct=self.direct_reload)
             self.client.reset_prefix_cache()
         return time.perf_counter() - started
+
+    def last_push_note(self) -> str | None:
+        reload = self.last_reload
+        if not reload:
+            return None
+        how = ("the direct reload" if reload.get("reload") == "direct"
+               else f"vLLM's reload (not the direct one: {reload.get('why_not_direct')})")
+        return f"vLLM took the new weights by {how} in {reload.get('seconds')} s"
 
     def close(self) -> None:
         shutil.rmtree(self.folder, ignore_errors=True)

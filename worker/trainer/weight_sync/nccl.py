@@ -73,6 +73,9 @@ class NcclWeightSync:
         self.client.reset_prefix_cache()
         return time.perf_counter() - started
 
+    def last_push_note(self) -> str | None:
+        return None  # one way only: broadcast from the trainer's GPU
+
     def close(self) -> None:
         if self._engine is not None:
             self._engine.shutdown()

@@ -29,11 +29,17 @@ class VllmAdminClient:
     def reset_prefix_cache(self) -> None:
         self.post("/reset_prefix_cache")
 
-    def reload_weights(self, weights_path: str) -> None:
-        # Our worker extension's reload (inference/worker_extension.py), which every server
-        # this project launches has: vLLM's own would leave a tied output head stale.
-        self.post("/collective_rpc", json={"method": "reload_weights_keeping_ties",
-                                           "kwargs": {"weights_path": weights_path}})
+    def reload_weights(self, weights_path: str, allow_direct: bool = True) -> dict:
+        """The server's answer: which reload it used (direct or vllm), why not the direct one, seconds.
+
+        Our worker extension's reload (inference/worker_extension.py), which every server this
+        project launches has: vLLM's own would leave a tied output head stale, and on a CPU the
+        direct reload is faster."""
+        answer = self.post("/collective_rpc", json={"method": "reload_weights_in_place",
+                                                    "kwargs": {"weights_path": weights_path,
+                                                               "allow_direct": allow_direct}})
+        results = answer.get("results") or [{}]
+        return results[0] if isinstance(results[0], dict) else {}
 
     # --- vLLM's weight transfer API (the VLLMWeightSyncClient protocol) ---
     def init_weight_transfer_engine(self, init_info: dict) -> None:

@@ -1,0 +1,119 @@
+"""Weight sync alone: the direct reload (worker/trainer/inference/direct_reload.py) against
+vLLM's own reload, into one real vLLM server.
+
+    .venv/bin/python bench/weight_sync.py               # SmolLM2-135M prepared under var/models, 12 syncs each
+    .venv/bin/python bench/weight_sync.py --syncs 20 --model /path/to/model
+
+The trainer's whole push (`FilesystemWeightSync.push`: write the safetensors file, pause,
+reload, reset the prefix cache, resume) in the served dtype of this machine
+(worker/trainer/precision.py), the model moved a little before every push so each one
+carries new weights. The two ways alternate push by push and share the server, so a busy
+moment of the machine lands on both. After each pair the server's prompt log-probabilities
+under both are compared (they should agree to rounding). The server is idle between pushes:
+in a run it is paused for the training step and its in-flight requests wait frozen.
+
+Nothing is asserted: the script prints one table.
+"""
+import argparse
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+TEXT = ("Natalia sold clips to 48 of her friends in April, and then she sold half as many clips in May. "
+        "How many clips did Natalia sell altogether in April and May?")
+
+
+def served_logprobs(server, ids: list[int]) -> list[float]:
+    import httpx
+
+    response = httpx.post(f"{server.url}/v1/completions", timeout=120, json={
+        "model": server.served_model_name, "prompt": ids, "max_tokens": 1, "prompt_logprobs": 0})
+    response.raise_for_status()
+    entries = response.json()["choices"][0]["prompt_logprobs"][1:]
+    return [entry[str(token)]["logprob"] for token, entry in zip(ids[1:], entries)]
+
+
+def nudge(model, seed: int) -> None:
+    """A training step's worth of change, everywhere (every linear layer must be repacked)."""
+    import torch
+
+    with torch.no_grad():
+        generator = torch.Generator().manual_seed(seed)
+        for parameter in model.parameters():
+            parameter.add_(torch.randn(parameter.shape, generator=generator) * 1e-3)
+
+
+def timed_push(sync, model, version: int) -> dict:
+    total = sync.push(model, version)  # as the trainer times it
+    reload = sync.last_reload["seconds"]  # as the server timed it
+    return {"push": total, "reload": reload, "rest": total - reload, "way": sync.last_reload["reload"]}
+
+
+def summary(name: str, rows: list[dict]) -> str:
+    def mean_max(key):
+        values = [row[key] for row in rows]
+        return f"{statistics.mean(values):.3f} / {max(values):.3f}"
+    ways = ", ".join(sorted({row["way"] for row in rows}))
+    return f"| {name} | {ways} | {len(rows)} | {mean_max('push')} | {mean_max('reload')} | {mean_max('rest')} |"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--syncs", type=int, default=12, help="pushes by each way")
+    parser.add_argument("--model", default="HuggingFaceTB/SmolLM2-135M-Instruct")
+    args = parser.parse_args()
+
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from worker.trainer.config import PRESETS, TrainingConfig
+    from worker.trainer.inference.server import VLLMServer
+    from worker.trainer.models.paths import resolve_model_path
+    from worker.trainer.precision import local_serving_device, served_dtype
+    from worker.trainer.weight_sync.filesystem import FilesystemWeightSync
+
+    model_dir = resolve_model_path(args.model)
+    dtype = served_dtype(local_serving_device())
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)  # the trainer's master weights
+    ids = AutoTokenizer.from_pretrained(model_dir)(TEXT, add_special_tokens=False).input_ids
+    config = TrainingConfig(**PRESETS["cpu-demo"])
+    results = {"direct": [], "vllm": []}
+    differences = []
+    with tempfile.TemporaryDirectory() as work, \
+            VLLMServer.for_config(model_dir, config, log_path=Path(work) / "vllm.log", dtype=dtype) as server:
+        server.wait_until_healthy()
+        syncs = {"direct": FilesystemWeightSync(server.url, Path(work), dtype=dtype),
+                 "vllm": FilesystemWeightSync(server.url, Path(work), dtype=dtype, direct_reload=False)}
+        try:
+            for name, sync in syncs.items():  # not counted: the first of each allocates and warms up
+                timed_push(sync, model, 0)
+            for index in range(args.syncs):
+                nudge(model, seed=index)
+                order = ("direct", "vllm") if index % 2 == 0 else ("vllm", "direct")
+                served = {}
+                for name in order:
+                    results[name].append(timed_push(syncs[name], model, index + 1))
+                    served[name] = served_logprobs(server, ids)
+                differences.append(max(abs(a - b) for a, b in zip(served["direct"], served["vllm"])))
+                print(f"sync {index + 1}/{args.syncs}: direct {results['direct'][-1]['push']:.3f} s, "
+                      f"vLLM's {results['vllm'][-1]['push']:.3f} s", file=sys.stderr)
+        finally:
+            for sync in syncs.values():
+                sync.close()
+
+    print(f"\nweight sync of {Path(model_dir).name} in {dtype}, {args.syncs} pushes each, alternated\n")
+    print("| reload | server took | pushes | push s mean / max | reload in the server s mean / max | the rest (write, pause, reset, resume, requests) s |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    print(summary("direct (ours)", results["direct"]))
+    print(summary("vLLM's reload_weights + head retied", results["vllm"]))
+    ratio = statistics.mean(r["push"] for r in results["vllm"]) / statistics.mean(r["push"] for r in results["direct"])
+    print(f"\nvLLM's push takes {ratio:.2f}x the direct one's; served prompt log-probs differ by at most "
+          f"{max(differences):.2e} between the two")
+
+
+if __name__ == "__main__":
+    main()
