@@ -430,8 +430,8 @@ def report(args, ours: dict | None, trl: dict | None) -> None:
         for name, seconds in ours.get("sync_parts", [])[-args.steps * 5:]:
             parts.setdefault(name, []).append(seconds)
         if parts:
-            print("        weight sync parts, mean s over the last syncs: " + ", ".join(
-                f"{name} {statistics.fmean(values):.3f}" for name, values in parts.items()))
+            print("        weight sync parts, mean / max s over the last syncs: " + ", ".join(
+                f"{name} {statistics.fmean(values):.3f} / {max(values):.3f}" for name, values in parts.items()))
     if trl:
         gen = trl["generate_s"]
         tokens = trl["completion_tokens"]

@@ -106,7 +106,7 @@ def main() -> None:
                 sync.close()
 
     print(f"\nweight sync of {Path(model_dir).name} in {dtype}, {args.syncs} pushes each, alternated\n")
-    print("| reload | server took | pushes | push s mean / max | reload in the server s mean / max | the rest (write, pause, reset, resume, requests) s |")
+    print("| reload | server took | pushes | push s mean / max | reload in the server s mean / max | the rest (write, pause, reset, resume) s mean / max |")
     print("| --- | --- | --- | --- | --- | --- |")
     print(summary("direct (ours)", results["direct"]))
     print(summary("vLLM's reload_weights + head retied", results["vllm"]))

@@ -122,3 +122,35 @@ def test_weights_missing_from_the_file_fail_the_reload_by_name(server, sync, mod
     # The linear layers keep their packed weights and the engine lives on (the run that
     # asked still fails: the norms and embeddings may already hold the new values).
     assert served_logprobs(server, ids).isfinite().all()
+
+
+def test_an_untied_output_head_is_reloaded_too(tiny_model_dir, tmp_path):
+    """A model with its own head weights: the direct reload loads them and repacks the head."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from worker.trainer.inference.server import VLLMServer
+    from worker.trainer.weight_sync.filesystem import FilesystemWeightSync
+
+    untied_dir = tmp_path / "untied"
+    model = AutoModelForCausalLM.from_pretrained(tiny_model_dir, dtype=torch.float32)
+    model.config.tie_word_embeddings = False
+    model.lm_head.weight = torch.nn.Parameter(model.lm_head.weight.detach().clone())
+    model.save_pretrained(untied_dir)
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir)
+    tokenizer.save_pretrained(untied_dir)
+    ids = tokenizer(TEXT, add_special_tokens=False).input_ids
+
+    config = TrainingConfig(max_prompt_length=64, max_completion_length=16, vllm_kv_cache_gib=1)
+    with VLLMServer.for_config(str(untied_dir), config, log_path=tmp_path / "vllm.log", dtype="float32") as server:
+        server.wait_until_healthy()
+        sync = FilesystemWeightSync(server.url, tmp_path, dtype="float32")
+        try:
+            perturbed(model, seed=5)
+            with torch.no_grad():
+                model.lm_head.weight.normal_(0.0, 0.2)  # the head alone moves far
+            sync.push(model, version=1)
+            assert sync.last_reload["reload"] == "direct", sync.last_reload
+            assert (served_logprobs(server, ids) - trainer_logprobs(model, ids)).abs().max() < TOLERANCE
+        finally:
+            sync.close()
