@@ -218,7 +218,7 @@ class Trainer:
                 self.state.samples_seen += sum(len(g.completions) for g in groups)
                 for group in groups:
                     self.frontier.consume(group.prompt_index)
-                metrics["system/weight_sync_s"] = self._maybe_sync()
+                metrics.update(self._maybe_sync())
                 # Taking turns: the refill is sampled with the new weights, after the pause.
                 self.rollout.free_taken_slots()
             now = time.perf_counter()
@@ -253,13 +253,15 @@ class Trainer:
                 "async/in_flight": self.rollout.in_flight, "async/wait_for_rollouts_s": gathered.waited_s,
                 "async/wait_for_expiring_s": gathered.waited_for_expiring_s}
 
-    def _maybe_sync(self) -> float:
+    def _maybe_sync(self) -> dict[str, float]:
+        """The sync's seconds as metrics: 0 on a step without one; its parts only with one."""
         if self.state.step % self.config.weight_sync_steps:
-            return 0.0
+            return {"system/weight_sync_s": 0.0}
         self.state.model_version += 1
         seconds = self.weight_sync.push(self.accelerator.unwrap_model(self.model), self.state.model_version)
         self._note_how_the_server_reloads()
-        return seconds
+        parts = {f"system/weight_sync_{name}_s": part for name, part in self.weight_sync.last_push_parts().items()}
+        return {"system/weight_sync_s": seconds, **parts}
 
     def _note_how_the_server_reloads(self) -> None:
         """Once a run, which way the server took the weights (inference/direct_reload.py):

@@ -22,7 +22,10 @@
     { id: "queue", title: "Queue depth", series: fixed([["async/queue_depth", "scored groups queued"], ["async/in_flight", "requests in flight"]]) },
     { id: "throughput", title: "Tokens per second", series: fixed([
       ["system/generation_tokens_per_s", "generation"], ["system/training_tokens_per_s", "training"]]) },
-    { id: "sync", title: "Weight sync time (s)", series: fixed([["system/weight_sync_s", "weight sync"]]) },
+    { id: "sync", title: "Weight sync time (s)", series: fixed([
+      ["system/weight_sync_s", "weight sync"], ["system/weight_sync_write_s", "of which writing the file"],
+      ["system/weight_sync_server_reload_s", "of which the server's reload"],
+      ["system/weight_sync_send_s", "of which the NCCL broadcast"]]) },
     { id: "step-time", title: "Where a step's time goes (s)", series: fixed([
       ["system/step_time_s", "whole step"], ["system/train_seconds", "training"],
       ["async/wait_for_rollouts_s", "waiting for rollouts"],

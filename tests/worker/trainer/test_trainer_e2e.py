@@ -117,6 +117,8 @@ def test_train_cancel_resume_on_a_real_vllm(tiny_model_dir, tmp_path):
     assert [c["step"] for c in checkpoints][-1] == 6
     assert samples["count"] > 0 and samples["results"][0]["rewards"].keys() == {"format", "length"}
     assert {"rollout/reward_mean", "train/grad_norm", "system/weight_sync_s", "async/staleness_max"} <= set(metrics["names"])
+    # Each sync's parts too, the server's reload as it timed it: what a slow sync is located by.
+    assert {"system/weight_sync_write_s", "system/weight_sync_server_reload_s"} <= set(metrics["names"])
     # Reported as the drop rule saw it: never above the bound (nothing staler is trained).
     assert max(staleness["series"]["async/staleness_max"]["value"]) <= 1  # the seed's max_staleness
     # Start-up timings arrive before the first step: where the wait before training went.

@@ -90,6 +90,22 @@ def test_a_server_without_an_answer_leaves_no_push_note(tmp_path):
     assert sync.last_push_note() is None
 
 
+def test_the_push_parts_are_the_write_and_the_servers_own_reload_time(tmp_path):
+    sync = filesystem_sync(StubServer(reload_answer={"reload": "direct", "why_not_direct": None, "seconds": 0.19}),
+                           tmp_path)
+    assert sync.last_push_parts() == {}  # nothing pushed yet
+    total = sync.push(TiedModel(), version=1)
+    parts = sync.last_push_parts()
+    assert set(parts) == {"write", "server_reload"} and parts["server_reload"] == 0.19
+    assert 0 < parts["write"] < total
+
+
+def test_a_server_that_does_not_time_its_reload_leaves_only_the_write(tmp_path):
+    sync = filesystem_sync(StubServer(), tmp_path)  # answers {} as an older extension would
+    sync.push(TiedModel(), version=1)
+    assert set(sync.last_push_parts()) == {"write"}
+
+
 def test_filesystem_push_writes_the_weights_in_the_servers_dtype(tmp_path):
     from safetensors.torch import load_file
 
@@ -180,8 +196,10 @@ def test_nccl_drives_vllms_weight_transfer_endpoints_in_order(monkeypatch):
     stub = StubServer()
     sync = NcclWeightSync("http://vllm", server_world_size=2, master_port=29555)
     sync.client = stub.client()
+    assert sync.last_push_parts() == {}
     sync.push(TiedModel(), version=1)
     sync.push(TiedModel(), version=2)
+    assert set(sync.last_push_parts()) == {"send"}
     sync.close()
     paths = [call[0] for call in stub.calls]
     assert paths == [

@@ -14,6 +14,10 @@ class WeightSync(Protocol):
     def last_push_note(self) -> str | None:
         """How the latest push reached the server, for the run's log (None: nothing to say)."""
 
+    def last_push_parts(self) -> dict[str, float]:
+        """Seconds of the latest push's parts by name, reported beside its total: what a slow
+        sync is located by ({}: not split)."""
+
     def close(self) -> None:
         ...
 

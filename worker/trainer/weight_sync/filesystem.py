@@ -44,6 +44,7 @@ class FilesystemWeightSync:
         self.folder = shared_memory_dir(Path(workdir)) / f"grpo-weights-{time.time_ns()}"
         self._file: SafetensorsRewriter | None = None
         self.last_reload: dict | None = None  # the server's account of the latest reload
+        self.last_write_s: float | None = None
 
     def write(self, model) -> Path:
         """The folder the server reloads from, holding `model`'s weights."""
@@ -61,6 +62,7 @@ class FilesystemWeightSync:
     def push(self, model, version: int) -> float:
         started = time.perf_counter()
         target = self.write(model)
+        self.last_write_s = time.perf_counter() - started
         # "keep" freezes in-flight requests and continues them on the new weights,
         # so a sync costs the reload, not the longest generation in flight.
         with self.pause.paused(self.pause_mode):
@@ -75,6 +77,15 @@ class FilesystemWeightSync:
         how = ("the direct reload" if reload.get("reload") == "direct"
                else f"vLLM's reload (not the direct one: {reload.get('why_not_direct')})")
         return f"vLLM took the new weights by {how} in {reload.get('seconds')} s"
+
+    def last_push_parts(self) -> dict[str, float]:
+        """The write, and the reload as the server timed it (an older worker extension does not:
+        then only the write); the rest of a push is HTTP, the pause and the resume."""
+        parts = {} if self.last_write_s is None else {"write": self.last_write_s}
+        seconds = (self.last_reload or {}).get("seconds")
+        if isinstance(seconds, (int, float)):
+            parts["server_reload"] = float(seconds)
+        return parts
 
     def close(self) -> None:
         shutil.rmtree(self.folder, ignore_errors=True)

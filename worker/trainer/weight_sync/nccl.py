@@ -56,6 +56,7 @@ class NcclWeightSync:
         self.dtype = dtype or served_dtype("cuda")
         self._engine_factory = engine_factory or self._vllm_engine
         self._engine = None
+        self._send_s: float | None = None
 
     def _vllm_engine(self, model):
         import torch
@@ -69,12 +70,18 @@ class NcclWeightSync:
         started = time.perf_counter()
         if self._engine is None:
             self._engine = self._engine_factory(model)
+        sending = time.perf_counter()
         self._engine.send_weights()
+        self._send_s = time.perf_counter() - sending
         self.client.reset_prefix_cache()
         return time.perf_counter() - started
 
     def last_push_note(self) -> str | None:
         return None  # one way only: broadcast from the trainer's GPU
+
+    def last_push_parts(self) -> dict[str, float]:
+        """The broadcast alone (the first push also sets the NCCL group up)."""
+        return {} if self._send_s is None else {"send": self._send_s}
 
     def close(self) -> None:
         if self._engine is not None:
