@@ -24,6 +24,7 @@ from worker.trainer.rewards.builtins import build_builtin  # noqa: E402
 
 HELD_OUT = 100
 DIFFICULTY = 1
+EXAMPLES = 1  # worked examples before each problem, as in the demo's dataset (runs/actions/demo.py)
 
 
 def demo_spec(output_dir: Path, server_url: str, minutes: float) -> dict:
@@ -31,7 +32,7 @@ def demo_spec(output_dir: Path, server_url: str, minutes: float) -> dict:
     return {
         "run_id": 0, "model": config.model, "output_dir": str(output_dir), "inference_url": server_url,
         "dataset": {"kind": "generator", "generator": "arithmetic",
-                    "params": {"count": 5000, "difficulty": DIFFICULTY, "seed": 0}},
+                    "params": {"count": 5000, "difficulty": DIFFICULTY, "seed": 0, "examples": EXAMPLES}},
         "rewards": [{"name": "accuracy", "kind": "builtin", "builtin": "accuracy"},
                     {"name": "format", "kind": "builtin", "builtin": "format"}],
         "config": config.model_dump(),
@@ -44,7 +45,7 @@ def held_out_accuracy(server, tokenizer) -> tuple[float, float]:
 
     from worker.trainer.data.loading import render_prompt
 
-    rows = generate("arithmetic", {"count": HELD_OUT, "difficulty": DIFFICULTY, "seed": 987654})
+    rows = generate("arithmetic", {"count": HELD_OUT, "difficulty": DIFFICULTY, "seed": 987654, "examples": EXAMPLES})
     prompts = [render_prompt(row["prompt"], tokenizer) for row in rows]
     response = httpx.post(f"{server.url}/v1/completions", timeout=600, json={
         "model": server.served_model_name, "prompt": prompts, "max_tokens": 128, "temperature": 0})
@@ -65,6 +66,19 @@ def step_metrics(events_file: Path) -> list[dict]:
     return [steps[step] for step in sorted(steps)]
 
 
+def first_and_last_rows(steps: list[dict]) -> list[tuple[str, str, str]]:
+    """Each reward function's mean and the policy's entropy, first five steps → last five: a run
+    whose entropy collapses before the format reward ever pays shows here."""
+    def first_and_last(key: str) -> str:
+        values = [v[key] for v in steps if key in v]
+        return f"{statistics.fmean(values[:5]):.2f} → {statistics.fmean(values[-5:]):.2f}" if values else "—"
+    names = sorted(k.removeprefix("rollout/reward/").removesuffix("_mean")
+                   for k in steps[0] if k.startswith("rollout/reward/") and k.endswith("_mean"))
+    return [*((f"reward {name}, first → last 5 steps", first_and_last(f"rollout/reward/{name}_mean"), "")
+              for name in names),
+            ("entropy, first → last 5 steps", first_and_last("train/entropy"), "nats a token")]
+
+
 def pipeline_rows(steps: list[dict], groups_per_step: int, skip: int = 5) -> list[tuple[str, str, str]]:
     """How the async pipeline ran after the first `skip` steps (start-up left out)."""
     steady = steps[skip:]
@@ -76,12 +90,17 @@ def pipeline_rows(steps: list[dict], groups_per_step: int, skip: int = 5) -> lis
     dropped = steady[-1]["async/dropped_stale"] - steps[skip - 1]["async/dropped_stale"]
     taken = dropped + groups_per_step * len(steady)
     syncs = [v["system/weight_sync_s"] for v in steady if v["system/weight_sync_s"] > 0]
+    slowest = max(steady, key=lambda v: v["system/weight_sync_s"])
+    slowest_parts = ", ".join(f"{name.removeprefix('system/weight_sync_').removesuffix('_s')} {value:.2f}"
+                              for name, value in slowest.items()
+                              if name.startswith("system/weight_sync_") and name != "system/weight_sync_s")
     return [
         (f"s per step (steps {skip + 1}-{len(steps)})", f"{step_s / len(steady):.1f}", ""),
         ("share of step time waiting for rollouts", f"{waited / step_s:.1%}",
          f"of which for groups about to expire {expiring / step_s:.1%}"),
         ("groups dropped stale / taken", f"{dropped:.0f} / {taken:.0f}", f"{dropped / taken:.1%}"),
-        ("weight sync s mean / max", f"{statistics.fmean(syncs):.2f} / {max(syncs):.2f}" if syncs else "—", ""),
+        ("weight sync s mean / max", f"{statistics.fmean(syncs):.2f} / {max(syncs):.2f}" if syncs else "—",
+         f"the slowest: {slowest_parts}" if syncs and slowest_parts else ""),
     ]
 
 
@@ -122,6 +141,7 @@ def main() -> None:
         ("reward gain", f"{last - first:+.3f}", "target ≥ +0.200: " + ("met" if last - first >= 0.2 else "MISSED")),
         ("held-out accuracy before → after", f"{before[0]:.2f} → {after[0]:.2f}", f"{HELD_OUT} problems, greedy"),
         ("held-out format rate before → after", f"{before[1]:.2f} → {after[1]:.2f}", ""),
+        *first_and_last_rows(steps),
         *pipeline_rows(steps, config.completions_per_step // config.num_generations),
     ]
     width = max(len(r[0]) for r in rows)

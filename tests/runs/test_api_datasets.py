@@ -28,10 +28,18 @@ def test_a_generator_dataset_fills_in_defaults_and_previews(owner_api):
                       generator_params={"count": 50})
     assert response.status_code == 201, response.content
     body = response.json()
-    assert body["generator_params"] == {"count": 50, "difficulty": 1, "seed": 0}
+    assert body["generator_params"] == {"count": 50, "difficulty": 1, "seed": 0, "examples": 0}
     assert body["row_count"] == 50
     assert body["columns"] == ["prompt", "answer"] and body["prompt_format"] == "text"
     assert 0 < len(body["preview"]) <= 5 and body["preview"][0]["answer"].startswith("####")
+
+
+def test_a_generator_dataset_with_worked_examples_has_chat_prompts(owner_api):
+    response = create(owner_api, name="sums", source="generator", generator="arithmetic",
+                      generator_params={"count": 10, "examples": 1})
+    body = response.json()
+    assert response.status_code == 201 and body["prompt_format"] == "chat"
+    assert [turn["role"] for turn in body["preview"][0]["prompt"]] == ["user", "assistant", "user"]
 
 
 def test_an_unknown_generator_is_refused_on_generator(owner_api):

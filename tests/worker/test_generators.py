@@ -7,6 +7,7 @@ import pytest
 from pydantic import ValidationError
 
 from worker.trainer.data.generators import GENERATORS, generate
+from worker.trainer.rewards.builtins import build_builtin
 
 PROMPT = re.compile(r"^What is (?P<expr>[\d +\-*]+)\? ")
 OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul}
@@ -60,7 +61,37 @@ def test_difficulty_one_uses_only_addition_and_subtraction():
     assert not any("*" in e for e in expressions) and any("-" in e for e in expressions)
 
 
-@pytest.mark.parametrize("params", [{"count": 0}, {"difficulty": 6}, {"seed": -1}, {"colour": "red"}])
+def test_worked_examples_come_before_the_problem_as_chat_turns():
+    plain = generate("arithmetic", {"count": 20, "seed": 4})
+    with_examples = generate("arithmetic", {"count": 20, "seed": 4, "examples": 2})
+    for row, shown in zip(plain, with_examples):
+        assert [turn["role"] for turn in shown["prompt"]] == ["user", "assistant", "user", "assistant", "user"]
+        assert shown["prompt"][-1]["content"] == row["prompt"] and shown["answer"] == row["answer"]
+
+
+def test_worked_examples_differ_from_row_to_row():
+    rows = generate("arithmetic", {"count": 20, "examples": 1})
+    assert len({row["prompt"][0]["content"] for row in rows}) > 10
+
+
+@pytest.mark.parametrize("difficulty", [1, 3, 5])
+def test_every_worked_example_is_right_and_earns_both_demo_rewards(difficulty):
+    rows = generate("arithmetic", {"count": 50, "difficulty": difficulty, "examples": 1})
+    questions = [row["prompt"][0]["content"] for row in rows]
+    answers = [row["prompt"][1]["content"] for row in rows]
+    for question, answer in zip(questions, answers):
+        assert answer.endswith(f"\n#### {evaluate(PROMPT.match(question)['expr'])}")
+    truth = [answer.splitlines()[-1] for answer in answers]
+    assert build_builtin("accuracy", {})(questions, answers, answer=truth) == [1.0] * len(rows)
+    assert build_builtin("format", {})(questions, answers) == [1.0] * len(rows)
+
+
+def test_a_shorter_count_is_a_prefix_with_worked_examples_too():
+    params = {"seed": 3, "examples": 1}
+    assert generate("arithmetic", {**params, "count": 5}) == generate("arithmetic", {**params, "count": 40})[:5]
+
+
+@pytest.mark.parametrize("params", [{"count": 0}, {"difficulty": 6}, {"seed": -1}, {"examples": 6}, {"colour": "red"}])
 def test_bad_params_are_refused(params):
     with pytest.raises(ValidationError):
         generate("arithmetic", params)

@@ -133,10 +133,11 @@ def test_a_malformed_hub_id_is_shown_next_to_it(logged_in):
 def test_a_generator_dataset_takes_its_parameters(logged_in, owner):
     response = logged_in.post("/datasets/new/", {"source": "generator", "name": "sums", "generator": "arithmetic",
                                                  "gen-arithmetic-count": "30", "gen-arithmetic-difficulty": "2",
-                                                 "gen-arithmetic-seed": "1"})
+                                                 "gen-arithmetic-seed": "1", "gen-arithmetic-examples": "1"})
     dataset = Dataset.objects.get(owner=owner)
     assert response.status_code == 302
-    assert dataset.generator_params == {"count": 30, "difficulty": 2, "seed": 1} and dataset.row_count == 30
+    assert dataset.generator_params == {"count": 30, "difficulty": 2, "seed": 1, "examples": 1}
+    assert dataset.row_count == 30 and dataset.prompt_format == "chat"
 
 
 def test_a_bad_generator_parameter_is_shown_next_to_that_parameter(logged_in):

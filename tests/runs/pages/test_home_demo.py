@@ -26,6 +26,7 @@ def test_the_demo_run_creates_its_library_and_queues_a_run(logged_in, owner, bro
     assert response.status_code == 302 and response.url == f"/runs/{run.pk}/"
     assert run.status == RunStatus.QUEUED and run.name == "Demo run 1"
     assert run.dataset.generator == "arithmetic" and run.dataset.row_count == 5000
+    assert run.dataset.generator_params["examples"] == 1 and run.dataset.prompt_format == "chat"
     assert sorted(rr.reward_function.builtin for rr in run.run_rewards.all()) == ["accuracy", "format"]
     assert run.config["model"] == DEFAULT_MODEL
     for knob, value in PRESETS["cpu-demo"].items():
