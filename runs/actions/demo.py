@@ -15,7 +15,9 @@ from runs.api.serializers.runs import RunSerializer
 from runs.models import Dataset, RewardFunction, Run, TrainingConfig
 
 DEMO_DATASET = {
-    "name": "Demo: arithmetic", "source": "generator", "generator": "arithmetic",
+    # A new name, not new parameters under the old one: a library's "Demo: arithmetic" (no
+    # examples) stays what its runs were trained and would be resumed on.
+    "name": "Demo: arithmetic, one worked example", "source": "generator", "generator": "arithmetic",
     # One worked example before each problem: without it SmolLM2-135M ends 2% of its answers the
     # way the format reward asks, and a third of the runs never found the format (bench/README.md).
     "generator_params": {"count": 5000, "difficulty": 1, "seed": 0, "examples": 1},

@@ -1,5 +1,6 @@
 """The home page: recent runs, and the one-click demo run that makes its library once and
 starts a real (queued) run on the cpu-demo preset."""
+from runs.actions.demo import DEMO_DATASET
 from runs.models import Dataset, RewardFunction, Run, RunStatus, TrainingConfig
 from tests.runs.pages.runs_page_support import broker, logged_in  # noqa: F401 (fixtures)
 from worker.trainer.config import DEFAULT_MODEL, PRESETS
@@ -36,6 +37,16 @@ def test_the_demo_run_creates_its_library_and_queues_a_run(logged_in, owner, bro
     assert sent["args"][1]["dataset"]["generator"] == "arithmetic"
 
 
+def test_an_older_demo_dataset_is_left_as_its_runs_used_it(logged_in, owner, broker,
+                                                           django_capture_on_commit_callbacks):
+    older = Dataset.objects.create(owner=owner, name="Demo: arithmetic", source="generator", generator="arithmetic",
+                                   generator_params={"count": 5000, "difficulty": 1, "seed": 0}, row_count=5000)
+    start_demo(logged_in, django_capture_on_commit_callbacks)
+    older.refresh_from_db()
+    assert older.generator_params == {"count": 5000, "difficulty": 1, "seed": 0}
+    assert Run.objects.get(owner=owner).dataset.generator_params["examples"] == 1
+
+
 def test_a_second_demo_run_reuses_the_library(logged_in, owner, broker, django_capture_on_commit_callbacks):
     start_demo(logged_in, django_capture_on_commit_callbacks)
     start_demo(logged_in, django_capture_on_commit_callbacks)
@@ -49,7 +60,7 @@ def test_each_user_gets_their_own_demo_library(client, owner, other_user, broker
     for user in (owner, other_user):
         client.force_login(user)
         start_demo(client, django_capture_on_commit_callbacks)
-    assert Dataset.objects.filter(owner=other_user, name="Demo: arithmetic").exists()
+    assert Dataset.objects.filter(owner=other_user, name=DEMO_DATASET["name"]).exists()
     assert Run.objects.get(owner=other_user).dataset.owner == other_user
 
 

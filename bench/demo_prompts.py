@@ -1,0 +1,84 @@
+"""What the untrained model's samples earn on the demo's rewards, by worked examples in the prompt.
+
+    .venv/bin/python bench/demo_prompts.py                 # 40 problems, 0, 1 and 2 examples
+    .venv/bin/python bench/demo_prompts.py --problems 100
+
+GRPO learns from groups whose rewards differ: a reward that no sample of a group earns gives it
+no signal. This samples each problem as the cpu-demo preset does (num_generations at its
+temperature) from the default model before any training, and prints, per number of worked
+examples before the problem (the arithmetic generator's `examples`): each reward's mean and the
+share of groups in which it varies.
+"""
+import argparse
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from worker.trainer.config import PRESETS, TrainingConfig  # noqa: E402
+from worker.trainer.data.generators import generate  # noqa: E402
+from worker.trainer.rewards.builtins import build_builtin  # noqa: E402
+
+
+def share_of_groups_that_vary(scores: list[float], group_size: int) -> float:
+    groups = [scores[i:i + group_size] for i in range(0, len(scores), group_size)]
+    return statistics.fmean(len(set(group)) > 1 for group in groups)
+
+
+def sample(server, prompts: list[str], config: TrainingConfig) -> list[str]:
+    """`num_generations` completions a prompt, prompt by prompt, as the rollout asks for them."""
+    import httpx
+
+    response = httpx.post(f"{server.url}/v1/completions", timeout=900, json={
+        "model": server.served_model_name, "prompt": prompts, "n": config.num_generations,
+        "max_tokens": config.max_completion_length, "temperature": config.temperature})
+    response.raise_for_status()
+    return [c["text"] for c in sorted(response.json()["choices"], key=lambda c: c["index"])]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--problems", type=int, default=40)
+    parser.add_argument("--examples", type=int, nargs="+", default=[0, 1, 2])
+    args = parser.parse_args()
+
+    from transformers import AutoTokenizer
+
+    from worker.trainer.data.loading import render_prompt
+    from worker.trainer.inference.server import VLLMServer
+    from worker.trainer.models.paths import resolve_model_path
+    from worker.trainer.models.prepare import prepare_default_model
+
+    prepare_default_model()
+    config = TrainingConfig(**PRESETS["cpu-demo"])
+    model_dir = resolve_model_path(config.model)
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    rewards = {"accuracy": build_builtin("accuracy", {}), "format": build_builtin("format", {})}
+    n = config.num_generations
+    table = []
+    log = Path(tempfile.mkdtemp(prefix="bench-demo-prompts-")) / "vllm.log"
+    with VLLMServer.for_config(model_dir, config, log_path=log) as server:
+        server.wait_until_healthy()
+        for examples in args.examples:
+            rows = generate("arithmetic", {"count": args.problems, "difficulty": 1, "seed": 4242,
+                                           "examples": examples})
+            texts = sample(server, [render_prompt(row["prompt"], tokenizer) for row in rows], config)
+            prompts = [row["prompt"] for row in rows for _ in range(n)]
+            answers = [row["answer"] for row in rows for _ in range(n)]
+            accuracy = rewards["accuracy"](prompts, texts, answer=answers)
+            formatted = rewards["format"](prompts, texts)
+            table.append((examples, statistics.fmean(accuracy), share_of_groups_that_vary(accuracy, n),
+                          statistics.fmean(formatted), share_of_groups_that_vary(formatted, n)))
+    print(f"\nbench/demo_prompts.py — {config.model}, untrained, {args.problems} problems × {n} samples "
+          f"at temperature {config.temperature}")
+    print("| worked examples | accuracy | groups where accuracy varies | format | groups where format varies |")
+    print("| --- | --- | --- | --- | --- |")
+    for examples, acc, acc_varies, fmt, fmt_varies in table:
+        print(f"| {examples} | {acc:.3f} | {acc_varies:.0%} | {fmt:.3f} | {fmt_varies:.0%} |")
+
+
+if __name__ == "__main__":
+    main()
