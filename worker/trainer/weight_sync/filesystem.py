@@ -61,6 +61,7 @@ class FilesystemWeightSync:
 
     def push(self, model, version: int) -> float:
         started = time.perf_counter()
+        self.last_reload = None  # a push that fails reports none of the one before
         target = self.write(model)
         self.last_write_s = time.perf_counter() - started
         # "keep" freezes in-flight requests and continues them on the new weights,
