@@ -18,25 +18,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.learning import completions, demo_rewards  # noqa: E402
 from worker.trainer.config import PRESETS, TrainingConfig  # noqa: E402
 from worker.trainer.data.generators import generate  # noqa: E402
-from worker.trainer.rewards.builtins import build_builtin  # noqa: E402
 
 
 def share_of_groups_that_vary(scores: list[float], group_size: int) -> float:
     groups = [scores[i:i + group_size] for i in range(0, len(scores), group_size)]
     return statistics.fmean(len(set(group)) > 1 for group in groups)
-
-
-def sample(server, prompts: list[str], config: TrainingConfig) -> list[str]:
-    """`num_generations` completions a prompt, prompt by prompt, as the rollout asks for them."""
-    import httpx
-
-    response = httpx.post(f"{server.url}/v1/completions", timeout=900, json={
-        "model": server.served_model_name, "prompt": prompts, "n": config.num_generations,
-        "max_tokens": config.max_completion_length, "temperature": config.temperature})
-    response.raise_for_status()
-    return [c["text"] for c in sorted(response.json()["choices"], key=lambda c: c["index"])]
 
 
 def main() -> None:
@@ -47,7 +36,6 @@ def main() -> None:
 
     from transformers import AutoTokenizer
 
-    from worker.trainer.data.loading import render_prompt
     from worker.trainer.inference.server import VLLMServer
     from worker.trainer.models.paths import resolve_model_path
     from worker.trainer.models.prepare import prepare_default_model
@@ -56,7 +44,6 @@ def main() -> None:
     config = TrainingConfig(**PRESETS["cpu-demo"])
     model_dir = resolve_model_path(config.model)
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    rewards = {"accuracy": build_builtin("accuracy", {}), "format": build_builtin("format", {})}
     n = config.num_generations
     table = []
     log = Path(tempfile.mkdtemp(prefix="bench-demo-prompts-")) / "vllm.log"
@@ -65,11 +52,10 @@ def main() -> None:
         for examples in args.examples:
             rows = generate("arithmetic", {"count": args.problems, "difficulty": 1, "seed": 4242,
                                            "examples": examples})
-            texts = sample(server, [render_prompt(row["prompt"], tokenizer) for row in rows], config)
-            prompts = [row["prompt"] for row in rows for _ in range(n)]
-            answers = [row["answer"] for row in rows for _ in range(n)]
-            accuracy = rewards["accuracy"](prompts, texts, answer=answers)
-            formatted = rewards["format"](prompts, texts)
+            # Sampled as the rollout samples a group: num_generations at the preset's temperature.
+            texts = completions(server, tokenizer, rows, n=n, max_tokens=config.max_completion_length,
+                                temperature=config.temperature)
+            accuracy, formatted = demo_rewards(rows, texts)
             table.append((examples, statistics.fmean(accuracy), share_of_groups_that_vary(accuracy, n),
                           statistics.fmean(formatted), share_of_groups_that_vary(formatted, n)))
     print(f"\nbench/demo_prompts.py — {config.model}, untrained, {args.problems} problems × {n} samples "

@@ -39,20 +39,33 @@ def demo_spec(output_dir: Path, server_url: str, minutes: float) -> dict:
     }
 
 
-def held_out_accuracy(server, tokenizer) -> tuple[float, float]:
-    """Greedy accuracy and format rate on problems from a seed the training data never uses."""
+def completions(server, tokenizer, rows: list[dict], **sampling) -> list[str]:
+    """The server's completions of each row's prompt through the chat template, row by row
+    (`n` a row when sampling asks for more than one)."""
     import httpx
 
     from worker.trainer.data.loading import render_prompt
 
-    rows = generate("arithmetic", {"count": HELD_OUT, "difficulty": DIFFICULTY, "seed": 987654, "examples": EXAMPLES})
     prompts = [render_prompt(row["prompt"], tokenizer) for row in rows]
-    response = httpx.post(f"{server.url}/v1/completions", timeout=600, json={
-        "model": server.served_model_name, "prompt": prompts, "max_tokens": 128, "temperature": 0})
-    texts = [c["text"] for c in sorted(response.json()["choices"], key=lambda c: c["index"])]
-    answers = [row["answer"] for row in rows]
-    accuracy = build_builtin("accuracy", {})(prompts, texts, answer=answers)
-    formatted = build_builtin("format", {})(prompts, texts)
+    response = httpx.post(f"{server.url}/v1/completions", timeout=900,
+                          json={"model": server.served_model_name, "prompt": prompts, **sampling})
+    response.raise_for_status()
+    return [c["text"] for c in sorted(response.json()["choices"], key=lambda c: c["index"])]
+
+
+def demo_rewards(rows: list[dict], texts: list[str]) -> tuple[list[float], list[float]]:
+    """The demo's accuracy and format rewards of each completion (as many a row as `texts` holds)."""
+    per_row = len(texts) // len(rows)
+    prompts = [row["prompt"] for row in rows for _ in range(per_row)]
+    answers = [row["answer"] for row in rows for _ in range(per_row)]
+    return (build_builtin("accuracy", {})(prompts, texts, answer=answers),
+            build_builtin("format", {})(prompts, texts))
+
+
+def held_out_accuracy(server, tokenizer) -> tuple[float, float]:
+    """Greedy accuracy and format rate on problems from a seed the training data never uses."""
+    rows = generate("arithmetic", {"count": HELD_OUT, "difficulty": DIFFICULTY, "seed": 987654, "examples": EXAMPLES})
+    accuracy, formatted = demo_rewards(rows, completions(server, tokenizer, rows, max_tokens=128, temperature=0))
     return statistics.fmean(accuracy), statistics.fmean(formatted)
 
 
