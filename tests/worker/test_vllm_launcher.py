@@ -12,6 +12,7 @@ import pytest
 
 from worker.trainer.config import TrainingConfig
 from worker.trainer.inference import launch as launch_module
+from worker.trainer.inference.cpu_sharing import SERVER_CPUS_VARIABLE, CpuSharingError
 from worker.trainer.inference.worker_extension import EXTENSION_CLASS
 from worker.trainer.inference.launch import PROJECT_ROOT, SERVED_MODEL_NAME, Launch, build_launch
 from worker.trainer.inference.server import ServerStartError, VLLMServer, free_port, group_members
@@ -70,6 +71,52 @@ class TestCpuLaunch:
         assert option(launch.argv, "--dtype") == served
 
 
+class TestCpuSplit:
+    def test_the_server_is_pinned_to_the_last_half_of_the_cores(self):
+        launch = build_launch("m", TrainingConfig(), port=1, device="cpu", environ={}, cpus=[0, 1, 2, 3])
+        assert launch.env["VLLM_CPU_OMP_THREADS_BIND"] == "2,3"
+        assert launch.env[SERVER_CPUS_VARIABLE] == "2,3"
+
+    def test_the_config_chooses_how_many_cores(self):
+        config = TrainingConfig(vllm_cpu_cores=1)
+        launch = build_launch("m", config, port=1, device="cpu", environ={}, cpus=[4, 5, 6, 7])
+        assert launch.env["VLLM_CPU_OMP_THREADS_BIND"] == "7"
+
+    @pytest.mark.parametrize("config, cpus", [
+        (TrainingConfig(cpu_sharing="take_turns"), [0, 1]),
+        (TrainingConfig(cpu_sharing="overlap"), [0, 1]),
+        (TrainingConfig(), [0]),  # auto on one core takes turns
+    ])
+    def test_nothing_is_pinned_unless_the_cores_are_split(self, config, cpus):
+        launch = build_launch("m", config, port=1, device="cpu", environ={}, cpus=cpus)
+        assert "VLLM_CPU_OMP_THREADS_BIND" not in launch.env and SERVER_CPUS_VARIABLE not in launch.env
+
+    def test_a_split_that_leaves_the_trainer_no_core_is_refused_by_name(self):
+        config = TrainingConfig(cpu_sharing="split_cores", vllm_cpu_cores=2)
+        with pytest.raises(CpuSharingError, match=r"vllm_cpu_cores \(2\) must leave the trainer at least one of the 2"):
+            build_launch("m", config, port=1, device="cpu", environ={}, cpus=[0, 1])
+
+    def test_the_wrapper_reads_the_variable_the_launch_sets(self, monkeypatch):
+        # A first import of the wrapper patches importlib.metadata.version: undo that after the test.
+        monkeypatch.setattr(importlib.metadata, "version", importlib.metadata.version)
+        from worker.trainer.inference import vllm_cli
+
+        assert vllm_cli.CPUS_VARIABLE == SERVER_CPUS_VARIABLE
+
+    @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cores to pin to one")
+    def test_the_wrapper_pins_its_process_and_what_it_starts(self):
+        last = max(os.sched_getaffinity(0))
+        check = ("import os, subprocess, sys\n"
+                 "from worker.trainer.inference.vllm_cli import pin_to_cpus\n"
+                 "pin_to_cpus()\n"
+                 "child = 'import os; print(sorted(os.sched_getaffinity(0)))'\n"
+                 "print(subprocess.run([sys.executable, '-c', child], capture_output=True, text=True).stdout.strip())")
+        child = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, timeout=120,
+                               cwd=PROJECT_ROOT, env={**os.environ, SERVER_CPUS_VARIABLE: str(last)})
+        assert child.returncode == 0, child.stderr[-2000:]
+        assert child.stdout.strip().splitlines()[-1] == f"[{last}]"
+
+
 class TestGpuLaunch:
     def test_gpu_memory_share_and_no_cpu_settings(self):
         config = TrainingConfig(vllm_gpu_memory_utilization=0.5)
@@ -81,6 +128,7 @@ class TestGpuLaunch:
         assert launch_module.WORKER_SPIN_VARIABLE not in launch.env  # vLLM's own busy-wait on GPUs
         assert "--weight-transfer-config" not in launch.argv
         assert "CUDA_VISIBLE_DEVICES" not in launch.env
+        assert SERVER_CPUS_VARIABLE not in launch.env  # generation and training on separate devices
 
     def test_cuda_visible_devices_is_passed_through_or_set(self):
         inherited = build_launch("m", TrainingConfig(), port=1, device="cuda", environ={"CUDA_VISIBLE_DEVICES": "3"})

@@ -15,7 +15,8 @@ from pathlib import Path
 from worker.trainer.checkpoints import TrainerState, checkpoint_size, load_trainer_state, save_checkpoint
 from worker.trainer.data.loading import load_dataset, render_prompt, reward_columns
 from worker.trainer.data.order import ConsumedFrontier, PromptOrder
-from worker.trainer.inference.time_slicing import GenerationPause, pauses_generation
+from worker.trainer.inference.cpu_sharing import CoreHandover, allowed_cpus, generation_cpus, sharing_mode
+from worker.trainer.inference.time_slicing import GenerationPause
 from worker.trainer.onednn_cache import shape_multiple_for
 from worker.trainer.process_lifetime import process_age_s
 from worker.trainer.reporting.session import ReportingSession
@@ -40,7 +41,7 @@ class Trainer:
         self.output_dir = Path(spec.output_dir)
         self.output_dir.mkdir(parents=True, exist_ok=True)
         self.report = ReportingSession(spec.ingest, f"trainer:{spec.attempt}", self.output_dir / "events")
-        self.server = self.rollout = self.weight_sync = self.reward_sandbox = self.admin = None
+        self.server = self.rollout = self.weight_sync = self.reward_sandbox = self.admin = self.handover = None
         self.dropped_stale = 0
         self.reload_noted = False
 
@@ -145,8 +146,8 @@ class Trainer:
         self.admin = VllmAdminClient(url)
         server_pause = ServerPause(self.admin)
         self.weight_sync = make_weight_sync(self.config.weight_sync_backend, url, self.output_dir, pause=server_pause)
-        pausing = pauses_generation(self.config.pause_generation_while_training, self.training_on_gpu)
-        self.generation_pause = GenerationPause(server_pause if pausing else None)
+        self.sharing = sharing_mode(self.config.cpu_sharing, self.training_on_gpu, len(allowed_cpus()))
+        self.generation_pause = GenerationPause(server_pause if self.sharing == "take_turns" else None)
 
     @property
     def training_on_gpu(self) -> bool:
@@ -157,6 +158,21 @@ class Trainer:
         import httpx
 
         return httpx.get(f"{url}/v1/models", timeout=30).json()["data"][0]["id"]
+
+    def _hand_over_cores(self) -> CoreHandover | None:
+        """split_cores: the trainer's threads while vLLM generates on its own cores, and all of
+        them while it does not (inference/cpu_sharing.py)."""
+        if self.sharing != "split_cores":
+            return None
+        import torch
+
+        cpus = allowed_cpus()
+        kept = generation_cpus(self.config, cpus, self.training_on_gpu) or []
+        threads = torch.get_num_threads()
+        beside = max(1, min(threads, len(cpus) - len(kept)))
+        self.report.log(f"CPU cores split with vLLM: it generates on core(s) {','.join(map(str, kept))}; the trainer "
+                        f"trains on {beside} thread(s) while vLLM has requests and on {threads} while it has none")
+        return CoreHandover(self.rollout.server_has_work, all_threads=threads, beside_server_threads=beside)
 
     def _start_rollouts(self) -> None:
         order = PromptOrder(len(self.dataset), self.config.seed, position=self.state.data_position)
@@ -178,7 +194,9 @@ class Trainer:
             f"reward {name!r} failed for a group, its rewards are None: {message}", level="warning"))
         self.rollout = RolloutWorker(client, PromptSource(next_prompt), scorer, self.policy,
                                      self.config.num_generations, self.config.max_inflight_tasks,
-                                     self.config.queue_maxsize, current_version=lambda: self.state.model_version)
+                                     self.config.queue_maxsize, current_version=lambda: self.state.model_version,
+                                     # One core decodes a wave of sequences faster than a trickle.
+                                     wave=self.policy.half_ahead if self.sharing == "split_cores" else 1)
         if self.spec.resume_from:
             # The server may hold older weights than the checkpoint: give it ours first.
             self.weight_sync.push(self.accelerator.unwrap_model(self.model), self.state.model_version)
@@ -189,13 +207,15 @@ class Trainer:
         from worker.trainer.step import StepContext, batch_advantages, loss_settings_of, train_step
         from worker.trainer.setup import pad_token_id, use_shared_prompts
 
+        self.handover = self._hand_over_cores()
         ctx = StepContext(self.model, self.optimizer, self.scheduler, self.accelerator, loss_settings_of(self.config),
                           self.config.num_generations, self.config.scale_rewards,
                           self.config.per_device_train_batch_size, self.config.max_grad_norm,
                           self.config.temperature, pad_token_id(self.tokenizer), self.ref_model,
                           share_prompts=use_shared_prompts(self.config.share_prompts, self.training_on_gpu),
                           shape_multiple=shape_multiple_for(self.training_on_gpu,
-                                                            self.accelerator.mixed_precision == "bf16"))
+                                                            self.accelerator.mixed_precision == "bf16"),
+                          before_micro_batch=self.handover.before_micro_batch if self.handover else None)
         last_tokens, last_time = 0, time.perf_counter()
         while self.state.step < self.config.max_steps:
             step_started = time.perf_counter()
@@ -227,6 +247,8 @@ class Trainer:
                            **{"system/generation_tokens_per_s": (generated - last_tokens) / (now - last_time),
                               "system/step_time_s": now - step_started,
                               "system/model_version": self.state.model_version})
+            if self.handover is not None:
+                metrics["system/train_seconds_beside_generation"] = self.handover.step_done()
             last_tokens, last_time = generated, now
             self._maybe_log(metrics, groups, advantages.values.tolist(), trained_version)
             if self.state.step % self.config.save_steps == 0 or self.state.step == self.config.max_steps:

@@ -35,6 +35,9 @@ def knob(default, group: str, help: str, **constraints):
     return Field(default, description=help, json_schema_extra={"group": group}, **constraints)
 
 
+LEGACY_PAUSE_SETTING = {"on": "take_turns", "off": "overlap", "auto": "auto"}
+
+
 class TrainingConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", protected_namespaces=())
 
@@ -57,6 +60,9 @@ class TrainingConfig(BaseModel):
     vllm_max_model_len: int | None = knob(None, "server", "Context length vLLM reserves; empty = prompt + completion length.", ge=16)
     vllm_gpu_memory_utilization: float = knob(0.9, "server", "Share of GPU memory vLLM may take (GPU only).", gt=0.0, le=1.0)
     vllm_kv_cache_gib: int = knob(2, "server", "KV cache size in GiB on CPU servers.", ge=1, le=512)
+    vllm_cpu_cores: int | None = knob(
+        None, "server", "CPU cores vLLM generates on when cpu_sharing splits the cores; empty = half "
+        "of them (at least one).", ge=1, le=4096)
     vllm_enforce_eager: bool = knob(True, "server", "Skip graph compilation: faster start, slower generation on GPU.")
     vllm_request_timeout_s: float = knob(120.0, "server", "Timeout of one generation request, in seconds.", gt=0.0)
     vllm_startup_timeout_s: float = knob(300.0, "server", "How long to wait for the server's /health.", gt=0.0)
@@ -96,10 +102,12 @@ class TrainingConfig(BaseModel):
     queue_maxsize: int = knob(256, "async", "Scored groups buffered between rollout and training.", ge=1, le=1_000_000)
     weight_sync_steps: int = knob(1, "async", "Push new weights to the server every this many steps.", ge=1)
     weight_sync_backend: Literal["filesystem", "nccl"] = knob("filesystem", "async", "filesystem works everywhere; nccl needs GPUs.")
-    pause_generation_while_training: Switch = knob(
-        "auto", "async", "Pause vLLM while a step trains (its requests wait and then go on). Where the two "
-        "share CPU cores, each then runs at full speed in turn instead of both slowly at once. "
-        "auto: on when training on a CPU.")
+    cpu_sharing: Literal["auto", "split_cores", "take_turns", "overlap"] = knob(
+        "auto", "async", "How vLLM and the trainer share a CPU's cores. split_cores: vLLM keeps "
+        "vllm_cpu_cores of them while it has requests and the trainer takes them back while it has "
+        "none; take_turns: vLLM is paused while a step trains; overlap: both run at once (what GPUs "
+        "do). auto: split_cores when training on a CPU with 2 cores or more, take_turns on one core, "
+        "overlap on GPUs.")
 
     # Logging and checkpoints
     logging_steps: int = knob(1, "logging", "Send metrics every this many steps.", ge=1)
@@ -107,6 +115,17 @@ class TrainingConfig(BaseModel):
     num_completions_to_log: int = knob(2, "logging", "Groups of completions sent per logging step.", ge=0, le=64)
     save_steps: int = knob(50, "logging", "Save a checkpoint every this many steps (and at the end).", ge=1)
     save_total_limit: int | None = knob(3, "logging", "Keep only the newest N checkpoints; empty keeps all.", ge=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _translate_legacy_knobs(cls, data):
+        """Configs saved before cpu_sharing said pause_generation_while_training (auto/on/off):
+        they keep working, stored configs and frozen launch specs of older runs alike."""
+        if isinstance(data, dict) and "pause_generation_while_training" in data:
+            data = dict(data)
+            legacy = data.pop("pause_generation_while_training")
+            data.setdefault("cpu_sharing", LEGACY_PAUSE_SETTING.get(legacy, legacy))
+        return data
 
     @model_validator(mode="after")
     def _check_cross_field_rules(self):

@@ -2,6 +2,7 @@
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass
+from typing import Callable
 
 import torch
 
@@ -28,6 +29,8 @@ class StepContext:
     ref_model: object = None
     share_prompts: bool = True  # pack a group's completions behind one prompt (batching.py)
     shape_multiple: int = 1     # pad rows and head positions to a multiple of this (onednn_cache.py)
+    # Called before each micro-batch: the cores split with vLLM (inference/cpu_sharing.py).
+    before_micro_batch: Callable[[], None] | None = None
 
 
 def loss_settings_of(config) -> LossSettings:
@@ -60,6 +63,8 @@ def train_step(ctx: StepContext, groups: list[Group], advantages) -> dict[str, f
     loss_total, entropy_total = 0.0, 0.0
     ctx.model.train()
     for index, batch in enumerate(batches):
+        if ctx.before_micro_batch is not None:
+            ctx.before_micro_batch()
         batch = batch.to(ctx.accelerator.device)
         last = index == len(batches) - 1
         sync = ctx.accelerator.no_sync(ctx.model) if not last else nullcontext()

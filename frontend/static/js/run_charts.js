@@ -28,6 +28,7 @@
       ["system/weight_sync_send_s", "of which the NCCL broadcast"]]) },
     { id: "step-time", title: "Where a step's time goes (s)", series: fixed([
       ["system/step_time_s", "whole step"], ["system/train_seconds", "training"],
+      ["system/train_seconds_beside_generation", "of which beside generation, on fewer cores"],
       ["async/wait_for_rollouts_s", "waiting for rollouts"],
       ["async/wait_for_expiring_s", "of which for a group about to expire"]]) },
   ];

@@ -4,6 +4,7 @@ Train, cancel mid-run from the API (a checkpoint is saved), resume from that
 checkpoint through the control plane's launch spec, and check that steps
 continue without repeats and that the weights vLLM serves changed.
 """
+import os
 import threading
 import time
 
@@ -27,7 +28,8 @@ fmt = RewardFunction.objects.create(owner=owner, name="format", kind="builtin", 
                                     params={"regex": "(?s) .*"})
 length = RewardFunction.objects.create(owner=owner, name="length", kind="builtin", builtin="length",
                                        params={"max_tokens": 4, "soft_penalty_tokens": 8})
-config = TrainingConfig(model=MODEL, num_generations=4, per_device_train_batch_size=8, max_steps=6,
+# Enough steps for a cancel to arrive before the end: the heartbeat that carries it comes every 5 s.
+config = TrainingConfig(model=MODEL, num_generations=4, per_device_train_batch_size=8, max_steps=24,
                         max_prompt_length=64, max_completion_length=12, learning_rate=5e-3, save_steps=2,
                         max_staleness=1, max_inflight_tasks=8, temperature=1.0, seed=1).model_dump()
 run = Run.objects.create(owner=owner, name="e2e", dataset=dataset, config=config)
@@ -81,13 +83,16 @@ def cancel_when_step_reached(owner: httpx.Client, run_id: int, step: int) -> thr
 def test_train_cancel_resume_on_a_real_vllm(tiny_model_dir, tmp_path):
     from worker.trainer.app import run_trainer
     from worker.trainer.config import TrainingConfig
-    from worker.trainer.inference.server import VLLMServer
+    from worker.trainer.inference.server import VLLMServer, group_members
 
     config = TrainingConfig(max_prompt_length=64, max_completion_length=12)
+    cpus = sorted(os.sched_getaffinity(0))
     (tmp_path / "cp").mkdir()
     with AsgiServer(tmp_path / "cp") as control_plane, \
             VLLMServer.for_config(str(tiny_model_dir), config, log_path=tmp_path / "vllm.log") as vllm:
         vllm.wait_until_healthy()
+        if len(cpus) >= 2:  # the default splits the cores: every server process keeps to the last
+            assert {tuple(sorted(os.sched_getaffinity(pid))) for pid in group_members(vllm.pid)} == {(cpus[-1],)}
         spec = control_plane.shell_json(f"MODEL = {str(tiny_model_dir)!r}\n" + SEED)
         run_id = spec["run_id"]
         owner = logged_in_client(control_plane, "owner", "owner-pass-123")
@@ -99,7 +104,7 @@ def test_train_cancel_resume_on_a_real_vllm(tiny_model_dir, tmp_path):
         run = owner.get(f"/api/runs/{run_id}/").json()
         assert run["status"] == "cancelled"
         stopped_at = run["current_step"]
-        assert 2 <= stopped_at < 6
+        assert 2 <= stopped_at < 24
         after = probe_logprobs(vllm.url, vllm.served_model_name)
         assert after != pytest.approx(before, abs=1e-4)  # the weight syncs reached the server
 
@@ -112,13 +117,15 @@ def test_train_cancel_resume_on_a_real_vllm(tiny_model_dir, tmp_path):
         checkpoints = owner.get(f"/api/runs/{run_id}/checkpoints/").json()
         samples = owner.get(f"/api/runs/{run_id}/samples/").json()
         staleness = owner.get(f"/api/runs/{run_id}/metrics/", params={"names": "async/staleness_max"}).json()
-    assert run["status"] == "succeeded" and run["current_step"] == 6
-    assert metrics["series"]["train/loss"]["step"] == [1, 2, 3, 4, 5, 6]  # none twice, none skipped
-    assert [c["step"] for c in checkpoints][-1] == 6
+    assert run["status"] == "succeeded" and run["current_step"] == 24
+    assert metrics["series"]["train/loss"]["step"] == list(range(1, 25))  # none twice, none skipped
+    assert [c["step"] for c in checkpoints][-1] == 24
     assert samples["count"] > 0 and samples["results"][0]["rewards"].keys() == {"format", "length"}
     assert {"rollout/reward_mean", "train/grad_norm", "system/weight_sync_s", "async/staleness_max"} <= set(metrics["names"])
     # Each sync's parts too, the server's reload as it timed it: what a slow sync is located by.
     assert {"system/weight_sync_write_s", "system/weight_sync_server_reload_s"} <= set(metrics["names"])
+    if len(cpus) >= 2:  # how much of each step trained beside generation, on fewer cores
+        assert "system/train_seconds_beside_generation" in metrics["names"]
     # Reported as the drop rule saw it: never above the bound (nothing staler is trained).
     assert max(staleness["series"]["async/staleness_max"]["value"]) <= 1  # the seed's max_staleness
     # Start-up timings arrive before the first step: where the wait before training went.

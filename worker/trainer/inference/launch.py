@@ -14,6 +14,7 @@ from typing import Literal
 
 from worker.trainer.allocator import without_preloaded_allocator
 from worker.trainer.config import TrainingConfig
+from worker.trainer.inference.cpu_sharing import SERVER_CPUS_VARIABLE, allowed_cpus, format_cpus, generation_cpus
 from worker.trainer.inference.worker_extension import EXTENSION_CLASS
 from worker.trainer.precision import served_dtype
 
@@ -67,13 +68,16 @@ class Launch:
 
 def build_launch(model: str, config: TrainingConfig, *, port: int, device: Device, host: str = "127.0.0.1",
                  gpu_ids: str | None = None, environ: Mapping[str, str] = os.environ,
-                 python: str = sys.executable, extra_args: Sequence[str] = (), dtype: str | None = None) -> Launch:
+                 python: str = sys.executable, extra_args: Sequence[str] = (), dtype: str | None = None,
+                 cpus: list[int] | None = None) -> Launch:
     """`vllm serve model` through the wrapper module, with the server settings of `config`.
 
     `model` is passed as given: resolve it first (worker.trainer.models.paths). On GPUs,
     `gpu_ids` (for example "0" or "2,3") sets CUDA_VISIBLE_DEVICES; without it the parent's
     value is passed through. `dtype` defaults to the fastest for `device` on this machine
-    (worker/trainer/precision.py); weight sync writes in the same.
+    (worker/trainer/precision.py); weight sync writes in the same. On a CPU whose cores
+    the config splits (inference/cpu_sharing.py), the server is pinned to its share of
+    `cpus` (default: the cores this process may use).
     """
     argv = [python, "-m", WRAPPER_MODULE, "serve", model,
             "--host", host, "--port", str(port),
@@ -95,6 +99,11 @@ def build_launch(model: str, config: TrainingConfig, *, port: int, device: Devic
         env["VLLM_CPU_NUM_OF_RESERVED_CPU"] = "0"  # the default keeps a core idle: 1.5x slower
         env["VLLM_CPU_KVCACHE_SPACE"] = str(config.vllm_kv_cache_gib)
         env[WORKER_SPIN_VARIABLE] = str(CPU_WORKER_SPIN_S)
+        pinned = generation_cpus(config, cpus if cpus is not None else allowed_cpus(), training_on_gpu=False)
+        if pinned:
+            # vLLM binds its OpenMP threads; the wrapper pins the rest of the process group
+            # (API server, engine loop), which took a third of a core from the trainer.
+            env["VLLM_CPU_OMP_THREADS_BIND"] = env[SERVER_CPUS_VARIABLE] = format_cpus(pinned)
     else:
         argv += ["--gpu-memory-utilization", str(config.vllm_gpu_memory_utilization)]
         if config.weight_sync_backend == "nccl":

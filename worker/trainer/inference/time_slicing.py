@@ -1,12 +1,10 @@
-"""Taking turns with the vLLM server for the machine's CPU cores.
+"""Taking turns with the vLLM server for the machine's CPU cores (cpu_sharing take_turns).
 
-On a GPU node generation and training run on different devices, and the point of the async
-design is that they overlap. On a CPU they share the same few cores, and overlapping them
-is slower than taking turns: both are many-threaded (OpenMP), and a thread that waits at a
-barrier for a sibling descheduled by the other process waits for nothing. Measured on the
-2-core machine (bench/trainer.py, SmolLM2-135M, 16 completions a step): side by side a step
-took 30-35 s and vLLM generated 50-60 tokens/s; pausing vLLM while the step trains brought
-the step to ~22 s.
+Overlapped on the same cores, the trainer and vLLM both crawl (inference/cpu_sharing.py).
+Measured on the 2-core machine (bench/trainer.py, SmolLM2-135M, 16 completions a step):
+side by side a step took 30-35 s and vLLM generated 50-60 tokens/s; pausing vLLM while the
+step trains brought the step to ~22 s. Splitting the cores, the default on 2 cores or
+more, does better still; taking turns remains for a single core.
 
 vLLM's `/pause?mode=keep` freezes requests in flight and `/resume` continues them, so the
 rollout worker notices nothing but a slower answer. The weight sync at the end of the step
@@ -14,13 +12,7 @@ shares the same hold (weight_sync/server_api.ServerPause), so the server resumes
 """
 from contextlib import contextmanager
 
-from worker.trainer.config import switched_on
 from worker.trainer.weight_sync.server_api import ServerPause
-
-
-def pauses_generation(setting: str, training_on_gpu: bool) -> bool:
-    """auto: on when training on a CPU (on GPUs generation and training overlap on separate devices)."""
-    return switched_on(setting, auto=not training_on_gpu)
 
 
 class GenerationPause:

@@ -50,9 +50,27 @@ def bound_worker_spin() -> bool:
 bound_worker_spin()
 
 
+CPUS_VARIABLE = "GRPO_VLLM_CPUS"  # cpu_sharing.SERVER_CPUS_VARIABLE (not imported: see launch.py)
+
+
+def pin_to_cpus() -> list[int] | None:
+    """Pins this process, and so every process and thread it starts, to the cores in
+    GRPO_VLLM_CPUS ("1" or "2,3"; inference/cpu_sharing.py): the cores vLLM keeps when it
+    splits a CPU with the trainer. Returns them, or None where the variable is not set."""
+    import os
+
+    value = os.environ.get(CPUS_VARIABLE)
+    if not value:
+        return None
+    cpus = [int(cpu) for cpu in value.split(",")]
+    os.sched_setaffinity(0, cpus)
+    return cpus
+
+
 def main(argv: list[str] | None = None) -> None:
     if argv is not None:
         sys.argv = ["vllm", *argv]
+    pin_to_cpus()
     from worker.trainer.process_lifetime import kill_group_when_parent_dies
 
     # Started in its own session by VLLMServer: if the trainer or worker that started it

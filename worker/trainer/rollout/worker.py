@@ -4,8 +4,10 @@ It submits prompts while the staleness budget allows, scores each finished
 group (in a thread pool, so scoring never blocks generation) and puts it on a
 queue the training loop reads, oldest policy version first. It knows the
 versions of the groups still in flight, so that the training loop can wait for
-one that would otherwise expire (rollout/gathering.py). A dead server stops the
-worker with an error the trainer reports; it never leaves the trainer waiting forever.
+one that would otherwise expire (rollout/gathering.py), and whether the server has
+work, so that a trainer splitting the CPU's cores with it knows when it may take them
+all (inference/core_split.py). A dead server stops the worker with an error the trainer
+reports; it never leaves the trainer waiting forever.
 """
 import asyncio
 import threading
@@ -30,9 +32,10 @@ class PromptSource:
 class RolloutWorker:
     def __init__(self, client: CompletionsClient, prompts: PromptSource, scorer: Scorer,
                  policy: StalenessPolicy, num_generations: int, max_inflight: int, queue_maxsize: int,
-                 current_version: Callable[[], int]):
+                 current_version: Callable[[], int], wave: int = 1):
         self.client, self.prompts, self.scorer, self.policy = client, prompts, scorer, policy
         self.num_generations, self.max_inflight = num_generations, max_inflight
+        self.wave = wave  # groups submitted at once at the least (rollout/staleness.py)
         self.current_version = current_version
         self.groups = OldestFirstQueue()
         self.queue_maxsize = queue_maxsize  # enforced by the submit budget
@@ -42,6 +45,7 @@ class RolloutWorker:
         # of the trainer than the queue can hold.
         self._in_flight_versions: Counter[int] = Counter()
         self._versions_lock = threading.Lock()
+        self._sampling = 0  # groups whose requests are with the server (not yet scoring)
         self.generated_tokens = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._main, name="rollout", daemon=True)
@@ -87,6 +91,15 @@ class RolloutWorker:
         with self._versions_lock:
             return sorted(version for version, count in self._in_flight_versions.items() if count)
 
+    def server_has_work(self) -> bool:
+        """Whether vLLM is generating, or is about to: groups freed by the training loop are
+        submitted within one poll of the background thread, and the trainer must not take
+        the server's cores in between."""
+        with self._versions_lock:
+            if self._sampling:
+                return True
+        return self._budget() > 0
+
     def stop(self) -> None:
         self._stop.set()
         self._thread.join(timeout=30)
@@ -107,11 +120,7 @@ class RolloutWorker:
         tasks: set[asyncio.Task] = set()
         try:
             while not self._stop.is_set():
-                held, in_flight = self.groups.held, self.in_flight
-                budget = self.policy.submit_budget(
-                    ahead=in_flight + held, max_inflight=self.max_inflight,
-                    in_flight=in_flight, queue_room=self.queue_maxsize - held - in_flight)
-                for _ in range(budget):
+                for _ in range(self._budget()):
                     version = self.current_version()
                     with self._versions_lock:
                         self._in_flight_versions[version] += 1
@@ -122,6 +131,11 @@ class RolloutWorker:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
             await self.client.close()
+
+    def _budget(self) -> int:
+        held, in_flight = self.groups.held, self.in_flight
+        return self.policy.submit_budget(ahead=in_flight + held, max_inflight=self.max_inflight, in_flight=in_flight,
+                                         queue_room=self.queue_maxsize - held - in_flight, wave=self.wave)
 
     async def _wait_for_room(self, tasks) -> None:
         """Sleeps until a group finishes (or briefly), then collects finished tasks and raises their failures."""
@@ -138,7 +152,13 @@ class RolloutWorker:
     async def _one_group(self, version: int, index: int, text: str, prompt_ids: list[int], columns: dict) -> None:
         scored = None
         try:
-            completions = await self.client.sample(prompt_ids, self.num_generations)
+            with self._versions_lock:
+                self._sampling += 1
+            try:
+                completions = await self.client.sample(prompt_ids, self.num_generations)
+            finally:
+                with self._versions_lock:
+                    self._sampling -= 1
             self.generated_tokens += sum(len(c.token_ids) for c in completions)
             group = Group(prompt_index=index, prompt_text=text, prompt_ids=prompt_ids, columns=columns,
                           completions=completions, model_version=version)

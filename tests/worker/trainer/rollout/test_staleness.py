@@ -1,4 +1,6 @@
 """Staleness accounting: how far ahead rollouts may run, and which groups are too old."""
+import pytest
+
 from worker.trainer.rollout.staleness import StalenessPolicy
 
 
@@ -35,3 +37,28 @@ def test_group_older_than_max_staleness_is_stale():
 def test_zero_staleness_is_fully_on_policy():
     policy = StalenessPolicy(max_staleness=0, groups_per_step=1)
     assert not policy.is_stale(4, 4) and policy.is_stale(3, 4)
+
+
+def test_a_wave_is_held_back_until_it_can_go_whole():
+    policy = StalenessPolicy(max_staleness=4, groups_per_step=2)
+    assert policy.half_ahead == 4
+    assert policy.submit_budget(ahead=6, max_inflight=100, in_flight=0, queue_room=100, wave=4) == 0
+    assert policy.submit_budget(ahead=4, max_inflight=100, in_flight=0, queue_room=100, wave=4) == 4
+    assert policy.submit_budget(ahead=6, max_inflight=100, in_flight=0, queue_room=100) == 2  # no waves
+
+
+def test_a_wave_is_never_waited_for_while_the_trainer_lacks_a_step():
+    policy = StalenessPolicy(max_staleness=1, groups_per_step=4)  # useful bound 4, waves of 2
+    # 3 groups ahead, 1 may be submitted: less than a wave, but the step needs a fourth.
+    assert policy.submit_budget(ahead=3, max_inflight=100, in_flight=0, queue_room=100, wave=2) == 1
+
+
+@pytest.mark.parametrize("max_staleness", [0, 1, 2, 4])
+@pytest.mark.parametrize("groups_per_step", [1, 2, 3, 4])
+@pytest.mark.parametrize("max_inflight", [1, 2, 16])
+def test_waves_never_leave_the_trainer_short_with_nothing_in_flight(max_staleness, groups_per_step, max_inflight):
+    policy = StalenessPolicy(max_staleness=max_staleness, groups_per_step=groups_per_step)
+    for held in range(groups_per_step):  # the trainer holds fewer than a step and waits
+        budget = policy.submit_budget(ahead=held, max_inflight=max_inflight, in_flight=0,
+                                      queue_room=100, wave=policy.half_ahead)
+        assert budget >= 1

@@ -135,3 +135,42 @@ def test_a_discarded_group_frees_its_slot_at_once():
     time.sleep(0.3)
     worker.stop()
     assert client.calls == 3
+
+
+def test_a_wave_is_submitted_whole_once_half_the_staleness_budget_is_free():
+    client = FakeClient(delay_s=0.01)
+    worker = make_worker(client, max_staleness=4, groups_per_step=1)  # useful bound 4, waves of 2
+    worker.wave = worker.policy.half_ahead
+    worker.start()
+    wait_until(lambda: worker.queue_depth == 4)
+    assert worker.take(timeout_s=1) is not None
+    worker.free_taken_slots()  # one place free: less than a wave, and 3 groups still ahead
+    time.sleep(0.3)
+    assert client.calls == 4 and not worker.server_has_work()
+    assert worker.take(timeout_s=1) is not None
+    worker.free_taken_slots()
+    wait_until(lambda: client.calls == 6)
+    worker.stop()
+
+
+def test_the_server_has_work_from_the_moment_places_are_freed():
+    client = FakeClient(delay_s=0.5)
+    worker = make_worker(client, max_staleness=0, groups_per_step=1)
+    worker.start()
+    wait_until(lambda: worker.queue_depth == 1)
+    assert not worker.server_has_work()
+    assert worker.take(timeout_s=1) is not None
+    worker.free_taken_slots()
+    assert worker.server_has_work()  # before the background thread has submitted anything
+    wait_until(lambda: client.concurrent == 1)
+    assert worker.server_has_work()  # while the server generates
+    wait_until(lambda: worker.queue_depth == 1)
+    assert not worker.server_has_work()
+    worker.stop()
+
+
+def wait_until(condition, timeout_s=5.0):
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "condition not reached in time"
+        time.sleep(0.01)
