@@ -12,7 +12,7 @@ groups can usefully be ahead of the trainer (queued or in flight); anything
 beyond would be dropped on arrival. Submission is throttled to that bound, but
 never below one step's worth, or s = 0 would never generate at all.
 
-Where vLLM has a CPU core of its own (inference/core_split.py), it generates in waves:
+Where vLLM has a CPU core of its own (inference/cpu_sharing.py), it generates in waves:
 a refill is held back until half of that bound is free, because one core decodes 32
 sequences at once far faster per token than a trickle of 16 (300 against 235 tokens/s,
 bench/README.md). A wave is never waited for while the trainer lacks a step's groups.

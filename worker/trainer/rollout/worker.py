@@ -6,7 +6,7 @@ queue the training loop reads, oldest policy version first. It knows the
 versions of the groups still in flight, so that the training loop can wait for
 one that would otherwise expire (rollout/gathering.py), and whether the server has
 work, so that a trainer splitting the CPU's cores with it knows when it may take them
-all (inference/core_split.py). A dead server stops the worker with an error the trainer
+all (inference/cpu_sharing.py). A dead server stops the worker with an error the trainer
 reports; it never leaves the trainer waiting forever.
 """
 import asyncio
