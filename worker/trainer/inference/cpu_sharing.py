@@ -97,9 +97,14 @@ class CoreHandover:
         self._since, seconds, self._beside_s = None, self._beside_s, 0.0
         return seconds
 
+    @property
+    def _on_fewer_threads(self) -> bool:
+        return self._threads == self.beside_server_threads and self.beside_server_threads < self.all_threads
+
     def _account(self) -> None:
+        """Adds the time since the last call to the step's time beside generation, if it was."""
         now = self._clock()
-        if self._since is not None and self._threads == self.beside_server_threads < self.all_threads:
+        if self._since is not None and self._on_fewer_threads:
             self._beside_s += now - self._since
         self._since = now
 
