@@ -62,13 +62,13 @@ def child(steps: int, shape_multiple: int) -> dict:
     from worker.trainer.step import StepContext, batch_advantages, loss_settings_of, train_step
 
     config = TrainingConfig(**{**PRESETS["cpu-demo"], "model": "default"})
-    model, tokenizer = setup.load_policy(str(prepare_default_model().path), gradient_checkpointing=False)
-    accelerator = setup.make_accelerator(config)
-    optimizer = setup.make_optimizer(model, config)
-    model, optimizer, scheduler = accelerator.prepare(model, optimizer, setup.make_scheduler(optimizer, config))
-    ctx = StepContext(model, optimizer, scheduler, accelerator, loss_settings_of(config), GENERATIONS,
-                      config.scale_rewards, config.per_device_train_batch_size, config.max_grad_norm,
-                      config.temperature, setup.pad_token_id(tokenizer), shape_multiple=shape_multiple)
+    parts = setup.build_training_parts(str(prepare_default_model().path), "default", config)
+    ctx = StepContext(model=parts.model, optimizer=parts.optimizer, scheduler=parts.scheduler,
+                      accelerator=parts.accelerator, loss_settings=loss_settings_of(config),
+                      num_generations=GENERATIONS, scale_rewards=config.scale_rewards,
+                      micro_batch_size=config.per_device_train_batch_size, max_grad_norm=config.max_grad_norm,
+                      temperature=config.temperature, pad_id=setup.pad_token_id(parts.tokenizer),
+                      shape_multiple=shape_multiple)
     rng = random.Random(0)
     seconds, peaks = [], []
     for step in range(steps):

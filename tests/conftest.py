@@ -4,16 +4,19 @@ Tests run on the embedded defaults (SQLite, in-memory channel layer, filesystem
 broker) unless DATABASE_URL / REDIS_URL / CELERY_BROKER_URL point at real
 services, which is how `make test` runs the suite a second time in CI.
 """
+from unittest import mock
+
 import pytest
 from django.contrib.auth import get_user_model
-from rest_framework.test import APIClient
 
 from runs.models import Dataset, RewardFunction, Run, RunReward, TrainingConfig
 from worker.trainer.config import TrainingConfig as ConfigSchema
 
+from tests.support.api_clients import api_client_for
+
 pytest_plugins = ["tests.support.browser"]
 
-TRAINER_TESTS = ("tests/worker/trainer/", "tests/worker/test_vllm_launcher.py", "tests/worker/test_model_prep.py")
+TRAINER_TESTS = ("tests/worker/trainer/",)
 
 
 def pytest_collection_modifyitems(config, items):
@@ -44,11 +47,16 @@ def staff_user(db):
     return get_user_model().objects.create_user("staff", password="staff-pass-123", is_staff=True)
 
 
-def api_client_for(user=None) -> APIClient:
-    client = APIClient()
-    if user is not None:
-        client.force_authenticate(user)
+@pytest.fixture
+def logged_in(client, owner):
+    client.force_login(owner)
     return client
+
+
+@pytest.fixture
+def broker():
+    with mock.patch("controlplane.celery.app.send_task") as send:
+        yield send
 
 
 @pytest.fixture

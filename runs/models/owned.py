@@ -1,6 +1,7 @@
 """Ownership: every user-facing object has an owner, and this is the one place that says who sees what."""
 from django.conf import settings
 from django.db import models
+from django.shortcuts import get_object_or_404
 
 
 class OwnedQuerySet(models.QuerySet):
@@ -15,6 +16,10 @@ class OwnedQuerySet(models.QuerySet):
         if user.is_staff:
             return self
         return self.filter(owner=user)
+
+    def visible_or_404(self, user, pk):
+        """The object `pk` if `user` may see it; a 404 otherwise (also for someone else's)."""
+        return get_object_or_404(self.visible_to(user), pk=pk)
 
 
 class OwnedModel(models.Model):

@@ -4,7 +4,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from runs.models import Run, RunReward, Sample
-from tests.runs.compare.conftest import add_points
+from tests.support.telemetry import add_points
 from worker.trainer.config import TrainingConfig as ConfigSchema
 
 CHANGELIST = "/admin/runs/run/"

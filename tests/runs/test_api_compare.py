@@ -5,7 +5,7 @@ import datetime
 import pytest
 
 from runs.models import Run, RunReward, Sample
-from tests.runs.compare.conftest import T0, add_points
+from tests.support.telemetry import T0, add_points
 from worker.trainer.config import TrainingConfig as ConfigSchema
 
 

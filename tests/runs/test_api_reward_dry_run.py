@@ -7,7 +7,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 
 from runs.models import Dataset, RewardFunction, Sample
-from tests.runs.reward_authors import grant_reward_authoring
+from tests.support.reward_authors import grant_reward_authoring
 
 GSM8K = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "gsm8k" / "test.jsonl"
 MENTIONS_ANSWER = '''

@@ -3,7 +3,7 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from runs.models import RewardFunction
-from tests.runs.reward_authors import grant_reward_authoring
+from tests.support.reward_authors import grant_reward_authoring
 
 CODE = "def reward(prompts, completions, **columns):\n    return [1.0] * len(completions)\n"
 
@@ -55,7 +55,7 @@ def test_the_reward_authors_group_grants_it(owner, owner_api):
 
 
 def test_superusers_have_it(db):
-    from tests.conftest import api_client_for
+    from tests.support.api_clients import api_client_for
 
     admin = get_user_model().objects.create_superuser("root", password="root-pass-123")
     response = api_client_for(admin).post("/api/reward-functions/", {"name": "c", "kind": "code", "source": CODE},

@@ -2,7 +2,7 @@
 import pytest
 
 from runs.models import RewardFunction
-from tests.runs.reward_authors import grant_reward_authoring
+from tests.support.reward_authors import grant_reward_authoring
 
 
 @pytest.fixture(autouse=True)

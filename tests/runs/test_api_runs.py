@@ -14,12 +14,6 @@ def second_reward(owner):
                                          params={"min_tokens": 0, "max_tokens": 64, "soft_penalty_tokens": 16})
 
 
-@pytest.fixture
-def broker():
-    with mock.patch("controlplane.celery.app.send_task") as send:
-        yield send
-
-
 def run_body(dataset, rewards, **extra):
     return {"name": "trial", "dataset": dataset.pk,
             "rewards": [{"reward_function": r.pk, "weight": w} for r, w in rewards], **extra}

@@ -10,13 +10,9 @@ from django.utils import timezone
 
 from runs.models import Checkpoint, Dataset, RewardFunction, Run, RunReward, RunStatus, TrainingConfig
 
+pytestmark = pytest.mark.usefixtures("broker")  # nothing here reaches a real broker
+
 MODELS = (Dataset, RewardFunction, TrainingConfig, Run, RunReward, Checkpoint)
-
-
-@pytest.fixture(autouse=True)
-def broker():
-    with mock.patch("controlplane.celery.app.send_task") as send:
-        yield send
 
 
 @pytest.fixture

@@ -4,12 +4,6 @@ import pytest
 from runs.models import Run
 
 
-@pytest.fixture
-def logged_in(client, owner):
-    client.force_login(owner)
-    return client
-
-
 def test_the_login_page_renders(client, db):
     response = client.get("/login/")
     assert response.status_code == 200

@@ -13,7 +13,8 @@ import httpx
 import pytest
 import redis
 
-from tests.support.asgi_server import ROOT, SEED_RUN, AsgiServer
+from tests.support.asgi_server import SEED_RUN, AsgiServer
+from tests.support.celery_worker import start_worker, stop_worker
 
 REDIS_BROKER = os.environ.get("TEST_REDIS_BROKER_URL", "redis://127.0.0.1:6379/4")
 SEED_TOKEN = SEED_RUN.replace(
@@ -34,24 +35,6 @@ def redis_available() -> bool:
 
 needs_redis = pytest.mark.skipif(not redis_available() and os.environ.get("CI") != "true",
                                  reason=f"no Redis at {REDIS_BROKER}")
-
-
-def start_worker(server: AsgiServer, queues: str) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "worker.celery_app", "worker", "-Q", queues,
-         "--concurrency", "1", "--loglevel", "INFO", "--without-mingle", "--without-gossip"],
-        cwd=ROOT, env=server.env, stdout=(server.log_path.parent / "worker.log").open("w"),
-        stderr=subprocess.STDOUT, start_new_session=True,
-    )
-
-
-def stop_worker(worker: subprocess.Popen) -> None:
-    os.killpg(worker.pid, signal.SIGTERM)
-    try:
-        worker.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        os.killpg(worker.pid, signal.SIGKILL)
-        worker.wait()
 
 
 def start_run_through_api(server: AsgiServer, pool: str) -> tuple[httpx.Client, int]:

@@ -10,8 +10,9 @@ from collections import Counter
 import pytest
 
 from tests.support.asgi_server import AsgiServer, logged_in_client
-from tests.worker.test_execute_run_e2e import SEED, processes_mentioning, vllm_engine_processes
-from tests.worker.test_queueing import start_worker, stop_worker
+from tests.support.celery_worker import start_worker, stop_worker
+from tests.support.processes import processes_mentioning, vllm_engine_processes
+from tests.support.seeds import SEED_E2E_RUN
 
 pytestmark = pytest.mark.slow
 MAX_STEPS = 6
@@ -24,7 +25,7 @@ class LiveRun:
         (tmp_path / "cp").mkdir()
         self.model = str(tiny_model_dir)
         self.server = AsgiServer(tmp_path / "cp", env={"RUN_HEARTBEAT_TIMEOUT_S": str(heartbeat_timeout_s)}).start()
-        seed = SEED.replace("max_steps=3", f"max_steps={MAX_STEPS}").replace("save_steps=2", "save_steps=1")
+        seed = SEED_E2E_RUN.replace("max_steps=3", f"max_steps={MAX_STEPS}").replace("save_steps=2", "save_steps=1")
         self.run_id = self.server.shell_json(f"MODEL = {self.model!r}\n" + seed)["run_id"]
         self.worker = None
         self.login()

@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from tests.worker.test_reporter import StubControlPlane
+from tests.support.stub_control_plane import StubControlPlane
 from worker import tasks
 from worker.settings import WorkerSettings, WorkerSettingsError
 from worker.supervisor import RunSupervisor

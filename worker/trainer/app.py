@@ -11,6 +11,7 @@ import logging
 import math
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from worker.trainer.checkpoints import TrainerState, checkpoint_size, load_trainer_state, save_checkpoint
 from worker.trainer.data.loading import load_dataset, render_prompt, reward_columns
@@ -32,6 +33,15 @@ from worker.trainer.spec import LaunchSpec
 from worker.trainer.weight_sync import make_weight_sync
 from worker.trainer.weight_sync.server_api import ServerPause, VllmAdminClient
 
+if TYPE_CHECKING:
+    from datasets import Dataset
+
+    from worker.trainer.inference.server import VLLMServer
+    from worker.trainer.rollout.scoring import RewardFunction
+    from worker.trainer.setup import TrainingParts
+    from worker.trainer.step import StepContext
+    from worker.trainer.weight_sync import WeightSync
+
 log = logging.getLogger("worker.trainer")
 
 
@@ -41,7 +51,22 @@ class Trainer:
         self.output_dir = Path(spec.output_dir)
         self.output_dir.mkdir(parents=True, exist_ok=True)
         self.report = ReportingSession(spec.ingest, f"trainer:{spec.attempt}", self.output_dir / "events")
-        self.server = self.rollout = self.weight_sync = self.reward_sandbox = self.admin = self.handover = None
+        self.state = TrainerState(step=0, model_version=0, data_position=0)
+        # Set up by _prepare in this order, stopped by _shutdown; None until then.
+        self.reward_sandbox: SandboxPool | None = None
+        self.rewards: list[RewardFunction] = []
+        self.dataset: Dataset | None = None
+        self.own_server: VLLMServer | None = None  # None when the supervisor started the server
+        self.parts: TrainingParts | None = None
+        self.server_url, self.served_name = "", ""
+        self.server_admin: VllmAdminClient | None = None
+        self.weight_sync: WeightSync | None = None
+        self.cpu_sharing = "overlap"  # how vLLM and the trainer share the CPU (inference/cpu_sharing.py)
+        self.generation_pause = GenerationPause(None)
+        self.staleness: StalenessPolicy | None = None
+        self.frontier = ConsumedFrontier(0)
+        self.rollout: RolloutWorker | None = None
+        self.core_handover: CoreHandover | None = None
         self.dropped_stale = 0
         self.reload_noted = False
 
@@ -64,7 +89,7 @@ class Trainer:
         return outcome
 
     def _shutdown(self) -> None:
-        for part in (self.rollout, self.reward_sandbox, self.weight_sync, self.admin, self.server):
+        for part in (self.rollout, self.reward_sandbox, self.weight_sync, self.server_admin, self.own_server):
             if part is not None:
                 try:
                     part.stop() if hasattr(part, "stop") else part.close()
@@ -101,18 +126,12 @@ class Trainer:
 
     def _load_policy(self, model_source: str) -> None:
         """Model, tokenizer, optimizer and schedule; a checkpoint's state when resuming."""
-        from worker.trainer import setup
+        from worker.trainer.setup import build_training_parts
 
-        model, self.tokenizer = setup.load_policy(model_source, self.config.gradient_checkpointing)
-        self.accelerator = setup.make_accelerator(self.config)
-        optimizer = setup.make_optimizer(model, self.config)
-        scheduler = setup.make_scheduler(optimizer, self.config)
-        self.model, self.optimizer, self.scheduler = self.accelerator.prepare(model, optimizer, scheduler)
-        self.state = TrainerState(step=0, model_version=0, data_position=0)
+        self.parts = build_training_parts(model_source, self.spec.model, self.config)
         if self.spec.resume_from:
-            self.state = load_trainer_state(Path(self.spec.resume_from), self.optimizer, self.scheduler)
+            self.state = load_trainer_state(Path(self.spec.resume_from), self.parts.optimizer, self.parts.scheduler)
             self.report.log(f"resumed from {self.spec.resume_from} at step {self.state.step}")
-        self.ref_model = setup.load_reference(self.spec.model) if self.config.beta > 0 else None
 
     def _report_setup(self, **seconds: float) -> None:
         """Where the time before the first step went, as metrics at the starting step: the
@@ -125,16 +144,18 @@ class Trainer:
             from worker.trainer.inference.server import VLLMServer
             from worker.trainer.models.paths import resolve_model_path
 
-            self.server = VLLMServer.for_config(resolve_model_path(model_source), self.config,
-                                                log_path=self.output_dir / "logs" / f"vllm-{self.spec.attempt}.log")
-            self.server.start()
+            self.own_server = VLLMServer.for_config(
+                resolve_model_path(model_source), self.config,
+                log_path=self.output_dir / "logs" / f"vllm-{self.spec.attempt}.log")
+            self.own_server.start()
 
     def _join_server(self) -> None:
         """Waits for the server (ours or the supervisor's) to answer, then connects to it."""
-        if self.server is not None:
-            self.server.wait_until_healthy()
-            self.report.log(f"vLLM ready {self.server.seconds_since_start:.1f} s after it started, at {self.server.url}")
-            url, name = self.server.url, self.server.served_model_name
+        if self.own_server is not None:
+            server = self.own_server
+            server.wait_until_healthy()
+            self.report.log(f"vLLM ready {server.seconds_since_start:.1f} s after it started, at {server.url}")
+            url, name = server.url, server.served_model_name
         else:
             from worker.trainer.inference.readiness import wait_for_health
 
@@ -143,15 +164,11 @@ class Trainer:
         self.server_url, self.served_name = url, name or self._served_name(url)
         # One hold on the server's generation for the time slicing of a step and the weight
         # sync inside it, so that the server resumes once (weight_sync/server_api.py).
-        self.admin = VllmAdminClient(url)
-        server_pause = ServerPause(self.admin)
+        self.server_admin = VllmAdminClient(url)
+        server_pause = ServerPause(self.server_admin)
         self.weight_sync = make_weight_sync(self.config.weight_sync_backend, url, self.output_dir, pause=server_pause)
-        self.sharing = sharing_mode(self.config.cpu_sharing, self.training_on_gpu, len(allowed_cpus()))
-        self.generation_pause = GenerationPause(server_pause if self.sharing == "take_turns" else None)
-
-    @property
-    def training_on_gpu(self) -> bool:
-        return self.accelerator.device.type == "cuda"
+        self.cpu_sharing = sharing_mode(self.config.cpu_sharing, self.parts.on_gpu, len(allowed_cpus()))
+        self.generation_pause = GenerationPause(server_pause if self.cpu_sharing == "take_turns" else None)
 
     @staticmethod
     def _served_name(url: str) -> str:
@@ -162,12 +179,12 @@ class Trainer:
     def _hand_over_cores(self) -> CoreHandover | None:
         """split_cores: the trainer's threads while vLLM generates on its own cores, and all of
         them while it does not (inference/cpu_sharing.py)."""
-        if self.sharing != "split_cores":
+        if self.cpu_sharing != "split_cores":
             return None
         import torch
 
         cpus = allowed_cpus()
-        kept = generation_cpus(self.config, cpus, self.training_on_gpu) or []
+        kept = generation_cpus(self.config, cpus, self.parts.on_gpu) or []
         threads = torch.get_num_threads()
         beside = max(1, min(threads, len(cpus) - len(kept)))
         self.report.log(f"CPU cores split with vLLM: it generates on core(s) {','.join(map(str, kept))}; the trainer "
@@ -177,45 +194,52 @@ class Trainer:
     def _start_rollouts(self) -> None:
         order = PromptOrder(len(self.dataset), self.config.seed, position=self.state.data_position)
         self.frontier = ConsumedFrontier(self.state.data_position)
-        prompt_column = self.spec.dataset.prompt_column
+        prompt_column, tokenizer = self.spec.dataset.prompt_column, self.parts.tokenizer
 
         def next_prompt():
             position = order.position
             row = self.dataset[order.next()]
-            text = render_prompt(row[prompt_column], self.tokenizer)
-            ids = self.tokenizer(text, add_special_tokens=False).input_ids[-self.config.max_prompt_length:]
+            text = render_prompt(row[prompt_column], tokenizer)
+            ids = tokenizer(text, add_special_tokens=False).input_ids[-self.config.max_prompt_length:]
             return position, text, ids, reward_columns(row, prompt_column)
 
         groups_per_step = self.config.completions_per_step // self.config.num_generations
-        self.policy = StalenessPolicy(self.config.max_staleness, groups_per_step, self.config.weight_sync_steps)
+        self.staleness = StalenessPolicy(self.config.max_staleness, groups_per_step, self.config.weight_sync_steps)
         client = CompletionsClient(self.server_url, self.served_name, sampling_params(self.config),
                                    timeout_s=self.config.vllm_request_timeout_s)
         scorer = Scorer(self.rewards, on_error=lambda name, message: self.report.log(
             f"reward {name!r} failed for a group, its rewards are None: {message}", level="warning"))
-        self.rollout = RolloutWorker(client, PromptSource(next_prompt), scorer, self.policy,
+        self.rollout = RolloutWorker(client, PromptSource(next_prompt), scorer, self.staleness,
                                      self.config.num_generations, self.config.max_inflight_tasks,
                                      self.config.queue_maxsize, current_version=lambda: self.state.model_version,
                                      # One core decodes a wave of sequences faster than a trickle.
-                                     wave=self.policy.half_ahead if self.sharing == "split_cores" else 1)
+                                     wave=self.staleness.half_ahead if self.cpu_sharing == "split_cores" else 1)
         if self.spec.resume_from:
             # The server may hold older weights than the checkpoint: give it ours first.
-            self.weight_sync.push(self.accelerator.unwrap_model(self.model), self.state.model_version)
+            self.weight_sync.push(self.parts.unwrapped_model(), self.state.model_version)
         self.rollout.start()
 
     # --- the loop ----------------------------------------------------------------
-    def _train(self) -> str:
-        from worker.trainer.step import StepContext, batch_advantages, loss_settings_of, train_step
+    def _step_context(self) -> "StepContext":
         from worker.trainer.setup import pad_token_id, use_shared_prompts
+        from worker.trainer.step import StepContext, loss_settings_of
 
-        self.handover = self._hand_over_cores()
-        ctx = StepContext(self.model, self.optimizer, self.scheduler, self.accelerator, loss_settings_of(self.config),
-                          self.config.num_generations, self.config.scale_rewards,
-                          self.config.per_device_train_batch_size, self.config.max_grad_norm,
-                          self.config.temperature, pad_token_id(self.tokenizer), self.ref_model,
-                          share_prompts=use_shared_prompts(self.config.share_prompts, self.training_on_gpu),
-                          shape_multiple=shape_multiple_for(self.training_on_gpu,
-                                                            self.accelerator.mixed_precision == "bf16"),
-                          before_micro_batch=self.handover.before_micro_batch if self.handover else None)
+        parts, config = self.parts, self.config
+        return StepContext(
+            model=parts.model, optimizer=parts.optimizer, scheduler=parts.scheduler, accelerator=parts.accelerator,
+            ref_model=parts.ref_model, loss_settings=loss_settings_of(config),
+            num_generations=config.num_generations, scale_rewards=config.scale_rewards,
+            micro_batch_size=config.per_device_train_batch_size, max_grad_norm=config.max_grad_norm,
+            temperature=config.temperature, pad_id=pad_token_id(parts.tokenizer),
+            share_prompts=use_shared_prompts(config.share_prompts, parts.on_gpu),
+            shape_multiple=shape_multiple_for(parts.on_gpu, parts.accelerator.mixed_precision == "bf16"),
+            before_micro_batch=self.core_handover.before_micro_batch if self.core_handover else None)
+
+    def _train(self) -> str:
+        from worker.trainer.step import batch_advantages, train_step
+
+        self.core_handover = self._hand_over_cores()
+        ctx = self._step_context()
         last_tokens, last_time = 0, time.perf_counter()
         while self.state.step < self.config.max_steps:
             step_started = time.perf_counter()
@@ -247,8 +271,8 @@ class Trainer:
                            **{"system/generation_tokens_per_s": (generated - last_tokens) / (now - last_time),
                               "system/step_time_s": now - step_started,
                               "system/model_version": self.state.model_version})
-            if self.handover is not None:
-                metrics["system/train_seconds_beside_generation"] = self.handover.step_done()
+            if self.core_handover is not None:
+                metrics["system/train_seconds_beside_generation"] = self.core_handover.step_done()
             last_tokens, last_time = generated, now
             self._maybe_log(metrics, groups, advantages.values.tolist(), trained_version)
             if self.state.step % self.config.save_steps == 0 or self.state.step == self.config.max_steps:
@@ -260,7 +284,7 @@ class Trainer:
         """One step's groups (rollout/gathering.py); stale ones are counted and their prompts used up."""
         version = self.state.model_version
         syncs = (self.state.step + 1) % self.config.weight_sync_steps == 0
-        got = gather(self.rollout, self.policy, self.policy.groups_per_step, version,
+        got = gather(self.rollout, self.staleness, self.staleness.groups_per_step, version,
                      next_version=version + 1 if syncs else version,
                      cancelled=self.report.cancel_requested.is_set)
         self.dropped_stale += len(got.dropped)
@@ -280,7 +304,7 @@ class Trainer:
         if self.state.step % self.config.weight_sync_steps:
             return {"system/weight_sync_s": 0.0}
         self.state.model_version += 1
-        seconds = self.weight_sync.push(self.accelerator.unwrap_model(self.model), self.state.model_version)
+        seconds = self.weight_sync.push(self.parts.unwrapped_model(), self.state.model_version)
         self._note_how_the_server_reloads()
         parts = {f"system/weight_sync_{name}_s": part for name, part in self.weight_sync.last_push_parts().items()}
         return {"system/weight_sync_s": seconds, **parts}
@@ -307,8 +331,9 @@ class Trainer:
 
     def _save(self) -> None:
         self.state.data_position = self.frontier.frontier
-        path = save_checkpoint(self.output_dir, self.state, self.accelerator.unwrap_model(self.model), self.tokenizer,
-                               self.optimizer, self.scheduler, keep_last=self.config.save_total_limit)
+        parts = self.parts
+        path = save_checkpoint(self.output_dir, self.state, parts.unwrapped_model(), parts.tokenizer,
+                               parts.optimizer, parts.scheduler, keep_last=self.config.save_total_limit)
         self.report.checkpoint(self.state.step, str(path), checkpoint_size(path), self.state.model_version)
 
 

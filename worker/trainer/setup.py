@@ -1,9 +1,49 @@
 """Building what a training run needs from its config: precision, model, optimizer, schedule."""
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
 import torch
 
 from worker.trainer.config import switched_on
 from worker.trainer.models.paths import resolve_model_path
 from worker.trainer.precision import bf16_is_fast
+
+if TYPE_CHECKING:
+    from accelerate import Accelerator
+    from transformers import PreTrainedTokenizerBase
+
+
+@dataclass(kw_only=True)
+class TrainingParts:
+    """The policy being trained (prepared by accelerate), its tokenizer, what updates it, and the
+    frozen reference model for the KL term (None when beta is 0)."""
+    model: torch.nn.Module
+    tokenizer: "PreTrainedTokenizerBase"
+    optimizer: torch.optim.Optimizer
+    scheduler: torch.optim.lr_scheduler.LRScheduler
+    accelerator: "Accelerator"
+    ref_model: torch.nn.Module | None
+
+    @property
+    def on_gpu(self) -> bool:
+        return self.accelerator.device.type == "cuda"
+
+    def unwrapped_model(self) -> torch.nn.Module:
+        """The model without accelerate's wrappers: what is saved and pushed to vLLM."""
+        return self.accelerator.unwrap_model(self.model)
+
+
+def build_training_parts(model_source: str, reference_source: str, config) -> TrainingParts:
+    """The policy from `model_source` (the base model, or a checkpoint to resume from) and, with
+    beta > 0, the reference from `reference_source` (always the base model)."""
+    model, tokenizer = load_policy(model_source, config.gradient_checkpointing)
+    accelerator = make_accelerator(config)
+    optimizer = make_optimizer(model, config)
+    scheduler = make_scheduler(optimizer, config)
+    model, optimizer, scheduler = accelerator.prepare(model, optimizer, scheduler)
+    return TrainingParts(model=model, tokenizer=tokenizer, optimizer=optimizer, scheduler=scheduler,
+                         accelerator=accelerator,
+                         ref_model=load_reference(reference_source) if config.beta > 0 else None)
 
 
 def use_bf16(setting: str) -> bool:

@@ -2,7 +2,7 @@
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import torch
 
@@ -12,13 +12,17 @@ from worker.trainer.batching import micro_batches, rows_of
 from worker.trainer.policy import completion_logprobs
 from worker.trainer.rollout.groups import Group
 
+if TYPE_CHECKING:
+    from accelerate import Accelerator
 
-@dataclass
+
+@dataclass(kw_only=True)
 class StepContext:
-    model: object
-    optimizer: object
-    scheduler: object
-    accelerator: object
+    """What one optimizer step needs: the parts that train and the config's step settings."""
+    model: torch.nn.Module
+    optimizer: torch.optim.Optimizer
+    scheduler: torch.optim.lr_scheduler.LRScheduler
+    accelerator: "Accelerator"
     loss_settings: LossSettings
     num_generations: int
     scale_rewards: str
@@ -26,7 +30,7 @@ class StepContext:
     max_grad_norm: float
     temperature: float
     pad_id: int
-    ref_model: object = None
+    ref_model: torch.nn.Module | None = None  # for the KL term (beta > 0)
     share_prompts: bool = True  # pack a group's completions behind one prompt (batching.py)
     shape_multiple: int = 1     # pad rows and head positions to a multiple of this (onednn_cache.py)
     # Called before each micro-batch: the cores split with vLLM (inference/cpu_sharing.py).
@@ -94,7 +98,7 @@ def train_step(ctx: StepContext, groups: list[Group], advantages) -> dict[str, f
     }
 
 
-def _normalizer(ctx, step_tokens):
+def _normalizer(ctx: StepContext, step_tokens: int) -> float | None:
     return float(step_tokens) if ctx.loss_settings.loss_type == "dapo" else None
 
 
@@ -108,7 +112,7 @@ def _accumulate(sums: dict, diagnostics: dict, weight: float) -> None:
             sums[name] = sums.get(name, 0.0) + value * weight
 
 
-def _clip(ctx) -> float:
+def _clip(ctx: StepContext) -> float:
     if ctx.max_grad_norm and ctx.max_grad_norm > 0:
         return float(ctx.accelerator.clip_grad_norm_(ctx.model.parameters(), ctx.max_grad_norm))
     norms = [p.grad.detach().norm() for p in ctx.model.parameters() if p.grad is not None]

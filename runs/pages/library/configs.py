@@ -7,7 +7,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db import IntegrityError
 from django.db.models import Count
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import path, reverse
 from django.views.decorators.http import require_http_methods
 
@@ -27,10 +27,6 @@ def _visible(request):
     return TrainingConfig.objects.visible_to(request.user)
 
 
-def _owned_config(request, pk: int) -> TrainingConfig:
-    return get_object_or_404(_visible(request), pk=pk)
-
-
 @login_required
 def config_list(request):
     configs = list(_visible(request).select_related("owner").annotate(run_count=Count("runs")))
@@ -41,7 +37,7 @@ def config_list(request):
 
 @login_required
 def config_detail(request, pk: int):
-    config = _owned_config(request, pk)
+    config = TrainingConfig.objects.visible_or_404(request.user, pk)
     return render(request, "library/configs/detail.html", {
         "config": config, "groups": config_field_groups(config.values), "run_count": config.runs.count(),
     })
@@ -100,7 +96,7 @@ def config_new(request):
 @require_http_methods(["GET"])
 def config_clone(request, pk: int):
     """The new-config form filled with a copy; nothing is stored until it is saved."""
-    source = _owned_config(request, pk)
+    source = TrainingConfig.objects.visible_or_404(request.user, pk)
     form = {"name": f"{source.name} (copy)", "description": source.description, "action": reverse("page-config-new")}
     return _render_form(request, heading=f"Clone “{source.name}”", form=form,
                         values=_starting_values(request, source.values))
@@ -120,7 +116,7 @@ def _save_from_post(request, config, heading: str):
 @login_required
 @require_http_methods(["GET", "POST"])
 def config_edit(request, pk: int):
-    config = _owned_config(request, pk)
+    config = TrainingConfig.objects.visible_or_404(request.user, pk)
     heading = f"Edit “{config.name}”"
     if request.method == "POST":
         return _save_from_post(request, config, heading)
@@ -131,7 +127,7 @@ def config_edit(request, pk: int):
 @login_required
 @require_http_methods(["GET", "POST"])
 def config_delete(request, pk: int):
-    config = _owned_config(request, pk)
+    config = TrainingConfig.objects.visible_or_404(request.user, pk)
     if request.method == "POST":
         name = config.name
         config.delete()  # runs keep their own copy of the settings (config_template is SET_NULL)

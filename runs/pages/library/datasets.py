@@ -12,7 +12,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db import IntegrityError
 from django.db.models import Count, ProtectedError
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import path
 from django.views.decorators.http import require_http_methods
 from pydantic import ValidationError
@@ -36,10 +36,6 @@ RUNS_NAMED = 5
 
 def _visible(request):
     return Dataset.objects.visible_to(request.user)
-
-
-def _owned_dataset(request, pk: int) -> Dataset:
-    return get_object_or_404(_visible(request), pk=pk)
 
 
 @login_required
@@ -195,7 +191,7 @@ def _runs_using(request, dataset: Dataset) -> dict:
 
 @login_required
 def dataset_detail(request, pk: int):
-    dataset = _owned_dataset(request, pk)
+    dataset = Dataset.objects.visible_or_404(request.user, pk)
     return render(request, "library/datasets/detail.html", {
         "dataset": dataset, "preview": preview_table(dataset), "runs_using": _runs_using(request, dataset),
         "file_name": dataset.file.name.rsplit("/", 1)[-1] if dataset.file else "",
@@ -205,7 +201,7 @@ def dataset_detail(request, pk: int):
 @login_required
 @require_http_methods(["GET", "POST"])
 def dataset_delete(request, pk: int):
-    dataset = _owned_dataset(request, pk)
+    dataset = Dataset.objects.visible_or_404(request.user, pk)
     runs_using = _runs_using(request, dataset)
     if request.method == "POST" and not runs_using["count"]:
         try:

@@ -4,7 +4,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db.models import ProtectedError
 from django.http import JsonResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import path, reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -118,7 +118,7 @@ def reward_new_code(request):
 @login_required
 @require_http_methods(["GET", "POST"])
 def reward_edit(request, pk: int):
-    reward = get_object_or_404(_visible(request), pk=pk)
+    reward = RewardFunction.objects.visible_or_404(request.user, pk)
     stored = {"name": reward.name, "description": reward.description, "builtin": reward.builtin,
               "params": reward.params, "source": reward.source}
     if reward.kind == RewardFunction.Kind.CODE:
@@ -141,7 +141,7 @@ def reward_edit(request, pk: int):
 @login_required
 @require_POST
 def reward_delete(request, pk: int):
-    reward = get_object_or_404(_visible(request), pk=pk)
+    reward = RewardFunction.objects.visible_or_404(request.user, pk)
     try:
         reward.delete()
     except ProtectedError as exc:

@@ -3,7 +3,7 @@ inline), a model and a worker pool, then start. Validated by the API's RunSerial
 and started in one transaction, so a refused start leaves nothing behind."""
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import path
 from pydantic import ValidationError as SchemaError
 
@@ -64,7 +64,7 @@ def _render(request, entered: Entered, errors: PlacedErrors | None = None, statu
 def _initial(request) -> Entered:
     source = request.GET.get("from", "")
     if source.isdigit():
-        return entered_from_run(get_object_or_404(Run.objects.visible_to(request.user), pk=int(source)))
+        return entered_from_run(Run.objects.visible_or_404(request.user, int(source)))
     entered = Entered()
     for key in ("dataset", "config_template"):  # ?dataset=3 from a dataset's page, for example
         if request.GET.get(key, "").isdigit():

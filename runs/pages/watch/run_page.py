@@ -2,7 +2,7 @@
 (status, frozen config, the steps that have samples, the log tail, checkpoints); the page's
 scripts fetch the metric series over REST, then follow the run's websocket."""
 from django.contrib.auth.decorators import login_required
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 from django.urls import path, reverse
 
 from runs import metrics_query
@@ -21,9 +21,8 @@ CANCELLABLE = {RunStatus.CREATED, RunStatus.QUEUED, RunStatus.STARTING, RunStatu
 
 
 def visible_run(request, pk: int) -> Run:
-    runs = Run.objects.visible_to(request.user)
-    mark_lost_runs(runs.filter(pk=pk))  # "on read", like the API's detail
-    return get_object_or_404(runs.select_related("dataset", "owner", "config_template"), pk=pk)
+    mark_lost_runs(Run.objects.visible_to(request.user).filter(pk=pk))  # "on read", like the API's detail
+    return Run.objects.select_related("dataset", "owner", "config_template").visible_or_404(request.user, pk)
 
 
 def checkpoint_rows(run) -> list[dict]:

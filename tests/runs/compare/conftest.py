@@ -1,13 +1,9 @@
-"""Runs with metric points for the comparison tests: `make_run(name, config=...)`,
-`add_points(run, name, steps, value)`."""
-import datetime
-
+"""Runs for the comparison tests: `make_run(name, **knobs)`; their metric points come from
+tests.support.telemetry.add_points."""
 import pytest
 
-from runs.models import MetricPoint, Run, RunReward
+from runs.models import Run, RunReward
 from worker.trainer.config import TrainingConfig as ConfigSchema
-
-T0 = datetime.datetime(2025, 1, 1, tzinfo=datetime.timezone.utc)
 
 
 @pytest.fixture
@@ -19,10 +15,3 @@ def make_run(owner, dataset, reward):
         return made
 
     return make
-
-
-def add_points(run, name, steps, value=float, seconds_per_step=10.0):
-    MetricPoint.objects.bulk_create(
-        [MetricPoint(run=run, name=name, step=s, value=value(s),
-                     time=T0 + datetime.timedelta(seconds=s * seconds_per_step)) for s in steps],
-        batch_size=5000)

@@ -7,7 +7,7 @@ import pytest
 from runs.compare import fetch
 from runs.compare.fetch import step_bounds
 from runs.compare.series import compare_series
-from tests.runs.compare.conftest import T0, add_points
+from tests.support.telemetry import T0, add_points
 
 
 def test_runs_with_different_step_counts_share_x_values_and_the_shorter_one_ends_early(make_run):

@@ -9,12 +9,6 @@ from runs.pages.config_form import (
 from worker.trainer.config import PRESETS, TrainingConfig as ConfigSchema, field_groups
 
 
-@pytest.fixture
-def logged_in(client, owner):
-    client.force_login(owner)
-    return client
-
-
 def form_data(values: dict | None = None, name: str = "mine", **extra) -> dict:
     """What the browser posts for a form showing `values` (defaults elsewhere): every knob as
     text, checkboxes only when ticked, each marked as shown."""

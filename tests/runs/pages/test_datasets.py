@@ -21,12 +21,6 @@ def media_root(settings, tmp_path):
     return settings.MEDIA_ROOT
 
 
-@pytest.fixture
-def logged_in(client, owner):
-    client.force_login(owner)
-    return client
-
-
 def jsonl(rows) -> bytes:
     return "".join(json.dumps(row) + "\n" for row in rows).encode()
 

@@ -2,7 +2,6 @@
 starts a real (queued) run on the cpu-demo preset."""
 from runs.actions.demo import DEMO_DATASET
 from runs.models import Dataset, RewardFunction, Run, RunStatus, TrainingConfig
-from tests.runs.pages.runs_page_support import broker, logged_in  # noqa: F401 (fixtures)
 from worker.trainer.config import DEFAULT_MODEL, PRESETS
 
 

@@ -3,7 +3,7 @@ import pytest
 from django.test import Client
 
 from runs.models import RewardFunction
-from tests.runs.reward_authors import grant_reward_authoring
+from tests.support.reward_authors import grant_reward_authoring
 
 CODE = "def reward(prompts, completions, **columns):\n    return [1.0] * len(completions)\n"
 

@@ -6,9 +6,7 @@ import re
 import pytest
 
 from runs.models import Run, RunStatus
-from tests.runs.pages.runs_page_support import (  # noqa: F401 (fixtures)
-    add_checkpoint, add_log, add_metrics, add_sample, broker, logged_in,
-)
+from tests.support.telemetry import add_checkpoint, add_log, add_metrics, add_sample
 
 
 def page_data(response) -> dict:

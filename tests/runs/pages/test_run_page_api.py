@@ -5,7 +5,7 @@ import tarfile
 
 import pytest
 
-from tests.runs.pages.runs_page_support import add_checkpoint, add_sample
+from tests.support.telemetry import add_checkpoint, add_sample
 
 
 @pytest.fixture

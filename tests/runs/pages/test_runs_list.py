@@ -1,6 +1,6 @@
 """The runs list (/runs/): what it shows, its filters, access, and the compare form."""
 from runs.models import Run, RunStatus
-from tests.runs.pages.runs_page_support import add_metrics, logged_in  # noqa: F401 (a fixture)
+from tests.support.telemetry import add_metrics
 
 
 def test_the_list_shows_status_progress_and_last_reward(logged_in, run):

@@ -3,7 +3,6 @@ every kind of mistake comes back inline with nothing stored."""
 import pytest
 
 from runs.models import Run, RunStatus, TrainingConfig
-from tests.runs.pages.runs_page_support import broker, logged_in  # noqa: F401 (fixtures)
 from worker.trainer.config import DEFAULT_MODEL, TrainingConfig as ConfigSchema
 
 

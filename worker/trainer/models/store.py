@@ -16,10 +16,6 @@ def is_prepared(path: Path) -> bool:
     return (path / MARKER).is_file()
 
 
-def read_marker(path: Path) -> dict:
-    return json.loads((path / MARKER).read_text())
-
-
 @contextmanager
 def publish_atomically(target: Path, marker: dict):
     """Yield an empty staging directory; on success mark it and rename it to `target`.

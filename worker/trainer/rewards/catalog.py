@@ -47,4 +47,3 @@ BUILTINS: dict[str, type[_Params]] = {
     "length": LengthParams,
     "repetition": RepetitionParams,
 }
-BuiltinName = Literal["accuracy", "exact_match", "format", "length", "repetition"]

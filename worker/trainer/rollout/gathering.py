@@ -40,12 +40,12 @@ class Gathered:
     waited_for_expiring_s: float = 0.0                  # of which for a group about to expire
 
 
-def gather(rollouts: Rollouts, policy: StalenessPolicy, count: int, version: int, next_version: int,
+def gather(rollouts: Rollouts, staleness: StalenessPolicy, count: int, version: int, next_version: int,
            cancelled: Callable[[], bool] = lambda: False, poll_s: float = 1.0) -> Gathered:
     """`count` fresh groups for a step trained at `version` whose weight sync makes it `next_version`."""
     got = Gathered(groups=[])
     while True:
-        expiring = _expiring_in_flight(rollouts, policy, version, next_version)
+        expiring = _expiring_in_flight(rollouts, staleness, version, next_version)
         full = len(got.groups) >= count
         if full and expiring is None:
             return got
@@ -61,7 +61,7 @@ def gather(rollouts: Rollouts, policy: StalenessPolicy, count: int, version: int
         got.waited_for_expiring_s += waited if full else 0.0
         if group is None:
             continue
-        if policy.is_stale(group.model_version, version):
+        if staleness.is_stale(group.model_version, version):
             rollouts.discard(group)
             got.dropped.append(group)
             continue
@@ -71,8 +71,8 @@ def gather(rollouts: Rollouts, policy: StalenessPolicy, count: int, version: int
             rollouts.put_back(got.groups.pop())
 
 
-def _expiring_in_flight(rollouts: Rollouts, policy: StalenessPolicy, version: int, next_version: int) -> int | None:
+def _expiring_in_flight(rollouts: Rollouts, staleness: StalenessPolicy, version: int, next_version: int) -> int | None:
     """The newest version in flight that is fresh now and stale after this step's sync, if any."""
     expiring = [v for v in rollouts.in_flight_versions()
-                if not policy.is_stale(v, version) and policy.is_stale(v, next_version)]
+                if not staleness.is_stale(v, version) and staleness.is_stale(v, next_version)]
     return max(expiring, default=None)

@@ -31,9 +31,9 @@ class PromptSource:
 
 class RolloutWorker:
     def __init__(self, client: CompletionsClient, prompts: PromptSource, scorer: Scorer,
-                 policy: StalenessPolicy, num_generations: int, max_inflight: int, queue_maxsize: int,
+                 staleness: StalenessPolicy, num_generations: int, max_inflight: int, queue_maxsize: int,
                  current_version: Callable[[], int], wave: int = 1):
-        self.client, self.prompts, self.scorer, self.policy = client, prompts, scorer, policy
+        self.client, self.prompts, self.scorer, self.staleness = client, prompts, scorer, staleness
         self.num_generations, self.max_inflight = num_generations, max_inflight
         self.wave = wave  # groups submitted at once at the least (rollout/staleness.py)
         self.current_version = current_version
@@ -134,7 +134,7 @@ class RolloutWorker:
 
     def _budget(self) -> int:
         held, in_flight = self.groups.held, self.in_flight
-        return self.policy.submit_budget(ahead=in_flight + held, max_inflight=self.max_inflight, in_flight=in_flight,
+        return self.staleness.submit_budget(ahead=in_flight + held, max_inflight=self.max_inflight, in_flight=in_flight,
                                          queue_room=self.queue_maxsize - held - in_flight, wave=self.wave)
 
     async def _wait_for_room(self, tasks) -> None:

@@ -29,10 +29,14 @@ def test_the_server_resumes_when_the_step_fails():
     assert calls[-1] == ("/resume", {})
 
 
-def test_without_a_client_nothing_is_asked_of_the_server():
+def test_without_a_client_nothing_is_asked_of_the_server(monkeypatch):
+    sent = []
+    monkeypatch.setattr(httpx.Client, "send", lambda client, request, **kwargs: sent.append(request))
     pause = GenerationPause(None)
+    trained = []
     with pause.while_training():
-        pass
+        trained.append("step")
+    assert trained == ["step"] and sent == [] and not pause.pausing
 
 
 def test_nested_holds_pause_and_resume_the_server_once():

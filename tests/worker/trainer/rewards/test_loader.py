@@ -1,7 +1,7 @@
 """Runs with code rewards: the loader builds them on the sandbox, the scorer isolates their failures."""
 import pytest
 
-from tests.worker.trainer.rewards.sandbox.conftest import TEST_LIMITS
+from tests.support.sandbox import TEST_LIMITS
 from worker.trainer.rewards.loader import RewardSetupError, load_rewards, needs_sandbox
 from worker.trainer.rewards.sandbox import SandboxPool
 from worker.trainer.rollout.groups import Completion, Group

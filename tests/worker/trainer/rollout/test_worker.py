@@ -140,7 +140,7 @@ def test_a_discarded_group_frees_its_slot_at_once():
 def test_a_wave_is_submitted_whole_once_half_the_staleness_budget_is_free():
     client = FakeClient(delay_s=0.01)
     worker = make_worker(client, max_staleness=4, groups_per_step=1)  # useful bound 4, waves of 2
-    worker.wave = worker.policy.half_ahead
+    worker.wave = worker.staleness.half_ahead
     worker.start()
     wait_until(lambda: worker.queue_depth == 4)
     assert worker.take(timeout_s=1) is not None

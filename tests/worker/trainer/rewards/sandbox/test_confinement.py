@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.worker.trainer.rewards.sandbox.conftest import call, reward_source
+from tests.support.sandbox import call, reward_source
 from worker.trainer.rewards.sandbox import SandboxError
 
 

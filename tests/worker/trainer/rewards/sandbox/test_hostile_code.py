@@ -3,7 +3,7 @@ import os
 
 import pytest
 
-from tests.worker.trainer.rewards.sandbox.conftest import call, reward_source
+from tests.support.sandbox import call, reward_source
 from worker.trainer.rewards.sandbox import SandboxError
 
 WORKS = reward_source("return [float(len(c)) for c in completions]")

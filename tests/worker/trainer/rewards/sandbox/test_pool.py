@@ -3,7 +3,7 @@ import threading
 
 import pytest
 
-from tests.worker.trainer.rewards.sandbox.conftest import TEST_LIMITS, call, reward_source
+from tests.support.sandbox import TEST_LIMITS, call, reward_source
 from worker.trainer.rewards.sandbox import SandboxError, SandboxLimits, SandboxPool
 
 COUNTER = reward_source("global calls\ncalls += 1\nreturn [float(calls), float(os.getpid())]",

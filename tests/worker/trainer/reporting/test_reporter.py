@@ -1,55 +1,12 @@
 """The reporter: ordered batches, kept on disk while the control plane is away, nothing lost or doubled."""
 import json
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from tests.support.asgi_server import SEED_RUN, AsgiServer, logged_in_client
+from tests.support.stub_control_plane import StubControlPlane
 from worker.trainer.reporting.client import IngestClient
 from worker.trainer.reporting.reporter import Reporter
-
-
-class StubControlPlane:
-    """A local HTTP server that records batches, and can be told to fail or refuse."""
-
-    def __init__(self):
-        self.received: list[int] = []
-        self.mode = "ok"  # ok | down (503) | refuse (400)
-        self.cancel = False
-        self.status = "running"
-        stub = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                if stub.mode == "down":
-                    return self._reply(503, {"detail": "restarting"})
-                if stub.mode == "refuse":
-                    return self._reply(400, {"detail": "nothing was stored"})
-                stub.received += [event["seq"] for event in body["events"]]
-                self._reply(200, {"stored": len(body["events"]), "duplicates": 0, "status": stub.status,
-                                  "cancel_requested": stub.cancel})
-
-            def _reply(self, code, payload):
-                data = json.dumps(payload).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_port}/api/runs/1/events/"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
 
 
 @pytest.fixture
@@ -133,32 +90,6 @@ def test_the_reply_reaches_the_trainer(stub, tmp_path):
     reporter.emit({"type": "heartbeat"})
     reporter.close()
     assert replies and replies[-1].cancel_requested
-
-
-def test_nothing_lost_or_doubled_when_the_real_control_plane_restarts(tmp_path):
-    (tmp_path / "cp").mkdir()
-    server = AsgiServer(tmp_path / "cp").start()
-    try:
-        seed = server.shell_json(SEED_RUN)
-        client = IngestClient(f"{server.url}/api/runs/{seed['run_id']}/events/", seed["token"], source="trainer:1",
-                              retries=0, backoff_s=0)
-        reporter = Reporter(client, tmp_path / "outbox", flush_interval_s=0.05, max_batch=20, max_backoff_s=0.5).start()
-        for step in range(50):
-            reporter.emit({"type": "metrics", "step": step, "values": {"train/loss": step / 10}})
-        assert reporter.flush()
-        server.stop()
-        for step in range(50, 120):
-            reporter.emit({"type": "metrics", "step": step, "values": {"train/loss": step / 10}})
-        time.sleep(1)
-        server.start()
-        assert reporter.close(timeout_s=60)
-        owner = logged_in_client(server, "owner", "owner-pass-123")
-        stored = owner.get(f"/api/runs/{seed['run_id']}/metrics/").json()["series"]["train/loss"]
-    finally:
-        server.stop()
-    local = [json.loads(line) for line in (tmp_path / "outbox" / "events-trainer-1.jsonl").read_text().splitlines()]
-    assert stored["step"] == [event["step"] for event in local] == list(range(120))
-
 
 
 def test_offline_reporter_keeps_events_locally(tmp_path):

@@ -1,27 +1,11 @@
-"""Shared by the runs-area page tests (test_runs_*, test_run_page*, test_home*): a logged-in
-Django client, a broker stand-in that records what would be sent to workers, and helpers
-that store telemetry the way the ingest does."""
-from datetime import datetime, timezone
-from unittest import mock
-
-import pytest
+"""Storing a run's telemetry (metric points, samples, log lines, checkpoints) straight into the
+database, the way the ingest would, for tests of what reads it."""
+import datetime
 
 from runs.models import Checkpoint, LogLine, MetricPoint, Sample
 
-NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
-
-
-@pytest.fixture
-def logged_in(client, owner):
-    client.force_login(owner)
-    return client
-
-
-@pytest.fixture
-def broker():
-    """Records the messages a start sends to the worker pools instead of sending them."""
-    with mock.patch("controlplane.celery.app.send_task") as send:
-        yield send
+NOW = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
+T0 = datetime.datetime(2025, 1, 1, tzinfo=datetime.timezone.utc)
 
 
 def add_metrics(run, step: int, **values) -> None:
@@ -41,3 +25,10 @@ def add_log(run, message: str, level: str = "info") -> LogLine:
 
 def add_checkpoint(run, step: int, path: str) -> Checkpoint:
     return Checkpoint.objects.create(run=run, step=step, path=path, size_bytes=10, model_version=step, created_at=NOW)
+
+
+def add_points(run, name, steps, value=float, seconds_per_step=10.0):
+    MetricPoint.objects.bulk_create(
+        [MetricPoint(run=run, name=name, step=s, value=value(s),
+                     time=T0 + datetime.timedelta(seconds=s * seconds_per_step)) for s in steps],
+        batch_size=5000)

@@ -1,0 +1,33 @@
+"""Finding the processes a run left behind, by their command line and environment."""
+import os
+from pathlib import Path
+
+
+def processes_mentioning(text: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if text in (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"):
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return [pid for pid in found if pid != os.getpid()]
+
+
+def vllm_engine_processes(data_dir) -> set[int]:
+    """vLLM's engine core and workers started for the control plane at `data_dir`. They rename
+    themselves (VLLM::EngineCore), so their command lines name no model; left behind, they are
+    reparented to init. Their environment still names the control plane's folder (setproctitle
+    blanks its first entries, DATA_DIR among them, but DATABASE_URL survives), which tells them
+    apart from other vLLM servers on the machine."""
+    wanted = str(data_dir).encode()
+    found = set()
+    for pid in processes_mentioning("VLLM::"):
+        try:
+            if (Path(f"/proc/{pid}/cmdline").read_bytes().startswith(b"VLLM::")
+                    and wanted in Path(f"/proc/{pid}/environ").read_bytes()):
+                found.add(pid)
+        except OSError:
+            continue  # gone meanwhile
+    return found

@@ -1,0 +1,45 @@
+"""A stand-in for the control plane's ingest endpoint, for tests of what reports to it."""
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+class StubControlPlane:
+    """A local HTTP server that records batches, and can be told to fail or refuse."""
+
+    def __init__(self):
+        self.received: list[int] = []
+        self.mode = "ok"  # ok | down (503) | refuse (400)
+        self.cancel = False
+        self.status = "running"
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                if stub.mode == "down":
+                    return self._reply(503, {"detail": "restarting"})
+                if stub.mode == "refuse":
+                    return self._reply(400, {"detail": "nothing was stored"})
+                stub.received += [event["seq"] for event in body["events"]]
+                self._reply(200, {"stored": len(body["events"]), "duplicates": 0, "status": stub.status,
+                                  "cancel_requested": stub.cancel})
+
+            def _reply(self, code, payload):
+                data = json.dumps(payload).encode()
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_port}/api/runs/1/events/"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
