@@ -96,6 +96,13 @@ def packing_mask(segments: torch.Tensor) -> torch.Tensor:
     return (allowed | padding_self).unsqueeze(1)
 
 
+def within_window(mask: torch.Tensor, positions: torch.Tensor, window: int) -> torch.Tensor:
+    """A packing mask narrowed to sliding-window attention: a query sees keys fewer than
+    `window` positions back, counted in each completion's own positions (not packed indices)."""
+    distance = positions.unsqueeze(2) - positions.unsqueeze(1)  # [B, L, L] query minus key
+    return mask & (distance < window).unsqueeze(1)
+
+
 def collate(packs: list[PackedRow], pad_id: int, shape_multiple: int = 1) -> MicroBatch:
     """`shape_multiple` > 1 right-pads the rows to a multiple of it (and the policy pads the
     positions it feeds to the vocabulary projection likewise), so that micro-batches repeat a

@@ -136,6 +136,10 @@ class TrainingConfig(BaseModel):
         return self
 
     def _cross_field_problems(self):
+        from worker.trainer.models.families import local_model_problem
+
+        if problem := local_model_problem(self.model):
+            yield "model", problem
         batch = self.per_device_train_batch_size * self.gradient_accumulation_steps
         if batch % self.num_generations:
             yield "per_device_train_batch_size", (

@@ -4,24 +4,28 @@ The vocabulary projection is the most expensive layer of a small model (for
 SmolLM2-135M, 28M of its 135M parameters). Running the decoder on every
 position but the projection only on positions that predict a completion token
 skips it for the whole prompt and the padding. Batches may pack several completions
-behind one prompt (worker/trainer/batching.py).
+behind one prompt (worker/trainer/batching.py). What a family's forward does to the logits
+after the head (soft-capping, scaling) is applied here too (models/families.py).
 """
 import torch
 
-from worker.trainer.batching import MicroBatch
+from worker.trainer.batching import MicroBatch, within_window
+from worker.trainer.models.families import LogitTransform, logit_transform_of
 
 
 def completion_logprobs(model, batch: MicroBatch, temperature: float, with_entropy: bool = False):
     """[S, T] log-probs of each completion's tokens (0 past its end), and the mean entropy if asked."""
     decoder, head = model.get_decoder(), model.get_output_embeddings()
-    hidden = decoder(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
+    hidden = decoder(input_ids=batch.input_ids, attention_mask=attention_mask_for(model.config, batch),
                      position_ids=batch.position_ids).last_hidden_state
     where = batch.mask.bool()
     # The positions that predict completion tokens (a packed prompt's last one several times).
     predicting = batch.sources[where]
     count = predicting.numel()
     predicting = padded_to_multiple(predicting, batch.shape_multiple)
-    logits = _tempered_logits(head, hidden.reshape(-1, hidden.shape[-1])[predicting], temperature)[:count]  # [N, V]
+    transform = logit_transform_of(model.config)
+    logits = _tempered_logits(head, hidden.reshape(-1, hidden.shape[-1])[predicting], temperature,
+                              transform)[:count]  # [N, V]
     # One log-softmax serves the log-probs, their gradient and the entropy.
     logp_all = torch.log_softmax(logits, dim=-1)
     token_logp = logp_all.gather(1, batch.targets[where].unsqueeze(1)).squeeze(1)
@@ -34,6 +38,20 @@ def completion_logprobs(model, batch: MicroBatch, temperature: float, with_entro
     return full, entropy
 
 
+def attention_mask_for(config, batch: MicroBatch):
+    """The batch's mask as the model takes it. A packed batch brings its own [B, 1, L, L] mask,
+    which transformers then uses as it is, so sliding-window attention (Mistral, Gemma-2/3,
+    Cohere-2) must be put into it here: one mask for all layers, or one per layer type."""
+    window = getattr(config, "sliding_window", None)
+    if batch.attention_mask.dim() != 4 or not window:
+        return batch.attention_mask
+    windowed = within_window(batch.attention_mask, batch.position_ids, window)
+    layer_types = set(getattr(config, "layer_types", None) or [])
+    if not layer_types:
+        return windowed  # every layer slides
+    return {"full_attention": batch.attention_mask, "sliding_attention": windowed}
+
+
 def padded_to_multiple(positions: torch.Tensor, multiple: int) -> torch.Tensor:
     """`positions` with its first one repeated up to a multiple of `multiple`: the head then
     sees a few row counts instead of one per micro-batch; the extra rows are sliced off
@@ -44,10 +62,10 @@ def padded_to_multiple(positions: torch.Tensor, multiple: int) -> torch.Tensor:
     return torch.cat([positions, positions[:1].expand(extra)])
 
 
-def _tempered_logits(head, hidden, temperature: float):
-    """head(hidden) / temperature in float32. Without a bias the head is linear, so the hidden
-    states are divided instead: 576 values a position for SmolLM2 instead of 49,152 (on a
-    whole step, no difference in time measurable on the 2-core machine)."""
-    if getattr(head, "bias", None) is None:
-        return head(hidden / temperature).float()
-    return head(hidden).float() / temperature
+def _tempered_logits(head, hidden, temperature: float, transform: LogitTransform = LogitTransform()):
+    """transform(head(hidden)) / temperature in float32. Without a bias and with a linear
+    transform, the hidden states are divided instead: a few hundred values a position
+    instead of the vocabulary's."""
+    if getattr(head, "bias", None) is None and transform.is_linear:
+        return transform(head(hidden / temperature)).float()
+    return transform(head(hidden).float()) / temperature

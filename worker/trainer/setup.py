@@ -64,15 +64,24 @@ def make_accelerator(config):
 
 def load_policy(model_path: str, gradient_checkpointing: bool):
     """The model in fp32 (master weights; with bf16 on, compute runs in it under autocast) and its tokenizer."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
     path = resolve_model_path(model_path)
+    refuse_unsupported_family(AutoConfig.from_pretrained(path))
     tokenizer = AutoTokenizer.from_pretrained(path)
     model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
     if gradient_checkpointing:
         model.gradient_checkpointing_enable()
         model.config.use_cache = False
     return model, tokenizer
+
+
+def refuse_unsupported_family(config) -> None:
+    """Before any weight is loaded: a family whose logits the trainer cannot reproduce fails
+    the run with the supported families named (models/families.py)."""
+    from worker.trainer.models.families import logit_transform_of
+
+    logit_transform_of(config)
 
 
 def load_reference(model_path: str):

