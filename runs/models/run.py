@@ -37,6 +37,16 @@ FINISHED = {S.SUCCEEDED, S.FAILED, S.CANCELLED, S.LOST}
 RESUMABLE = {S.FAILED, S.CANCELLED, S.LOST}
 
 
+class RunAction(models.TextChoices):
+    """What a person may ask of a run: the API's verbs and the run page's buttons."""
+    START = "start", "Start"
+    EDIT = "edit", "Edit settings"
+    CANCEL = "cancel", "Cancel"
+    RESUME = "resume", "Resume"
+    CLONE = "clone", "Clone"
+    DELETE = "delete", "Delete"
+
+
 class IllegalTransition(Exception):
     """A status change the state machine does not allow; says from what to what."""
 
@@ -162,6 +172,21 @@ class Run(OwnedModel):
     @property
     def is_resumable_status(self) -> bool:
         return self.status in RESUMABLE
+
+    def allowed_actions(self) -> list[str]:
+        """The actions this run's state allows, in RunAction's order, so that clients show
+        buttons from the server's rules instead of copying them. Resume is offered by status;
+        the verb also needs a checkpoint and says so when there is none."""
+        allowed = {
+            RunAction.START: self.status == S.CREATED,
+            RunAction.EDIT: self.is_editable,
+            # request_cancel takes created, queued, starting and running runs; once asked, asking again does nothing.
+            RunAction.CANCEL: (self.status == S.CREATED or self.is_active) and not self.cancel_requested,
+            RunAction.RESUME: self.is_resumable_status,
+            RunAction.CLONE: True,
+            RunAction.DELETE: not self.is_active,
+        }
+        return [action.value for action in RunAction if allowed[action]]
 
     @property
     def max_steps(self) -> int | None:

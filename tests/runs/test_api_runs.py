@@ -1,6 +1,4 @@
 """Runs over the API: creating, editing until started, and the lifecycle verbs."""
-from unittest import mock
-
 import pytest
 from django.utils import timezone
 
@@ -246,3 +244,40 @@ def test_a_run_stored_broken_outside_the_api_cannot_start_and_says_why(owner_api
     assert ("rewards" if breakage == "no rewards" else "retired_knob") in response.json()["detail"]
     run.refresh_from_db()
     assert run.status == RunStatus.CREATED and not broker.called
+
+
+ALLOWED_BY_STATE = [
+    ("created", False, ["start", "edit", "cancel", "clone", "delete"]),
+    ("queued", False, ["cancel", "clone"]),
+    ("starting", False, ["cancel", "clone"]),
+    ("running", False, ["cancel", "clone"]),
+    ("running", True, ["clone"]),  # cancel already asked for: the worker stops at its next heartbeat
+    ("succeeded", False, ["clone", "delete"]),
+    ("failed", False, ["resume", "clone", "delete"]),
+    ("cancelled", True, ["resume", "clone", "delete"]),
+    ("lost", False, ["resume", "clone", "delete"]),
+]
+
+
+@pytest.mark.parametrize("status, cancel_requested, allowed", ALLOWED_BY_STATE)
+def test_a_run_says_which_actions_its_state_allows(owner_api, run, status, cancel_requested, allowed):
+    Run.objects.filter(pk=run.pk).update(status=status, cancel_requested=cancel_requested)
+    assert owner_api.get(f"/api/runs/{run.pk}/").json()["allowed_actions"] == allowed
+    assert owner_api.get("/api/runs/").json()["results"][0]["allowed_actions"] == allowed
+
+
+@pytest.mark.parametrize("status, cancel_requested, allowed", ALLOWED_BY_STATE)
+@pytest.mark.parametrize("verb", ["start", "cancel", "resume"])
+def test_the_verbs_agree_with_the_allowed_actions(owner_api, run, broker, status, cancel_requested, allowed, verb):
+    Run.objects.filter(pk=run.pk).update(status=status, cancel_requested=cancel_requested)
+    Checkpoint.objects.create(run=run, step=1, path="/ckpt/1", created_at=timezone.now())  # resume needs one
+    response = owner_api.post(f"/api/runs/{run.pk}/{verb}/")
+    if verb in allowed:
+        assert response.status_code == 200, response.content
+    elif not (verb == "cancel" and cancel_requested):  # asking twice is harmless, just not offered
+        assert response.status_code == 409, response.content
+
+
+def test_the_allowed_actions_are_read_only(owner_api, run):
+    response = owner_api.patch(f"/api/runs/{run.pk}/", {"allowed_actions": []}, format="json")
+    assert response.status_code == 200 and response.json()["allowed_actions"][0] == "start"

@@ -22,6 +22,14 @@ def test_the_schema_lists_crud_and_run_actions(schema):
     assert "post" in paths["/api/runs/{run_id}/events/"]
 
 
+def test_the_schema_types_a_runs_allowed_actions_as_a_list_of_known_verbs(schema):
+    field = schema["components"]["schemas"]["Run"]["properties"]["allowed_actions"]
+    assert field["type"] == "array" and field["readOnly"] is True
+    enum = schema["components"]["schemas"][field["items"]["$ref"].rsplit("/", 1)[-1]]
+    assert enum["type"] == "string"
+    assert enum["enum"] == ["start", "edit", "cancel", "resume", "clone", "delete"]
+
+
 def test_the_schema_documents_query_parameters(schema):
     def names(path):
         return {p["name"] for p in schema["paths"][path]["get"].get("parameters", [])}

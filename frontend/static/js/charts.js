@@ -1,50 +1,55 @@
-/*
- * charts.js — line charts of metric series against the training step, on uPlot
- * (load vendor/uplot-1.6.32/uPlot.iife.min.js and uPlot.min.css first). Used by the run page
- * and the compare page; it knows nothing about runs, only about series of (step, value).
- *
- *   const chart = GrpoCharts.createSeriesChart(element, {
- *     title: "Reward",                      // shown above the plot
- *     series: [                             // one line each, in this order
- *       {key: "rollout/reward_mean", label: "total", std: "rollout/reward_std"},   // band: value ± std
- *       {key: "rollout/completion_length_mean", label: "mean",
- *        range: ["rollout/completion_length_min", "rollout/completion_length_max"]}, // band: min..max
- *       {key: "async/dropped_stale", label: "dropped", axis: "right"},            // second y axis
- *     ],
- *     height: 220,                          // px (default 220); the width follows the element
- *     syncKey: "run-7",                     // charts with the same key share the hover cursor and zoom
- *   });
- *   chart.addSeriesData("rollout/reward_mean", {step: [1, 2], value: [0.1, 0.3]});  // merge columns
- *   chart.appendPoints([{step: 3, values: {"rollout/reward_mean": 0.4, ...}}]);     // live points
- *   chart.setSeries([...]);                 // change the lines; the data already given is kept
- *   chart.keys();                           // every key the chart reads (lines, std and range keys)
- *   chart.pointCount(); chart.destroy();   // the element's data-points says how many steps are drawn
- *
- *   GrpoCharts.zoomGroup("run-7", 10, 50);  // show steps 10..50 on every chart of the group
- *   GrpoCharts.resetZoom("run-7");          // back to all steps (also: double-click a plot)
- *   GrpoCharts.onZoom("run-7", fn);         // fn({min, max} or null) after every zoom change
- *
- * Keys may be given data before or after they appear in `series`; a key's points are kept
- * by step, so data given twice for a step (a live point, then the same point re-fetched after
- * a reconnect) is stored once. Hovering shows every line's value at that step in the legend;
- * dragging across a plot zooms into those steps. The first time any chart draws points, the
- * page gets a performance mark "grpo:first-chart-drawn" (read by bench/pages.py).
- *
- * Drawing is what costs, so it is rationed: data only marks a chart dirty; one shared
- * animation-frame loop redraws dirty charts that are on screen (or near it), each at most
- * every REDRAW_MS, and stops for the frame once FRAME_BUDGET_MS is spent, leaving the rest for
- * the next frame. A chart off screen (scrolled away, in a closed <details>) is not even built
- * until it is shown. So a page with thirty charts and twenty events a second redraws only the
- * few charts in view, a few times a second, without long frames.
- */
-(function (global) {
+// charts.js — line charts of metric series against the training step (or another x such
+// as wall time), on uPlot (load vendor/uplot-1.6.32/uPlot.iife.min.js and uPlot.min.css, and
+// page_kit.js, first). Used by the run page and the compare page; it knows nothing about
+// runs, only about series of (x, value).
+//
+//   const chart = GrpoCharts.createSeriesChart(element, {
+//     title: "Reward",                      // shown above the plot
+//     series: [                             // one line each, in this order
+//       {key: "rollout/reward_mean", label: "total", std: "rollout/reward_std"},   // band: value ± std
+//       {key: "rollout/completion_length_mean", label: "mean",
+//        range: ["rollout/completion_length_min", "rollout/completion_length_max"]}, // band: min..max
+//       {key: "async/dropped_stale", label: "dropped", axis: "right"},            // second y axis
+//       {key: "7", label: "run 7", color: "#3556d8"},                              // a colour of its own
+//     ],
+//     height: 220,                          // px (default 220); the width follows the element
+//     syncKey: "run-7",                     // charts with the same key share the hover cursor and zoom
+//     x: {label: "Wall time (s)", format: (seconds) => "1:05"},  // x label and value text; default "step"
+//   });
+//   chart.addSeriesData("rollout/reward_mean", {step: [1, 2], value: [0.1, 0.3]});  // merge columns
+//   chart.appendPoints([{step: 3, values: {"rollout/reward_mean": 0.4, ...}}]);     // live points
+//   chart.setSeries([...]);                 // change the lines; the data already given is kept
+//   chart.keys();                           // every key the chart reads (lines, std and range keys)
+//   chart.drawNow();                        // draw at once, on screen or not (a page's first render)
+//   chart.pointCount(); chart.destroy();   // the element's data-points says how many x values are drawn
+//
+//   GrpoCharts.zoomGroup("run-7", 10, 50);  // show x 10..50 on every chart of the group
+//   GrpoCharts.resetZoom("run-7");          // back to all of x (also: double-click a plot)
+//   GrpoCharts.onZoom("run-7", fn);         // fn({min, max} or null) after every zoom change
+//
+// The `step` column is the x value, whatever the x axis means; x values are whole numbers
+// (ticks at 1, 2, 5, 10, ...). Keys may be given data before or after they appear in
+// `series`; a key's points are kept by x, so data given twice for an x (a live point, then the
+// same point re-fetched after a reconnect) is stored once, the later value winning. Hovering
+// shows every line's value at that x in the legend; dragging across a plot zooms into that
+// range. The first time any chart draws points, the page gets a performance mark
+// "grpo:first-chart-drawn" (read by bench/pages.py).
+//
+// Drawing is what costs, so it is rationed: data only marks a chart dirty; one shared
+// animation-frame loop redraws dirty charts that are on screen (or near it), each at most
+// every REDRAW_MS, and stops for the frame once FRAME_BUDGET_MS is spent, leaving the rest for
+// the next frame. A chart off screen (scrolled away, in a closed <details>) is not even built
+// until it is shown. So a page with thirty charts and twenty events a second redraws only the
+// few charts in view, a few times a second, without long frames.
+(function () {
   "use strict";
 
   const PALETTE = ["#3556d8", "#d8553b", "#2f9e6e", "#9b51e0", "#c29100", "#0095b6", "#e0457b", "#5b6475"];
   const FIRST_DRAW_MARK = "grpo:first-chart-drawn";
   const REDRAW_MS = 250; // live redraws of one chart: 4 a second at most
   const FRAME_BUDGET_MS = 8; // drawing per animation frame before the rest waits a frame
-  const LEGEND_PX = 56; // room for the title and legend around the plot
+  const TITLE_PX = 26; // room for the title above the plot, when there is one
+  const LEGEND_PX = 30; // and for the legend below it
   // Steps are whole numbers: tick at 1, 2, 5, 10, 20, 50, ... never at 1.25.
   const STEP_INCREMENTS = [1, 2, 5].flatMap((m) => [1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7].map((p) => m * p)).sort((a, b) => a - b);
   const groups = new Map(); // syncKey -> {charts: Set, zoom: {min, max} | null, listeners: []}
@@ -96,12 +101,8 @@
     return groups.get(syncKey);
   }
 
-  function formatValue(value) {
-    if (value === null || value === undefined || Number.isNaN(value)) return "—";
-    const size = Math.abs(value);
-    if (size !== 0 && (size >= 1e6 || size < 1e-3)) return value.toExponential(2);
-    return String(Number(value.toPrecision(4)));
-  }
+  const { formatNumber } = window.PageKit;
+  const STEP_AXIS = { label: "step", format: null }; // null: uPlot's own tick labels, the number in the legend
 
   function withAlpha(hex, alpha) {
     const n = parseInt(hex.slice(1), 16);
@@ -128,6 +129,7 @@
       this.title = options.title || "";
       this.height = options.height || 220;
       this.syncKey = options.syncKey || null;
+      this.x = { ...STEP_AXIS, ...(options.x || {}) };
       this.values = new Map(); // key -> Map(step -> value)
       this.index = new StepIndex();
       this.plot = null;
@@ -135,7 +137,8 @@
       this.visible = false;
       this.lastDraw = -Infinity;
       element.classList.add("grpo-chart");
-      element.style.minHeight = `${this.height + LEGEND_PX}px`; // so that visibility is known before drawing
+      // So that visibility is known before drawing.
+      element.style.minHeight = `${this.height + LEGEND_PX + (this.title ? TITLE_PX : 0)}px`;
       element.grpoChart = this;
       visibility.observe(element);
       this.resizeObserver = new ResizeObserver(() => this.resize());
@@ -182,6 +185,11 @@
 
     scheduleDraw() { requestDraw(this); }
 
+    drawNow() {
+      dirty.delete(this);
+      this.draw(performance.now());
+    }
+
     /* Columns for uPlot: steps, then per line its values, then each band's upper and lower edge. */
     columns() {
       const steps = this.index.steps;
@@ -219,7 +227,10 @@
 
     create(data) {
       const hasRight = this.series.some((s) => s.axis === "right");
-      const uSeries = [{ label: "step", value: (u, v) => (v === null ? "—" : String(v)) }];
+      const format = this.x.format || String;
+      const formatX = (value) => (value === null || value === undefined ? "—" : format(value));
+      const xTicks = this.x.format ? { values: (u, ticks) => ticks.map(formatX) } : {};
+      const uSeries = [{ label: this.x.label, value: (u, v) => formatX(v) }];
       const uBands = [];
       const banded = this.series.filter((s) => s.std || s.range);
       this.series.forEach((s, i) => {
@@ -237,10 +248,13 @@
         uSeries.push({ ...edge }, { ...edge });
         uBands.push({ series: [upper, upper + 1], fill: withAlpha(s.color, 0.15) });
       });
-      const axes = [{ label: "step", size: 36, incrs: STEP_INCREMENTS }, { scale: "y", size: 56, values: (u, ticks) => ticks.map(formatValue) }];
-      if (hasRight) axes.push({ scale: "y2", side: 1, size: 56, grid: { show: false }, values: (u, ticks) => ticks.map(formatValue) });
+      const axes = [
+        { label: this.x.label, size: 36, incrs: STEP_INCREMENTS, ...xTicks },
+        { scale: "y", size: 56, values: (u, ticks) => ticks.map(formatNumber) },
+      ];
+      if (hasRight) axes.push({ scale: "y2", side: 1, size: 56, grid: { show: false }, values: (u, ticks) => ticks.map(formatNumber) });
       const chart = this;
-      this.plot = new global.uPlot({
+      this.plot = new window.uPlot({
         title: this.title, width: Math.max(this.element.clientWidth, 200), height: this.height,
         series: uSeries, bands: uBands, axes,
         scales: { x: { time: false }, y: { auto: true }, y2: { auto: true } },
@@ -261,12 +275,12 @@
     }
 
     describe(s, value, idx) {
-      const text = formatValue(value);
+      const text = formatNumber(value);
       if (idx === null || idx === undefined || value === null) return text;
       if (s.std) {
         const std = this.values.get(s.std);
         const step = this.index.steps[idx];
-        if (std && std.has(step)) return `${text} ± ${formatValue(std.get(step))}`;
+        if (std && std.has(step)) return `${text} ± ${formatNumber(std.get(step))}`;
       }
       return text;
     }
@@ -296,7 +310,7 @@
     markFirstDraw() {
       if (firstDrawMarked || !this.index.steps.length) return;
       firstDrawMarked = true;
-      if (global.performance && performance.mark) performance.mark(FIRST_DRAW_MARK);
+      if (window.performance && performance.mark) performance.mark(FIRST_DRAW_MARK);
     }
 
     resize() {
@@ -329,11 +343,10 @@
     for (const listener of group.listeners) listener(null);
   }
 
-  global.GrpoCharts = {
+  window.GrpoCharts = {
     createSeriesChart: (element, options) => new SeriesChart(element, options),
     zoomGroup, resetZoom,
     onZoom: (syncKey, listener) => groupOf(syncKey).listeners.push(listener),
-    formatValue,
     FIRST_DRAW_MARK,
   };
-})(window);
+})();

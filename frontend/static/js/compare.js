@@ -1,23 +1,23 @@
-/*
- * compare.js — the compare page (/compare/?runs=…), drawn from the compare API
- * (GET /api/compare/ and /api/compare/samples/), the same answer a notebook gets.
- *
- * Charts use uPlot directly rather than charts.js: charts.js draws x as "step" (its axis,
- * legend and zoom assume integer steps), and here x may also be wall time or samples seen.
- * The settings (x axis, smoothing, metrics) are kept in the address, so a view can be shared.
- * When everything is drawn, #compare gets data-state="ready" and the page a performance
- * mark "grpo:compare-ready" (read by tests and bench/compare.py).
- */
+// compare.js — the compare page (/compare/?runs=…), drawn from the compare API
+// (GET /api/compare/ and /api/compare/samples/), the same answer a notebook gets.
+//
+// Charts are drawn by charts.js, one line per run, against the x the API was asked for (step,
+// wall time or samples seen: charts.js takes the axis label and tick format as options); all
+// charts share the hover cursor and zoom. The settings (x axis, smoothing, metrics) are kept in
+// the address, so a view can be shared. When everything is drawn, #compare gets
+// data-state="ready" and the page a performance mark "grpo:compare-ready" (read by tests and
+// bench/compare.py).
 (function () {
   "use strict";
 
+  const { element, fetchJson, formatNumber, formatDuration } = window.PageKit;
   const COLORS = ["#3556d8", "#d8553b", "#2f9e6e", "#9b51e0", "#c29100", "#0095b6", "#e0457b", "#5b6475"];
   const READY_MARK = "grpo:compare-ready";
   const CHART_HEIGHT = 220;
+  const SYNC_KEY = "compare"; // charts.js group: shared cursor and zoom
   const root = document.getElementById("compare");
   if (!root) return;
   const page = JSON.parse(document.getElementById("compare-data").textContent);
-  const byId = (id) => document.getElementById(id);
   const params = new URLSearchParams(window.location.search);
   const state = {
     x: params.get("x") || "step",
@@ -25,45 +25,18 @@
     metricsChosen: params.has("metrics"),  // only a choice made here goes into the address
     smooth: Math.min(Math.max(Number(params.get("smooth")) || 0, 0), 0.98),
     comparison: null,
-    plots: [],
+    charts: new Map(), // metric name -> charts.js chart
     sort: { key: null, direction: 1 },
   };
 
-  /* ---- small helpers ---------------------------------------------------------------- */
+  // --- small helpers ------------------------------------------------------------------------
 
-  function element(tag, attributes, ...children) {
-    const node = document.createElement(tag);
-    for (const [name, value] of Object.entries(attributes || {})) {
-      if (name === "text") node.textContent = value;
-      else if (value !== null && value !== undefined) node.setAttribute(name, value);
-    }
-    for (const child of children) node.append(child);
-    return node;
+  function byId(id) {
+    return document.getElementById(id);
   }
 
   function colorOf(runId) {
     return COLORS[page.runs.indexOf(Number(runId)) % COLORS.length];
-  }
-
-  function formatNumber(value) {
-    if (value === null || value === undefined || Number.isNaN(value)) return "—";
-    const size = Math.abs(value);
-    if (size !== 0 && (size >= 1e6 || size < 1e-3)) return value.toExponential(2);
-    return String(Number(value.toPrecision(4)));
-  }
-
-  function formatDuration(seconds) {
-    if (seconds === null || seconds === undefined) return "—";
-    const s = Math.round(seconds);
-    const h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60), rest = s % 60;
-    const two = (n) => String(n).padStart(2, "0");
-    return h ? `${h}:${two(m)}:${two(rest)}` : `${m}:${two(rest)}`;
-  }
-
-  function formatX(value) {
-    if (value === null || value === undefined) return "—";
-    if (state.x === "time") return formatDuration(value);
-    return Math.abs(value) >= 1e6 ? value.toExponential(2) : String(Math.round(value));
   }
 
   function formatSetting(value) {
@@ -73,23 +46,7 @@
     return String(value);
   }
 
-  function errorText(body, status) {
-    if (body && body.detail) return body.detail;
-    if (body && typeof body === "object") {
-      const fields = Object.entries(body).map(([field, problems]) => `${field}: ${[].concat(problems).join(" ")}`);
-      if (fields.length) return fields.join("; ");
-    }
-    return `The server answered ${status}.`;
-  }
-
-  async function getJson(url) {
-    const response = await fetch(url, { headers: { Accept: "application/json" }, credentials: "same-origin" });
-    const body = await response.json().catch(() => null);
-    if (!response.ok) throw new Error(errorText(body, response.status));
-    return body;
-  }
-
-  /* ---- loading and the address ------------------------------------------------------ */
+  // --- loading and the address --------------------------------------------------------------
 
   function comparisonUrl() {
     const query = new URLSearchParams({ runs: page.runs.join(","), x: state.x, points: page.points });
@@ -117,7 +74,7 @@
   async function loadComparison() {
     showStatus("loading", "Loading the comparison…");
     try {
-      state.comparison = await getJson(comparisonUrl());
+      state.comparison = await fetchJson(comparisonUrl());
       state.metrics = state.comparison.metrics;
       renderComparison();
       rememberSettings();
@@ -144,7 +101,7 @@
     }
   }
 
-  /* ---- metric picker ---------------------------------------------------------------- */
+  // --- metric picker ------------------------------------------------------------------------
 
   function renderMetricPicker() {
     const options = byId("metric-options");
@@ -175,7 +132,7 @@
     loadComparison();
   }
 
-  /* ---- charts ----------------------------------------------------------------------- */
+  // --- charts (charts.js) -------------------------------------------------------------------
 
   /* Exponential moving average over a run's points (gaps skipped), debiased at the start. */
   function smoothed(values, weight) {
@@ -189,31 +146,24 @@
     });
   }
 
-  function chartData(series) {
-    const runs = state.comparison.runs;
-    return [series.x, ...runs.map((run) => smoothed(series.values[String(run.id)], state.smooth))];
+  /* The x axis the comparison was computed for: wall time as h:mm:ss, steps and samples as counts. */
+  function xAxis(comparison) {
+    const format = comparison.x === "time" ? formatDuration
+      : (value) => (Math.abs(value) >= 1e6 ? value.toExponential(2) : String(Math.round(value)));
+    return { label: comparison.x_label, format };
   }
 
-  function chartOptions(name, width) {
-    const runs = state.comparison.runs;
-    const xLabel = state.comparison.x_label;
-    return {
-      width, height: CHART_HEIGHT,
-      series: [
-        { label: xLabel, value: (u, v) => formatX(v) },
-        ...runs.map((run) => ({
-          label: run.name, stroke: colorOf(run.id), width: 1.5, spanGaps: true,
-          value: (u, v) => formatNumber(v),
-        })),
-      ],
-      axes: [
-        { label: xLabel, values: (u, ticks) => ticks.map(formatX) },
-        { size: 60, values: (u, ticks) => ticks.map(formatNumber) },
-      ],
-      scales: { x: { time: false } },
-      cursor: { sync: { key: "compare" } },
-      legend: { live: true },
-    };
+  function chartOptions() {
+    const series = state.comparison.runs.map((run) => ({ key: String(run.id), label: run.name, color: colorOf(run.id) }));
+    return { series, height: CHART_HEIGHT, syncKey: SYNC_KEY, x: xAxis(state.comparison) };
+  }
+
+  /* Each run's column against the comparison's x (charts.js's `step` column), smoothed as set. */
+  function fillChart(chart, series) {
+    for (const run of state.comparison.runs) {
+      const key = String(run.id);
+      chart.addSeriesData(key, { step: series.x, value: smoothed(series.values[key], state.smooth) });
+    }
   }
 
   function chartFigure(name, series, runsById) {
@@ -235,8 +185,8 @@
 
   function renderCharts() {
     const container = byId("charts");
-    state.plots.forEach((plot) => plot.destroy());
-    state.plots = [];
+    state.charts.forEach((chart) => chart.destroy());
+    state.charts.clear();
     container.replaceChildren();
     const runsById = Object.fromEntries(state.comparison.runs.map((run) => [run.id, run]));
     for (const name of state.comparison.metrics) {
@@ -244,25 +194,19 @@
       const { figure, plotArea } = chartFigure(name, series, runsById);
       container.append(figure);
       if (!plotArea) continue;
-      const width = Math.max(plotArea.clientWidth, 240);
-      const plot = new window.uPlot(chartOptions(name, width), chartData(series), plotArea);
-      plot.metricName = name;
-      state.plots.push(plot);
+      const chart = GrpoCharts.createSeriesChart(plotArea, chartOptions());
+      fillChart(chart, series);
+      // charts.js would draw only the charts in view; "ready" promises every chart drawn.
+      chart.drawNow();
+      state.charts.set(name, chart);
     }
   }
 
   function redrawSmoothed() {
-    for (const plot of state.plots) plot.setData(chartData(state.comparison.series[plot.metricName]));
+    for (const [name, chart] of state.charts) fillChart(chart, state.comparison.series[name]);
   }
 
-  function resizeCharts() {
-    for (const plot of state.plots) {
-      const width = Math.max(plot.root.parentElement.clientWidth, 240);
-      if (Math.abs(width - plot.width) > 1) plot.setSize({ width, height: CHART_HEIGHT });
-    }
-  }
-
-  /* ---- summary table ---------------------------------------------------------------- */
+  // --- summary table ------------------------------------------------------------------------
 
   const SUMMARY_CELLS = [
     (line) => element("span", {}, element("span", { class: "swatch", "aria-hidden": "true",
@@ -313,7 +257,7 @@
     renderSummary();
   }
 
-  /* ---- config diff ------------------------------------------------------------------ */
+  // --- config diff --------------------------------------------------------------------------
 
   function settingCell(value) {
     const text = formatSetting(value);
@@ -353,7 +297,7 @@
     }
   }
 
-  /* ---- samples side by side --------------------------------------------------------- */
+  // --- samples side by side -----------------------------------------------------------------
 
   function samplesUrl(step) {
     const query = new URLSearchParams({ runs: page.runs.join(",") });
@@ -404,13 +348,13 @@
   async function loadSamples(step) {
     byId("samples-status").textContent = "Loading samples…";
     try {
-      renderSamples(await getJson(samplesUrl(step)));
+      renderSamples(await fetchJson(samplesUrl(step)));
     } catch (error) {
       byId("samples-status").textContent = `Could not load samples: ${error.message}`;
     }
   }
 
-  /* ---- wiring ----------------------------------------------------------------------- */
+  // --- wiring -------------------------------------------------------------------------------
 
   function showSmoothing() {
     byId("smoothing").value = state.smooth;
@@ -421,7 +365,11 @@
     byId("x-axis").value = state.x;
     showSmoothing();
     byId("controls").addEventListener("submit", (event) => event.preventDefault());
-    byId("x-axis").addEventListener("change", (event) => { state.x = event.target.value; loadComparison(); });
+    byId("x-axis").addEventListener("change", (event) => {
+      state.x = event.target.value;
+      GrpoCharts.resetZoom(SYNC_KEY); // a zoomed range of steps means nothing in seconds
+      loadComparison();
+    });
     byId("smoothing").addEventListener("input", (event) => {
       state.smooth = Number(event.target.value);
       showSmoothing();
@@ -433,7 +381,6 @@
       event.preventDefault();
       loadSamples(byId("sample-step").value);
     });
-    window.addEventListener("resize", resizeCharts);
   }
 
   wire();

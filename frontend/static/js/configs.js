@@ -4,15 +4,15 @@
 (function () {
   "use strict";
 
-  var dataNode = document.getElementById("config-presets");
-  var fields = document.querySelector(".config-fields");
+  const dataNode = document.getElementById("config-presets");
+  const fields = document.querySelector(".config-fields");
   if (!dataNode || !fields) return;
-  var data = JSON.parse(dataNode.textContent);
-  var note = document.getElementById("preset-note");
+  const data = JSON.parse(dataNode.textContent);
+  const note = document.getElementById("preset-note");
 
   function setKnob(name, value) {
     // Found by knob name, whatever prefix the page gave the inputs.
-    var input = fields.querySelector('[data-knob="' + name + '"] select, [data-knob="' + name + '"] input:not([type=hidden])');
+    const input = fields.querySelector(`[data-knob="${name}"] select, [data-knob="${name}"] input:not([type=hidden])`);
     if (!input) return;
     if (input.type === "checkbox") {
       input.checked = Boolean(value);
@@ -22,20 +22,20 @@
   }
 
   function fill(key, label) {
-    var values = key ? data.presets[key] : data.defaults;
+    const values = key ? data.presets[key] : data.defaults;
     if (!values) return false;
-    Object.keys(values).forEach(function (name) { setKnob(name, values[name]); });
-    if (note) note.textContent = "Filled from " + label + "; nothing is saved until you press Save config.";
+    Object.keys(values).forEach((name) => setKnob(name, values[name]));
+    if (note) note.textContent = `Filled from ${label}; nothing is saved until you press Save config.`;
     return true;
   }
 
-  document.querySelectorAll("[data-preset]").forEach(function (button) {
+  document.querySelectorAll("[data-preset]").forEach((button) => {
     button.setAttribute("role", "button");
-    button.addEventListener("click", function (event) {
+    button.addEventListener("click", (event) => {
       if (fill(button.getAttribute("data-preset"), button.textContent.trim())) event.preventDefault();
     });
   });
 
-  var summary = document.getElementById("error-summary");
+  const summary = document.getElementById("error-summary");
   if (summary) summary.focus();
 })();

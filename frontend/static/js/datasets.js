@@ -5,53 +5,53 @@
 (function () {
   "use strict";
 
-  var form = document.getElementById("upload-form");
+  const { formatBytes } = window.PageKit;
+  const form = document.getElementById("upload-form");
   if (form) setUpUpload(form);
-  var generatorSelect = document.getElementById("generator-generator");
+  const generatorSelect = document.getElementById("generator-generator");
   if (generatorSelect) setUpGenerators(generatorSelect);
 
   function setUpUpload(form) {
-    var input = document.getElementById("upload-file");
-    var zone = document.getElementById("dropzone");
-    var chosen = document.getElementById("upload-file-chosen");
-    var nameInput = document.getElementById("upload-name");
-    var maxBytes = Number(form.getAttribute("data-max-bytes"));
+    const input = document.getElementById("upload-file");
+    const zone = document.getElementById("dropzone");
+    const chosen = document.getElementById("upload-file-chosen");
+    const nameInput = document.getElementById("upload-name");
+    const maxBytes = Number(form.getAttribute("data-max-bytes"));
+    const tooBig = (file) => `${file.name} is ${formatBytes(file.size)}; the limit is ${formatBytes(maxBytes)}.`;
 
-    ["dragenter", "dragover"].forEach(function (type) {
-      zone.addEventListener(type, function (event) {
+    ["dragenter", "dragover"].forEach((type) => {
+      zone.addEventListener(type, (event) => {
         event.preventDefault();
         zone.classList.add("dragging");
       });
     });
-    ["dragleave", "dragend"].forEach(function (type) {
-      zone.addEventListener(type, function () { zone.classList.remove("dragging"); });
+    ["dragleave", "dragend"].forEach((type) => {
+      zone.addEventListener(type, () => { zone.classList.remove("dragging"); });
     });
-    zone.addEventListener("drop", function (event) {
+    zone.addEventListener("drop", (event) => {
       event.preventDefault();
       zone.classList.remove("dragging");
-      var files = event.dataTransfer && event.dataTransfer.files;
+      const files = event.dataTransfer && event.dataTransfer.files;
       if (!files || !files.length) return;
       input.files = files;
       input.dispatchEvent(new Event("change", { bubbles: true }));
     });
 
-    input.addEventListener("change", function () {
+    input.addEventListener("change", () => {
       clearErrors(form);
-      var file = input.files[0];
+      const file = input.files[0];
       if (!file) { chosen.textContent = ""; return; }
-      chosen.textContent = file.name + " · " + humanSize(file.size);
+      chosen.textContent = `${file.name} · ${formatBytes(file.size)}`;
       if (!nameInput.value.trim()) nameInput.value = file.name.replace(/\.[^.]+$/, "");
-      if (file.size > maxBytes) {
-        showError(form, "file", file.name + " is " + humanSize(file.size) + "; the limit is " + humanSize(maxBytes) + ".");
-      }
+      if (file.size > maxBytes) showError(form, "file", tooBig(file));
     });
 
-    form.addEventListener("submit", function (event) {
+    form.addEventListener("submit", (event) => {
       event.preventDefault();
       clearErrors(form);
-      var file = input.files[0];
+      const file = input.files[0];
       if (file && file.size > maxBytes) {
-        showError(form, "file", file.name + " is " + humanSize(file.size) + "; the limit is " + humanSize(maxBytes) + ".");
+        showError(form, "file", tooBig(file));
         input.focus();
         return;
       }
@@ -60,29 +60,30 @@
   }
 
   function send(form, file) {
-    var button = document.getElementById("upload-submit");
-    var box = document.getElementById("upload-progress-box");
-    var bar = document.getElementById("upload-progress");
-    var text = document.getElementById("upload-progress-text");
-    var body = new FormData(form);
+    const button = document.getElementById("upload-submit");
+    const box = document.getElementById("upload-progress-box");
+    const bar = document.getElementById("upload-progress");
+    const text = document.getElementById("upload-progress-text");
+    const body = new FormData(form);
     body.delete("csrfmiddlewaretoken");
-    var request = new XMLHttpRequest();
+    // XMLHttpRequest rather than PageKit.fetchJson: fetch cannot report upload progress.
+    const request = new XMLHttpRequest();
     request.open("POST", form.getAttribute("data-api"));
     request.setRequestHeader("X-CSRFToken", form.querySelector("[name=csrfmiddlewaretoken]").value);
     request.setRequestHeader("Accept", "application/json");
-    request.upload.addEventListener("progress", function (event) {
+    request.upload.addEventListener("progress", (event) => {
       if (!event.lengthComputable) return;
-      var percent = Math.floor((event.loaded / event.total) * 100);
+      const percent = Math.floor((event.loaded / event.total) * 100);
       bar.value = percent;
-      bar.textContent = percent + "%";
-      text.textContent = "Uploading… " + percent + "% of " + humanSize(event.total);
+      bar.textContent = `${percent}%`;
+      text.textContent = `Uploading… ${percent}% of ${formatBytes(event.total)}`;
     });
-    request.upload.addEventListener("load", function () {
+    request.upload.addEventListener("load", () => {
       bar.value = 100;
       text.textContent = "Uploaded; checking every row…";
     });
-    request.addEventListener("load", function () { answered(form, request, button, box); });
-    request.addEventListener("error", function () {
+    request.addEventListener("load", () => { answered(form, request, button, box); });
+    request.addEventListener("error", () => {
       done(button, box);
       showError(form, "form", "The upload did not reach the server (network error); nothing was stored. Try again.");
     });
@@ -94,24 +95,24 @@
   }
 
   function answered(form, request, button, box) {
-    var payload = parseJson(request.responseText);
+    const payload = parseJson(request.responseText);
     if (request.status === 201 && payload && payload.id) {
       document.getElementById("upload-progress-text").textContent = "Stored; opening the dataset…";
-      window.location.assign(form.getAttribute("data-detail").replace(/\/0\/$/, "/" + payload.id + "/"));
+      window.location.assign(form.getAttribute("data-detail").replace(/\/0\/$/, `/${payload.id}/`));
       return;
     }
     done(button, box);
     if (request.status === 400 && payload && typeof payload === "object") {
-      Object.keys(payload).forEach(function (field) { showError(form, field, messagesOf(payload[field])); });
+      Object.keys(payload).forEach((field) => { showError(form, field, messagesOf(payload[field])); });
     } else if (request.status === 413) {
       showError(form, "file", (payload && payload.detail) || "The file is too large; nothing was stored.");
     } else if (request.status === 403) {
-      showError(form, "form", ((payload && payload.detail) || "Not allowed") + " — reload the page and log in again.");
+      showError(form, "form", `${(payload && payload.detail) || "Not allowed"} — reload the page and log in again.`);
     } else {
-      showError(form, "form", "The server answered " + request.status + "; nothing was stored. Try again.");
+      showError(form, "form", `The server answered ${request.status}; nothing was stored. Try again.`);
     }
-    var first = form.querySelector(".error:not([hidden])");
-    var field = first && document.getElementById(first.id.replace(/-error$/, ""));
+    const first = form.querySelector(".error:not([hidden])");
+    const field = first && document.getElementById(first.id.replace(/-error$/, ""));
     if (field && field.focus) field.focus();
   }
 
@@ -121,26 +122,26 @@
   }
 
   function showError(form, field, message) {
-    var node = document.getElementById("upload-" + field + "-error");
+    let node = document.getElementById(`upload-${field}-error`);
     if (!node) {
       node = document.getElementById("upload-form-error");
-      message = (field === "form" || field === "non_field_errors" ? "" : field + ": ") + message;
+      message = (field === "form" || field === "non_field_errors" ? "" : `${field}: `) + message;
     }
-    node.textContent = node.hidden || !node.textContent ? message : node.textContent + " " + message;
+    node.textContent = node.hidden || !node.textContent ? message : `${node.textContent} ${message}`;
     node.hidden = false;
-    var input = document.getElementById("upload-" + field);
+    const input = document.getElementById(`upload-${field}`);
     if (input) input.setAttribute("aria-invalid", "true");
   }
 
   function clearErrors(form) {
-    form.querySelectorAll(".error").forEach(function (node) { node.textContent = ""; node.hidden = true; });
-    form.querySelectorAll("[aria-invalid]").forEach(function (node) { node.removeAttribute("aria-invalid"); });
+    form.querySelectorAll(".error").forEach((node) => { node.textContent = ""; node.hidden = true; });
+    form.querySelectorAll("[aria-invalid]").forEach((node) => { node.removeAttribute("aria-invalid"); });
   }
 
   function messagesOf(value) {
     if (Array.isArray(value)) return value.map(messagesOf).join(" ");
     if (value && typeof value === "object") {
-      return Object.keys(value).map(function (key) { return key + ": " + messagesOf(value[key]); }).join(" ");
+      return Object.keys(value).map((key) => `${key}: ${messagesOf(value[key])}`).join(" ");
     }
     return String(value);
   }
@@ -149,16 +150,10 @@
     try { return JSON.parse(text); } catch (error) { return null; }
   }
 
-  function humanSize(bytes) {
-    if (bytes < 1024) return bytes + " bytes";
-    if (bytes < 1024 * 1024) return (bytes / 1024).toFixed(1) + " KiB";
-    return (bytes / (1024 * 1024)).toFixed(1) + " MiB";
-  }
-
   function setUpGenerators(select) {
-    var sets = document.querySelectorAll(".generator-params");
+    const sets = document.querySelectorAll(".generator-params");
     function showChosen() {
-      sets.forEach(function (set) { set.hidden = set.getAttribute("data-generator") !== select.value; });
+      sets.forEach((set) => { set.hidden = set.getAttribute("data-generator") !== select.value; });
     }
     select.addEventListener("change", showChosen);
     showChosen();

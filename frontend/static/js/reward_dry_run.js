@@ -1,120 +1,103 @@
 // Dry run panel: pick rows, type completions (or take a run's samples), call the API, show scores.
 (function () {
   "use strict";
+
+  const { element, fetchJson } = window.PageKit;
   const config = JSON.parse(document.getElementById("dry-run-config").textContent);
-  const $ = function (id) { return document.getElementById(id); };
   const panel = $("dry-run");
-  const csrf = document.querySelector("[name=csrfmiddlewaretoken]").value;
   const typedValues = {}; // row index → text typed, kept when the rows are shown again
 
-  function option(value, text) {
-    const o = document.createElement("option");
-    o.value = value;
-    o.textContent = text;
-    return o;
+  function $(id) {
+    return document.getElementById(id);
   }
 
-  function el(tag, className, text) {
-    const node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined) node.textContent = text;
-    return node;
+  function option(value, text) {
+    return element("option", { value, text });
   }
 
   // --- choices -------------------------------------------------------------------------------
-  config.datasets.forEach(function (d) { $("dry-dataset").append(option(d.id, d.name)); });
+  config.datasets.forEach((dataset) => $("dry-dataset").append(option(dataset.id, dataset.name)));
   if (!config.datasets.length) $("dry-dataset").append(option("", "no datasets yet: create one first"));
   $("dry-rows").max = config.maxRows;
-  config.runs.forEach(function (r) { $("dry-run-select").append(option(r.id, r.name + " (#" + r.id + ")")); });
+  config.runs.forEach((run) => $("dry-run-select").append(option(run.id, `${run.name} (#${run.id})`)));
   $("dry-no-runs").hidden = config.runs.length > 0;
 
   function fillSteps() {
-    const run = config.runs.find(function (r) { return String(r.id) === $("dry-run-select").value; });
+    const run = config.runs.find((r) => String(r.id) === $("dry-run-select").value);
     $("dry-step").textContent = "";
-    (run ? run.steps : []).forEach(function (s) { $("dry-step").append(option(s, "step " + s)); });
+    (run ? run.steps : []).forEach((step) => $("dry-step").append(option(step, `step ${step}`)));
     if (run && run.steps.length) $("dry-step").value = run.steps[run.steps.length - 1];
   }
   $("dry-run-select").addEventListener("change", fillSteps);
   fillSteps();
 
-  function mode() { return panel.querySelector("input[name=dry-source]:checked").value; }
-  panel.querySelectorAll("input[name=dry-source]").forEach(function (radio) {
-    radio.addEventListener("change", function () {
+  function mode() {
+    return panel.querySelector("input[name=dry-source]:checked").value;
+  }
+  panel.querySelectorAll("input[name=dry-source]").forEach((radio) => {
+    radio.addEventListener("change", () => {
       $("dry-typed").hidden = mode() !== "typed";
       $("dry-from-run").hidden = mode() !== "run";
     });
   });
 
-  function rowCount() { return Math.min(Math.max(parseInt($("dry-rows").value, 10) || 1, 1), config.maxRows); }
+  function rowCount() {
+    return Math.min(Math.max(parseInt($("dry-rows").value, 10) || 1, 1), config.maxRows);
+  }
 
   // --- typed completions ------------------------------------------------------------------------
   function rememberTyped() {
-    panel.querySelectorAll("textarea[data-row]").forEach(function (t) { typedValues[t.dataset.row] = t.value; });
+    panel.querySelectorAll("textarea[data-row]").forEach((area) => { typedValues[area.dataset.row] = area.value; });
+  }
+
+  function rowInput(row) {
+    const item = element("div", { class: "dry-row" },
+      element("p", { class: "dry-prompt", text: `Row ${row.index + 1}: ${row.prompt}` }));
+    const columns = Object.entries(row.columns).map(([name, value]) => `${name} = ${JSON.stringify(value)}`);
+    if (columns.length) item.append(element("p", { class: "hint dry-columns", text: columns.join(" · ") }));
+    const id = `dry-completion-${row.index}`;
+    const area = element("textarea", { id, "data-row": row.index, rows: 3 });
+    area.value = typedValues[row.index] || ""; // a textarea's text is its value, not an attribute
+    item.append(element("label", { for: id, text: `Completions for row ${row.index + 1}` }), area);
+    return item;
   }
 
   async function loadRows() {
     rememberTyped();
-    const url = config.rowsUrl + "?dataset=" + encodeURIComponent($("dry-dataset").value) + "&rows=" + rowCount();
-    const response = await fetch(url, { headers: { Accept: "application/json" } });
-    const body = await response.json();
-    if (!response.ok) throw new Error(Object.values(body).join(" "));
-    const box = $("dry-row-inputs");
-    box.textContent = "";
-    body.rows.forEach(function (row) {
-      const item = el("div", "dry-row");
-      item.append(el("p", "dry-prompt", "Row " + (row.index + 1) + ": " + row.prompt));
-      const columns = Object.entries(row.columns).map(function (kv) { return kv[0] + " = " + JSON.stringify(kv[1]); });
-      if (columns.length) item.append(el("p", "hint dry-columns", columns.join(" · ")));
-      const label = el("label", "", "Completions for row " + (row.index + 1));
-      label.htmlFor = "dry-completion-" + row.index;
-      const area = el("textarea");
-      area.id = "dry-completion-" + row.index;
-      area.dataset.row = row.index;
-      area.rows = 3;
-      area.value = typedValues[row.index] || "";
-      item.append(label, area);
-      box.append(item);
-    });
+    const url = `${config.rowsUrl}?dataset=${encodeURIComponent($("dry-dataset").value)}&rows=${rowCount()}`;
+    const body = await fetchJson(url);
+    $("dry-row-inputs").replaceChildren(...body.rows.map(rowInput));
     return body.rows.length;
   }
 
   function typedCompletions() {
     const areas = Array.from(panel.querySelectorAll("textarea[data-row]"));
-    return areas.map(function (area, i) {
-      const parts = area.value.split(/^---[ \t]*$/m).map(function (p) { return p.replace(/^\n|\n$/g, ""); })
-        .filter(function (p) { return p.trim() !== ""; });
-      if (!parts.length) throw new Error("Row " + (i + 1) + " has no completion: type one, or show fewer rows.");
-      if (parts.length > config.maxCompletions) throw new Error("Row " + (i + 1) + " has more than " + config.maxCompletions + " completions.");
+    return areas.map((area, i) => {
+      const parts = area.value.split(/^---[ \t]*$/m).map((part) => part.replace(/^\n|\n$/g, ""))
+        .filter((part) => part.trim() !== "");
+      if (!parts.length) throw new Error(`Row ${i + 1} has no completion: type one, or show fewer rows.`);
+      if (parts.length > config.maxCompletions) throw new Error(`Row ${i + 1} has more than ${config.maxCompletions} completions.`);
       return parts;
     });
   }
 
   // --- the call --------------------------------------------------------------------------------
-  async function send(url, method, body) {
-    const response = await fetch(url, {
-      method: method, credentials: "same-origin",
-      headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrf },
-      body: JSON.stringify(body),
-    });
-    let data = {};
-    try { data = await response.json(); } catch (e) { data = { detail: response.statusText }; }
-    return { ok: response.ok, status: response.status, data: data };
-  }
-
-  function problems(data) {
-    return Object.entries(data).map(function (kv) {
-      const value = Array.isArray(kv[1]) ? kv[1].join(" ") : typeof kv[1] === "object" ? JSON.stringify(kv[1]) : kv[1];
-      return kv[0] === "detail" ? value : kv[0] + ": " + value;
-    }).join("\n");
-  }
-
   async function saveSourceFirst() {
     const editor = window.rewardEditor;
-    if (!editor || !config.sourceApi || editor.readOnly || !editor.isDirty()) return true;
-    const saved = await send(config.sourceApi, "PATCH", { source: editor.source() });
-    if (saved.ok) { editor.markSaved(); editor.showErrors([]); return true; }
-    if (saved.data.source) editor.showErrors([].concat(saved.data.source));
-    throw new Error("The code was not saved, so it was not run: " + problems(saved.data));
+    if (!editor || !config.sourceApi || editor.readOnly || !editor.isDirty()) return;
+    try {
+      await fetchJson(config.sourceApi, { method: "PATCH", body: { source: editor.source() } });
+    } catch (error) {
+      if (error.body && error.body.source) editor.showErrors([].concat(error.body.source));
+      throw new Error(`The code was not saved, so it was not run: ${problemLines(error)}`);
+    }
+    editor.markSaved();
+    editor.showErrors([]);
+  }
+
+  /* One line per problem the server named (#dry-errors keeps line breaks). */
+  function problemLines(error) {
+    return error.problems ? error.problems.join("\n") : error.message;
   }
 
   async function requestBody() {
@@ -137,12 +120,10 @@
     try {
       const body = await requestBody();
       await saveSourceFirst();
-      const result = await send(config.url, "POST", body);
-      if (!result.ok) throw new Error(problems(result.data));
-      render(result.data);
+      render(await fetchJson(config.url, { method: "POST", body }));
     } catch (error) {
       $("dry-status").textContent = "";
-      $("dry-errors").textContent = error.message;
+      $("dry-errors").textContent = problemLines(error);
     } finally {
       $("dry-run-button").disabled = false;
     }
@@ -154,69 +135,67 @@
     return Number.isInteger(score) ? score.toFixed(1) : String(Number(score.toPrecision(6)));
   }
 
-  function milliseconds(seconds) { return (seconds * 1000).toFixed(seconds < 0.01 ? 2 : 1) + " ms"; }
+  function milliseconds(seconds) {
+    return `${(seconds * 1000).toFixed(seconds < 0.01 ? 2 : 1)} ms`;
+  }
 
-  function errorBlock(error, output) {
-    const box = el("div", "dry-error");
-    box.append(el("strong", "", error.kind.replace("_", " ") + ": "), document.createTextNode(error.message));
-    if (error.traceback) box.append(el("pre", "traceback", error.traceback));
+  function errorBlock(error) {
+    const box = element("div", { class: "dry-error" },
+      element("strong", { text: `${error.kind.replace("_", " ")}: ` }), error.message);
+    if (error.traceback) box.append(element("pre", { class: "traceback", text: error.traceback }));
     return box;
   }
 
+  /* The first completion's row also holds the row number, prompt and time, spanning the others. */
+  function completionRow(row, completion, i) {
+    const tr = element("tr");
+    const span = row.completions.length;
+    if (i === 0) {
+      const prompt = row.prompt.length > 160 ? `${row.prompt.slice(0, 160)}…` : row.prompt;
+      tr.append(element("th", { scope: "rowgroup", rowspan: span, text: String(row.index + 1) }),
+        element("td", { class: "dry-prompt-cell", title: row.prompt, rowspan: span, text: prompt }));
+    }
+    tr.append(element("td", { class: "dry-completion", text: completion }),
+      element("td", { class: "dry-score", text: row.scores ? shownScore(row.scores[i]) : "—" }));
+    if (i === 0) tr.append(element("td", { rowspan: span, text: milliseconds(row.seconds) }));
+    return tr;
+  }
+
+  function detailRow(row) {
+    const cell = element("td", { colspan: 5 });
+    if (row.note) cell.append(element("p", { class: "hint", text: row.note }));
+    if (row.error) cell.append(errorBlock(row.error));
+    if (row.output) {
+      cell.append(element("details", {}, element("summary", { text: "Printed output" }), element("pre", { text: row.output })));
+    }
+    return element("tr", { class: "dry-detail" }, cell);
+  }
+
   function render(data) {
-    const table = el("table", "table dry-table");
-    const head = el("thead");
-    const headRow = el("tr");
-    ["Row", "Prompt", "Completion", "Score", "Time per call"].forEach(function (h) { headRow.append(el("th", "", h)); });
-    head.append(headRow);
-    table.append(head);
+    const headRow = element("tr", {}, ...["Row", "Prompt", "Completion", "Score", "Time per call"]
+      .map((heading) => element("th", { text: heading })));
+    const table = element("table", { class: "table dry-table" }, element("thead", {}, headRow));
     const errorLines = [];
-    data.rows.forEach(function (row) {
-      const body = el("tbody", row.error ? "dry-row-result has-error" : "dry-row-result");
-      row.completions.forEach(function (completion, i) {
-        const tr = el("tr");
-        if (i === 0) {
-          const span = row.completions.length;
-          const index = el("th", "", String(row.index + 1)); index.rowSpan = span; index.scope = "rowgroup";
-          const prompt = el("td", "dry-prompt-cell", row.prompt.length > 160 ? row.prompt.slice(0, 160) + "…" : row.prompt);
-          prompt.title = row.prompt; prompt.rowSpan = span;
-          tr.append(index, prompt);
-        }
-        tr.append(el("td", "dry-completion", completion));
-        const score = row.scores ? row.scores[i] : null;
-        tr.append(el("td", "dry-score", row.scores ? shownScore(score) : "—"));
-        if (i === 0) { const time = el("td", "", milliseconds(row.seconds)); time.rowSpan = row.completions.length; tr.append(time); }
-        body.append(tr);
-      });
-      if (row.error || row.output || row.note) {
-        const tr = el("tr", "dry-detail");
-        const td = el("td"); td.colSpan = 5;
-        if (row.note) td.append(el("p", "hint", row.note));
-        if (row.error) { td.append(errorBlock(row.error)); if (row.error.line) errorLines.push(row.error.line); }
-        if (row.output) {
-          const details = el("details");
-          details.append(el("summary", "", "Printed output"), el("pre", "", row.output));
-          td.append(details);
-        }
-        tr.append(td);
-        body.append(tr);
-      }
+    data.rows.forEach((row) => {
+      const body = element("tbody", { class: row.error ? "dry-row-result has-error" : "dry-row-result" },
+        ...row.completions.map((completion, i) => completionRow(row, completion, i)));
+      if (row.error || row.output || row.note) body.append(detailRow(row));
+      if (row.error && row.error.line) errorLines.push(row.error.line);
       table.append(body);
     });
-    $("dry-results").textContent = "";
-    $("dry-results").append(table);
+    $("dry-results").replaceChildren(table);
     const s = data.summary;
-    $("dry-status").textContent = s.calls + " call" + (s.calls === 1 ? "" : "s") + ", " + s.errors + " with errors, "
-      + milliseconds(s.mean_seconds) + " per call on average.";
+    $("dry-status").textContent = `${s.calls} call${s.calls === 1 ? "" : "s"}, ${s.errors} with errors, `
+      + `${milliseconds(s.mean_seconds)} per call on average.`;
     if (errorLines.length && window.rewardEditor) window.rewardEditor.markErrors(errorLines);
   }
 
-  $("dry-load-rows").addEventListener("click", function () {
+  $("dry-load-rows").addEventListener("click", () => {
     $("dry-errors").textContent = "";
-    loadRows().catch(function (error) { $("dry-errors").textContent = error.message; });
+    loadRows().catch((error) => { $("dry-errors").textContent = problemLines(error); });
   });
   $("dry-run-button").addEventListener("click", run);
-  panel.addEventListener("keydown", function (event) {
+  panel.addEventListener("keydown", (event) => {
     if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) { event.preventDefault(); run(); }
   });
 })();

@@ -1,6 +1,8 @@
 // Code reward editor: CodeMirror on the form's textarea, with the lines that errors name highlighted.
 (function () {
   "use strict";
+
+  const { element } = window.PageKit;
   const textarea = document.getElementById("reward-source");
   if (!textarea || typeof CodeMirror === "undefined") return; // without scripts the textarea still works
   const config = JSON.parse(document.getElementById("editor-config").textContent);
@@ -27,7 +29,7 @@
   let generation = editor.changeGeneration();
 
   function clearErrors() {
-    marked.splice(0).forEach(function (handle) {
+    marked.splice(0).forEach((handle) => {
       editor.removeLineClass(handle, "wrap", "cm-error-line");
       editor.removeLineClass(handle, "gutter", "cm-error-gutter");
     });
@@ -35,7 +37,7 @@
 
   function markErrors(lines) {
     clearErrors();
-    lines.forEach(function (line) {
+    lines.forEach((line) => {
       const index = Math.min(Math.max(line - 1, 0), editor.lineCount() - 1);
       const handle = editor.addLineClass(index, "wrap", "cm-error-line");
       editor.addLineClass(index, "gutter", "cm-error-gutter");
@@ -55,37 +57,31 @@
     const box = document.getElementById("source-errors");
     box.textContent = "";
     const lines = [];
-    messages.forEach(function (message) {
-      const p = document.createElement("p");
-      p.className = "error";
+    messages.forEach((message) => {
       const match = /^line (\d+)/.exec(message);
-      if (match) {
-        const line = Number(match[1]);
-        lines.push(line);
-        const jump = document.createElement("button");
-        jump.type = "button";
-        jump.className = "link jump";
-        jump.textContent = match[0];
-        jump.addEventListener("click", function () { goToLine(line); });
-        p.append(jump, document.createTextNode(message.slice(match[0].length)));
-      } else {
-        p.textContent = message;
+      if (!match) {
+        box.append(element("p", { class: "error", text: message }));
+        return;
       }
-      box.append(p);
+      const line = Number(match[1]);
+      lines.push(line);
+      const jump = element("button", { type: "button", class: "link jump", text: match[0] });
+      jump.addEventListener("click", () => goToLine(line));
+      box.append(element("p", { class: "error" }, jump, message.slice(match[0].length)));
     });
     markErrors(lines);
   }
 
-  const initial = Array.from(document.querySelectorAll("#source-errors p")).map(function (p) { return p.textContent; });
+  const initial = Array.from(document.querySelectorAll("#source-errors p")).map((p) => p.textContent);
   if (initial.length) showErrors(initial);
-  editor.on("change", function () { if (marked.length) clearErrors(); });
+  editor.on("change", () => { if (marked.length) clearErrors(); });
 
   window.rewardEditor = {
-    source: function () { return editor.getValue(); },
-    isDirty: function () { return !editor.isClean(generation); },
-    markSaved: function () { generation = editor.changeGeneration(); },
+    source: () => editor.getValue(),
+    isDirty: () => !editor.isClean(generation),
+    markSaved: () => { generation = editor.changeGeneration(); },
     readOnly: config.readOnly,
-    showErrors: showErrors,
-    markErrors: markErrors,
+    showErrors,
+    markErrors,
   };
 })();

@@ -5,6 +5,7 @@
 (function (RunPage) {
   "use strict";
 
+  const { element } = window.PageKit;
   const REWARD_FN = /^rollout\/reward\/(.+)_mean$/;
   const PLAN = [
     { id: "reward", title: "Reward (mean ± std)", series: rewardSeries },
@@ -32,6 +33,7 @@
       ["async/wait_for_rollouts_s", "waiting for rollouts"],
       ["async/wait_for_expiring_s", "of which for a group about to expire"]]) },
   ];
+
   function fixed(lines) {
     return (names) => lines.filter(([key]) => names.has(key))
       .map(([key, label, extra]) => ({ key, label, ...(extra || {}) }));
@@ -59,7 +61,7 @@
       for (const s of series) for (const key of [s.key, s.std, ...(s.range || [])]) if (key) claimed.add(key);
     }
     for (const name of [...known].sort()) {
-      if (!claimed.has(name)) plan.set("metric:" + name, { title: name, series: [{ key: name, label: name }], more: true });
+      if (!claimed.has(name)) plan.set(`metric:${name}`, { title: name, series: [{ key: name, label: name }], more: true });
     }
     return plan;
   }
@@ -112,9 +114,7 @@
     }
 
     create(id, spec) {
-      const box = document.createElement("div");
-      box.className = "chart-box";
-      box.dataset.chart = id;
+      const box = element("div", { class: "chart-box", "data-chart": id });
       const parent = spec.more ? this.more : this.main;
       parent.appendChild(box);
       return GrpoCharts.createSeriesChart(box, { title: spec.title, series: spec.series, syncKey: this.syncKey, height: spec.more ? 180 : 220 });

@@ -6,39 +6,24 @@
 (function (RunPage) {
   "use strict";
 
+  const { element, fetchJson, formatFixed } = window.PageKit;
   const FOLD_CHARS = 600, FOLD_LINES = 8, PREVIEW_CHARS = 240;
   const CACHE_STEPS = 30;
-
-  function el(tag, attrs, ...children) {
-    const node = document.createElement(tag);
-    for (const [name, value] of Object.entries(attrs || {})) {
-      if (name === "text") node.textContent = value;
-      else if (name === "class") node.className = value;
-      else node.setAttribute(name, value);
-    }
-    for (const child of children) if (child) node.appendChild(child);
-    return node;
-  }
 
   /* Text in a <pre>, folded behind a <details> summary when it is long. */
   function foldable(text, className) {
     const lines = text.split("\n").length;
-    if (text.length <= FOLD_CHARS && lines <= FOLD_LINES) return el("pre", { class: className, text });
+    if (text.length <= FOLD_CHARS && lines <= FOLD_LINES) return element("pre", { class: className, text });
     const preview = text.slice(0, PREVIEW_CHARS).replace(/\s+/g, " ");
-    return el("details", { class: "fold" },
-      el("summary", { text: `${preview}… (${text.length} characters, ${lines} lines)` }),
-      el("pre", { class: className, text }));
-  }
-
-  function number(value, digits) {
-    return value === null || value === undefined ? "—" : Number(value).toFixed(digits);
+    return element("details", { class: "fold" },
+      element("summary", { text: `${preview}… (${text.length} characters, ${lines} lines)` }),
+      element("pre", { class: className, text }));
   }
 
   class CompletionsBrowser {
-    constructor(root, { samplesUrl, steps, rewardNames, fetchJson }) {
+    constructor(root, { samplesUrl, steps, rewardNames }) {
       this.root = root;
       this.samplesUrl = samplesUrl;
-      this.fetchJson = fetchJson;
       this.rewardNames = rewardNames;
       this.steps = [...steps].sort((a, b) => a - b);
       this.cache = new Map(); // step -> samples (only complete steps from REST or whole events)
@@ -81,7 +66,7 @@
     renderSteps() {
       this.empty.hidden = this.steps.length > 0;
       this.root.querySelector(".sample-controls").hidden = this.steps.length === 0;
-      const options = this.steps.map((step) => el("option", { value: String(step), text: `step ${step}` }));
+      const options = this.steps.map((step) => element("option", { value: String(step), text: `step ${step}` }));
       this.select.replaceChildren(...options);
       if (this.current !== null) this.select.value = String(this.current);
     }
@@ -131,7 +116,7 @@
       const samples = [];
       let url = `${this.samplesUrl}?step=${step}&page_size=1000`;
       while (url) {
-        const page = await this.fetchJson(url);
+        const page = await fetchJson(url);
         samples.push(...page.results);
         url = page.next;
       }
@@ -150,23 +135,24 @@
 
     renderGroup(step, group, samples) {
       const names = this.rewardColumns(samples);
-      const head = el("tr", {}, el("th", { scope: "col", text: "#" }), el("th", { scope: "col", text: "Completion" }),
-        ...names.map((name) => el("th", { scope: "col", class: "num", text: name })),
-        ...["total", "advantage", "version", "staleness", "finish", "tokens"].map((t) => el("th", { scope: "col", class: "num", text: t })));
-      const rows = samples.map((sample, i) => el("tr", { "data-sample": String(sample.id) },
-        el("td", { text: String(i + 1) }),
-        el("td", { class: "completion" }, foldable(sample.completion, "completion-text")),
-        ...names.map((name) => el("td", { class: "num", text: number(sample.rewards[name], 2) })),
-        el("td", { class: "num total", text: number(sample.total_reward, 3) }),
-        el("td", { class: "num", text: number(sample.advantage, 3) }),
-        el("td", { class: "num", text: String(sample.model_version) }),
-        el("td", { class: "num", text: String(sample.staleness) }),
-        el("td", { class: "num", text: sample.finish_reason || "—" }),
-        el("td", { class: "num", text: String(sample.num_tokens) })));
-      return el("article", { class: "sample-group", "aria-label": `Step ${step}, group ${group}` },
-        el("h3", { text: `Group ${group}` }),
-        el("div", { class: "prompt" }, el("span", { class: "muted small", text: "Prompt" }), foldable(samples[0].prompt, "prompt-text")),
-        el("div", { class: "table-scroll" }, el("table", { class: "table samples-table" }, el("thead", {}, head), el("tbody", {}, ...rows))));
+      const head = element("tr", {}, element("th", { scope: "col", text: "#" }), element("th", { scope: "col", text: "Completion" }),
+        ...names.map((name) => element("th", { scope: "col", class: "num", text: name })),
+        ...["total", "advantage", "version", "staleness", "finish", "tokens"].map((t) => element("th", { scope: "col", class: "num", text: t })));
+      const rows = samples.map((sample, i) => element("tr", { "data-sample": String(sample.id) },
+        element("td", { text: String(i + 1) }),
+        element("td", { class: "completion" }, foldable(sample.completion, "completion-text")),
+        ...names.map((name) => element("td", { class: "num", text: formatFixed(sample.rewards[name], 2) })),
+        element("td", { class: "num total", text: formatFixed(sample.total_reward, 3) }),
+        element("td", { class: "num", text: formatFixed(sample.advantage, 3) }),
+        element("td", { class: "num", text: String(sample.model_version) }),
+        element("td", { class: "num", text: String(sample.staleness) }),
+        element("td", { class: "num", text: sample.finish_reason || "—" }),
+        element("td", { class: "num", text: String(sample.num_tokens) })));
+      return element("article", { class: "sample-group", "aria-label": `Step ${step}, group ${group}` },
+        element("h3", { text: `Group ${group}` }),
+        element("div", { class: "prompt" }, element("span", { class: "muted small", text: "Prompt" }), foldable(samples[0].prompt, "prompt-text")),
+        element("div", { class: "table-scroll" },
+          element("table", { class: "table samples-table" }, element("thead", {}, head), element("tbody", {}, ...rows))));
     }
 
     rewardColumns(samples) {

@@ -3,6 +3,7 @@
 (function (RunPage) {
   "use strict";
 
+  const { element } = window.PageKit;
   const MAX_LINES = 2000;
 
   class LogPanel {
@@ -29,19 +30,10 @@
     }
 
     row(line) {
-      const item = document.createElement("li");
-      item.className = `log-${line.level}`;
-      const time = document.createElement("time");
-      time.dateTime = line.time;
-      time.textContent = new Date(line.time).toLocaleTimeString();
-      const source = document.createElement("span");
-      source.className = "log-source";
-      source.textContent = line.source;
-      const message = document.createElement("span");
-      message.className = "log-message";
-      message.textContent = line.message;
-      item.append(time, " ", source, " ", message);
-      return item;
+      const time = element("time", { datetime: line.time, text: new Date(line.time).toLocaleTimeString() });
+      return element("li", { class: `log-${line.level}` }, time, " ",
+        element("span", { class: "log-source", text: line.source }), " ",
+        element("span", { class: "log-message", text: line.message }));
     }
 
     isAtEnd() {

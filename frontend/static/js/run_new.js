@@ -3,6 +3,7 @@
 // The form works without it (the server fills the editor from the config chosen at load).
 (function () {
   "use strict";
+
   const form = document.getElementById("new-run-form");
   if (!form) return;
   const values = JSON.parse(document.getElementById("config-values").textContent);

@@ -4,49 +4,64 @@
 // what it may have missed: metrics after the last step seen, log lines after the last id,
 // steps with samples, checkpoints. Every update is idempotent (points by step, lines and
 // samples by id), so an event seen both live and in a re-fetch is shown once.
+// Which buttons show is the server's call (the run's allowed_actions): embedded in the page,
+// then asked of the API again after each live status change and each reconnection.
 (function (RunPage) {
   "use strict";
 
+  const { element, fetchJson, formatBytes } = window.PageKit;
   const data = JSON.parse(document.getElementById("run-data").textContent);
   const MAX_POINTS = data.max_points; // about one per horizontal pixel of a chart
   const MAX_NAMES = 100; // runs/api/serializers/queries.py MetricsQuery.MAX_NAMES
-  const ACTIVE = ["queued", "starting", "running"];
-  const LABELS = { created: "Created", queued: "Queued", starting: "Starting", running: "Running", succeeded: "Succeeded",
-    failed: "Failed", cancelled: "Cancelled", lost: "Lost" };
-  const syncKey = "run-" + data.run;
-  const $ = (id) => document.getElementById(id);
+  const syncKey = `run-${data.run}`;
 
   let status = data.status;
   let lastMetricStep = null;
+  let actionsAsked = 0; // answers to older questions are dropped
   const stepTimes = [];
 
-  async function fetchJson(url) {
-    const response = await fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } });
-    if (!response.ok) throw new Error(`${response.status} ${response.statusText} from ${url}`);
-    return response.json();
+  function $(id) {
+    return document.getElementById(id);
   }
 
   function query(params) {
-    return "?" + Object.entries(params).filter(([, v]) => v !== null && v !== undefined)
-      .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join("&");
+    const pairs = Object.entries(params).filter(([, v]) => v !== null && v !== undefined)
+      .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`);
+    return `?${pairs.join("&")}`;
   }
 
   // --- status, progress, ETA, buttons ------------------------------------------------------
   function applyStatus(payload) {
     status = { ...status, ...payload };
     const badge = $("run-status");
-    badge.textContent = LABELS[status.status] || status.status;
+    badge.textContent = data.status_labels[status.status] || status.status;
     badge.className = `badge status-${status.status}`;
     document.body.dataset.runStatus = status.status;
-    $("run-cancelling").hidden = !(status.cancel_requested && ACTIVE.includes(status.status));
+    $("run-cancelling").hidden = !(status.cancel_requested && data.active_statuses.includes(status.status));
     const error = $("run-error");
     error.hidden = !status.error;
     error.textContent = status.error || "";
     $("run-attempt").textContent = String(status.attempt);
     showProgress(status.step);
-    $("action-start").hidden = status.status !== "created";
-    $("action-cancel").hidden = !(["created", ...ACTIVE].includes(status.status)) || status.cancel_requested;
-    $("action-resume").hidden = !["failed", "cancelled", "lost"].includes(status.status);
+  }
+
+  /* Each form in .run-actions names its action (data-action); it shows when the run allows it. */
+  function showActions(allowed) {
+    for (const form of document.querySelectorAll(".run-actions [data-action]")) {
+      form.hidden = !allowed.includes(form.dataset.action);
+    }
+  }
+
+  async function refreshActions() {
+    const asked = ++actionsAsked;
+    const run = await fetchJson(data.urls.run);
+    if (asked === actionsAsked) showActions(run.allowed_actions);
+  }
+
+  function statusChanged(payload) {
+    applyStatus(payload);
+    // If this fails, the buttons stay as they were until the next status change or reconnection.
+    refreshActions().catch(() => {});
   }
 
   function showProgress(step) {
@@ -133,7 +148,7 @@
 
   // --- samples, logs, checkpoints ----------------------------------------------------------
   const completions = new RunPage.CompletionsBrowser($("completions"), {
-    samplesUrl: data.urls.samples, steps: data.sample_steps, rewardNames: data.reward_names, fetchJson,
+    samplesUrl: data.urls.samples, steps: data.sample_steps, rewardNames: data.reward_names,
   });
   const logs = new RunPage.LogPanel($("logs"), data.logs);
   const checkpoints = new Map();
@@ -163,31 +178,15 @@
   }
 
   function checkpointRow(checkpoint) {
-    const row = document.createElement("tr");
-    const cells = [`step ${checkpoint.step}`, String(checkpoint.model_version), size(checkpoint.size_bytes),
-      new Date(checkpoint.created_at).toLocaleString()];
-    for (const text of cells) { const cell = document.createElement("td"); cell.textContent = text; row.appendChild(cell); }
-    const link = document.createElement("a");
-    link.href = data.urls.download.replace("{id}", checkpoint.id);
-    link.textContent = "Download (.tar)";
-    link.setAttribute("download", "");
-    const cell = document.createElement("td");
-    cell.appendChild(link);
-    row.appendChild(cell);
-    return row;
-  }
-
-  function size(bytes) {
-    if (!bytes) return "—";
-    const units = ["bytes", "KiB", "MiB", "GiB"];
-    let value = bytes, unit = 0;
-    while (value >= 1024 && unit < units.length - 1) { value /= 1024; unit++; }
-    return `${value.toFixed(unit ? 1 : 0)} ${units[unit]}`;
+    const cells = [`step ${checkpoint.step}`, String(checkpoint.model_version),
+      formatBytes(checkpoint.size_bytes || null), new Date(checkpoint.created_at).toLocaleString()];
+    const link = element("a", { href: data.urls.download.replace("{id}", checkpoint.id), download: "", text: "Download (.tar)" });
+    return element("tr", {}, ...cells.map((text) => element("td", { text })), element("td", {}, link));
   }
 
   // --- live ------------------------------------------------------------------------------
   const HANDLERS = {
-    "run.status": applyStatus,
+    "run.status": statusChanged,
     "run.metrics": (payload) => liveMetrics(payload.points),
     "run.samples": (payload) => completions.addLive(payload.samples),
     "run.log": (payload) => logs.add(payload.lines),
@@ -198,7 +197,7 @@
     applyStatus(hello);
     try { await initialLoad; } catch (error) { await loadMetrics(); }
     await Promise.all([
-      metricsSince(lastMetricStep), logsSince(), samplesSince(),
+      metricsSince(lastMetricStep), logsSince(), samplesSince(), refreshActions(),
       fetchJson(data.urls.checkpoints).then(addCheckpoints),
     ]);
   }
@@ -238,5 +237,6 @@
 
   addCheckpoints(data.checkpoints);
   applyStatus(data.status);
+  showActions(data.allowed_actions);
   socket.connect();
 })(window.RunPage = window.RunPage || {});

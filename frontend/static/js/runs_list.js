@@ -3,6 +3,7 @@
 // sends runs=1&runs=2, which the compare page may also accept).
 (function () {
   "use strict";
+
   const form = document.getElementById("compare-form");
   if (!form) return;
   const hint = document.getElementById("compare-hint");
@@ -29,6 +30,6 @@
       hint.classList.add("error");
       return;
     }
-    window.location.assign(form.getAttribute("action") + "?runs=" + ids.join(","));
+    window.location.assign(`${form.getAttribute("action")}?runs=${ids.join(",")}`);
   });
 })();

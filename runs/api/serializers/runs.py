@@ -4,6 +4,7 @@ from rest_framework import serializers
 from runs.api.serializers.configs import complete_config
 from runs.api.serializers.fields import VisiblePrimaryKeyField
 from runs.models import Dataset, RewardFunction, Run, RunReward, TrainingConfig
+from runs.models.run import RunAction
 
 
 class RunRewardSerializer(serializers.ModelSerializer):
@@ -23,13 +24,16 @@ class RunSerializer(serializers.ModelSerializer):
     rewards = RunRewardSerializer(source="run_rewards", many=True)
     config = serializers.DictField(required=False, help_text="Knobs on top of the template's (or the defaults).")
     max_steps = serializers.IntegerField(read_only=True)
+    allowed_actions = serializers.ListField(
+        child=serializers.ChoiceField(choices=RunAction.choices), read_only=True,
+        help_text="What the run's state allows now (Run.allowed_actions); resume also needs a checkpoint.")
 
     class Meta:
         model = Run
         fields = [
             "id", "name", "owner", "dataset", "rewards", "config_template", "config", "status",
             "cancel_requested", "attempt", "current_step", "max_steps", "last_heartbeat_at", "error_message",
-            "created_at", "queued_at", "started_at", "finished_at",
+            "created_at", "queued_at", "started_at", "finished_at", "allowed_actions",
         ]
         read_only_fields = ["status", "cancel_requested", "attempt", "current_step", "last_heartbeat_at",
                             "error_message", "queued_at", "started_at", "finished_at"]

@@ -10,6 +10,7 @@ from runs.actions.liveness import mark_lost_runs
 from runs.api.serializers.telemetry import CheckpointSerializer, LogLineSerializer
 from runs.events import status_payload
 from runs.models import Run, RunStatus
+from runs.models.run import ACTIVE
 from runs.pages.config_form import config_field_groups
 
 LOG_TAIL = 300
@@ -17,7 +18,6 @@ LOG_TAIL = 300
 # request; the page's script fetches the others over REST. Same sizing as the script asks for.
 FIRST_SERIES = ("rollout/reward_mean", "rollout/reward_std")
 MAX_POINTS = 600
-CANCELLABLE = {RunStatus.CREATED, RunStatus.QUEUED, RunStatus.STARTING, RunStatus.RUNNING}
 
 
 def visible_run(request, pk: int) -> Run:
@@ -46,10 +46,15 @@ def page_data(run) -> dict:
     names = metrics_query.metric_names(run)
     return {
         "run": run.pk, "name": run.name, "status": status_payload(run), "max_steps": run.max_steps,
+        # The page shows buttons and labels from the server's rules; after a live status change
+        # it asks the API (urls.run) for the allowed actions again.
+        "allowed_actions": run.allowed_actions(), "status_labels": dict(RunStatus.choices),
+        "active_statuses": sorted(ACTIVE),
         "started_at": run.started_at, "finished_at": run.finished_at,
         "reward_names": [rr.reward_function.name for rr in run.run_rewards.all()],
         "urls": {
-            "run": api, "metrics": reverse("run-metrics", args=[run.pk]), "samples": reverse("run-samples", args=[run.pk]),
+            "run": api, "metrics": reverse("run-metrics", args=[run.pk]),
+            "samples": reverse("run-samples", args=[run.pk]),
             "sample_steps": reverse("run-sample-steps", args=[run.pk]),
             "logs": reverse("run-logs", args=[run.pk]), "checkpoints": reverse("run-checkpoints", args=[run.pk]),
             "download": reverse("run-checkpoint-download", args=[run.pk, 0]).replace("/0/", "/{id}/"),
@@ -66,10 +71,10 @@ def page_data(run) -> dict:
 def run_page(request, pk: int):
     run = visible_run(request, pk)
     rewards = list(run.run_rewards.select_related("reward_function"))
+    data = page_data(run)
     return render(request, "runs/run.html", {
         "run": run, "rewards": rewards, "config_groups": config_field_groups(run.config),
-        "data": page_data(run),
-        "cancellable": run.status in CANCELLABLE and not run.cancel_requested,
+        "data": data, "allowed_actions": data["allowed_actions"],
     })
 
 

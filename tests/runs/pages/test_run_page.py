@@ -53,10 +53,13 @@ def test_the_page_embeds_what_its_scripts_start_from(logged_in, run, reward):
     assert data["sample_steps"] == [1, 4]
     assert [line["id"] for line in data["logs"]] == [line.pk for line in lines]
     assert data["checkpoints"][0]["step"] == 4
-    assert data["checkpoints"][0]["download"] == f"/api/runs/{run.pk}/checkpoints/{data['checkpoints'][0]['id']}/download/"
+    checkpoint = data["checkpoints"][0]
+    assert checkpoint["download"] == f"/api/runs/{run.pk}/checkpoints/{checkpoint['id']}/download/"
     assert data["reward_names"] == [reward.name]
     assert data["urls"]["socket"] == f"/ws/runs/{run.pk}/"
     assert data["urls"]["metrics"] == f"/api/runs/{run.pk}/metrics/"
+    assert data["urls"]["run"] == f"/api/runs/{run.pk}/"  # asked again for allowed_actions after a status change
+    assert data["status_labels"]["lost"] == "Lost" and data["active_statuses"] == ["queued", "running", "starting"]
 
 
 def test_the_first_charts_series_come_with_the_page(logged_in, run):
@@ -97,6 +100,24 @@ def test_buttons_match_the_status(logged_in, run):
     Run.objects.filter(pk=run.pk).update(status=RunStatus.FAILED)
     failed = logged_in.get(f"/runs/{run.pk}/").content.decode()
     assert re.search(r'id="action-resume"\s*>', failed) and re.search(r'id="action-cancel" hidden', failed)
+
+
+@pytest.mark.parametrize("status, cancel_requested, shown", [
+    ("created", False, {"start", "cancel", "clone"}),
+    ("queued", False, {"cancel", "clone"}),
+    ("running", True, {"clone"}),
+    ("failed", False, {"resume", "clone"}),
+    ("succeeded", False, {"clone"}),
+])
+def test_the_buttons_are_the_actions_the_run_allows(logged_in, run, status, cancel_requested, shown):
+    Run.objects.filter(pk=run.pk).update(status=status, cancel_requested=cancel_requested)
+    response = logged_in.get(f"/runs/{run.pk}/")
+    run.refresh_from_db()
+    assert page_data(response)["allowed_actions"] == run.allowed_actions()
+    html = response.content.decode()
+    visible = {action for action in ("start", "cancel", "resume", "clone")
+               if re.search(rf'data-action="{action}" id="action-{action}"\s*>', html)}
+    assert visible == shown
 
 
 def test_cancel_from_the_page_cancels_a_queued_run(logged_in, started_run):

@@ -1,8 +1,9 @@
 """The run page in real Chromium, against a live server: a run started from the new-run page,
 then watched while events are injected through the ingest API (as a trainer sends them):
 charts gain points, the completions browser shows samples, the log and checkpoints fill in,
-the status badge follows, cancel works; and after a dropped websocket the page re-fetches
-what it missed and says it is live again. A screenshot of the run page is saved."""
+the status badge follows, the buttons follow what the server allows, cancel works; and after
+a dropped websocket the page re-fetches what it missed and says it is live again. A screenshot
+of the run page is saved."""
 import itertools
 import re
 
@@ -63,12 +64,12 @@ class Trainer:
 
     def samples(self, step: int, completion: str):
         return self.send({"type": "samples", "step": step, "samples": [
-            {"group": 0, "prompt": "What is 2 + 2?", "completion": completion, "rewards": {"accuracy": 1.0, "format": 0.0},
-             "total_reward": 1.0, "advantage": 0.7, "model_version": step, "staleness": 1, "num_tokens": 4,
-             "finish_reason": "stop"},
-            {"group": 0, "prompt": "What is 2 + 2?", "completion": "five\n" * 40, "rewards": {"accuracy": 0.0, "format": 0.0},
-             "total_reward": 0.0, "advantage": -0.7, "model_version": step, "staleness": 1, "num_tokens": 80,
-             "finish_reason": "length"}]})
+            {"group": 0, "prompt": "What is 2 + 2?", "completion": completion,
+             "rewards": {"accuracy": 1.0, "format": 0.0}, "total_reward": 1.0, "advantage": 0.7,
+             "model_version": step, "staleness": 1, "num_tokens": 4, "finish_reason": "stop"},
+            {"group": 0, "prompt": "What is 2 + 2?", "completion": "five\n" * 40,
+             "rewards": {"accuracy": 0.0, "format": 0.0}, "total_reward": 0.0, "advantage": -0.7,
+             "model_version": step, "staleness": 1, "num_tokens": 80, "finish_reason": "length"}]})
 
     def log(self, message: str, level: str = "info"):
         return self.send({"type": "log", "level": level, "message": message})
@@ -175,8 +176,31 @@ def test_the_run_page_follows_events_as_a_trainer_sends_them(page, live_server, 
     assert trainer.metrics(4, 0.8)["cancel_requested"] is True  # what the trainer hears back
     trainer.status("cancelled")
     page.wait_for_function("document.querySelector('#run-status').textContent === 'Cancelled'")
-    assert page.locator("#action-resume").is_visible()
+    page.wait_for_selector("#action-resume", state="visible")  # once the API has said so
     wait_for_points(page, "reward", 4)  # the page reloaded: the charts came back over REST
+
+
+def test_the_buttons_follow_what_the_server_allows_after_each_status_change(page, live_server, library):
+    run_id = started_run(live_server, library, "buttons")
+    trainer = Trainer(live_server, run_id)
+    run_url = f"{live_server.url}/api/runs/{run_id}/"
+    asked = []
+    page.on("request", lambda request: asked.append(request.url) if request.url == run_url else None)
+    page.goto(f"{live_server.url}/runs/{run_id}/")
+    wait_live(page)
+    assert page.locator("#action-cancel").is_visible() and page.locator("#action-start").is_hidden()
+
+    trainer.status("starting")
+    trainer.status("running")
+    page.wait_for_function("document.querySelector('#run-status').textContent === 'Running'")
+    assert page.locator("#action-cancel").is_visible()
+    live_server.api("owner").post(f"/api/runs/{run_id}/cancel/")  # from another tab, or a script
+    page.wait_for_selector("#action-cancel", state="hidden")
+    assert page.locator("#run-cancelling").is_visible() and page.locator("#action-resume").is_hidden()
+    trainer.status("cancelled")
+    page.wait_for_selector("#action-resume", state="visible")
+    assert page.locator("#action-clone").is_visible() and page.locator("#action-cancel").is_hidden()
+    assert len(asked) >= 4  # the page asked the API (at connection and after each status change)
 
 
 def test_the_completions_browser_goes_back_to_any_step(page, live_server, library):
