@@ -1,23 +1,24 @@
 """The one-click demo run: the default model on the built-in arithmetic generator, accuracy and
 format rewards, the cpu-demo preset. Its dataset, rewards and config are made for the user the
-first time (through the API's serializers, so they are exactly what the API would store) and
-found by name after that."""
+first time and found by name after that. They are checked and completed as the API does it (the
+dataset by runs.datasets, the rewards and config by the trainer's schemas), so they are what the
+API would store for the same fields: tests/runs/test_demo_library.py compares."""
 from dataclasses import dataclass
-from types import SimpleNamespace
 
 from django.db import IntegrityError, transaction
 
 from runs.actions.lifecycle import start_run
-from runs.api.serializers.configs import TrainingConfigSerializer
-from runs.api.serializers.datasets import DatasetSerializer
-from runs.api.serializers.rewards import RewardFunctionSerializer
-from runs.api.serializers.runs import RunSerializer
+from runs.config_values import complete_config
+from runs.datasets.validation import generator_fields
 from runs.models import Dataset, RewardFunction, Run, TrainingConfig
+from worker.trainer.config import PRESETS
+from worker.trainer.rewards.catalog import BUILTINS
 
 DEMO_DATASET = {
     # A new name, not new parameters under the old one: a library's "Demo: arithmetic" (no
     # examples) stays what its runs were trained and would be resumed on.
     "name": "Demo: arithmetic, one worked example", "source": "generator", "generator": "arithmetic",
+    "prompt_column": "prompt",
     # One worked example before each problem: without it SmolLM2-135M ends 2% of its answers the
     # way the format reward asks, and a third of the runs never found the format (bench/README.md).
     "generator_params": {"count": 5000, "difficulty": 1, "seed": 0, "examples": 1},
@@ -39,22 +40,34 @@ class DemoLibrary:
     config: TrainingConfig
 
 
-def _owned_or_created(model, serializer_class, fields: dict, user):
-    """The user's object of that name, or a new one saved through the API's serializer."""
+# The inputs are fixed: a check that fails while making these is a bug, and raises.
+def _new_dataset(user, fields: dict) -> Dataset:
+    checked = generator_fields(fields["generator"], fields["generator_params"], fields["prompt_column"])
+    return Dataset.objects.create(owner=user, **{**fields, **checked})
+
+
+def _new_builtin_reward(user, fields: dict) -> RewardFunction:
+    params = BUILTINS[fields["builtin"]].model_validate(fields["params"]).model_dump()
+    return RewardFunction.objects.create(owner=user, **{**fields, "params": params})
+
+
+def _new_config(user, fields: dict) -> TrainingConfig:
+    return TrainingConfig.objects.create(owner=user, name=fields["name"], description=fields["description"],
+                                         values=complete_config(PRESETS[fields["preset"]]))
+
+
+def _owned_or_created(model, fields: dict, user, create):
+    """The user's object of that name, or a new one from `create`."""
     found = model.objects.filter(owner=user, name=fields["name"]).first()
-    if found is not None:
-        return found
-    serializer = serializer_class(data=fields, context={"request": SimpleNamespace(user=user)})
-    serializer.is_valid(raise_exception=True)  # fixed inputs: a failure here is a bug, not user input
-    return serializer.save(owner=user)
+    return found if found is not None else create(user, fields)
 
 
 def demo_library(user) -> DemoLibrary:
     return DemoLibrary(
-        dataset=_owned_or_created(Dataset, DatasetSerializer, DEMO_DATASET, user),
-        rewards=[(_owned_or_created(RewardFunction, RewardFunctionSerializer, fields, user), weight)
+        dataset=_owned_or_created(Dataset, DEMO_DATASET, user, _new_dataset),
+        rewards=[(_owned_or_created(RewardFunction, fields, user, _new_builtin_reward), weight)
                  for fields, weight in DEMO_REWARDS],
-        config=_owned_or_created(TrainingConfig, TrainingConfigSerializer, DEMO_CONFIG, user),
+        config=_owned_or_created(TrainingConfig, DEMO_CONFIG, user, _new_config),
     )
 
 
@@ -76,9 +89,9 @@ def start_demo_run(user) -> Run:
 
 def _create_and_start(user) -> Run:
     library = demo_library(user)
-    serializer = RunSerializer(data={
-        "name": _next_demo_name(user), "dataset": library.dataset.pk, "config_template": library.config.pk,
-        "rewards": [{"reward_function": reward.pk, "weight": weight} for reward, weight in library.rewards],
-    }, context={"request": SimpleNamespace(user=user)})
-    serializer.is_valid(raise_exception=True)
-    return start_run(serializer.save(owner=user))
+    # A template found by name may predate knobs added since: completed again, as the API does.
+    run = Run.objects.create(owner=user, name=_next_demo_name(user), dataset=library.dataset,
+                             config_template=library.config, config=complete_config(library.config.values))
+    for reward, weight in library.rewards:
+        run.run_rewards.create(reward_function=reward, weight=weight)
+    return start_run(run)

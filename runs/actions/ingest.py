@@ -5,34 +5,39 @@ event is applied in sequence order. Events at or below the source's cursor
 were stored by an earlier delivery of the same batch and are skipped.
 """
 from dataclasses import dataclass, field
-from datetime import datetime, timezone as dt_timezone
+from datetime import UTC, datetime
 
 from django.db import transaction
 from django.utils import timezone
 
-from runs.api.serializers.telemetry import CheckpointSerializer, LogLineSerializer, SampleSerializer
-from runs.events import publish, status_payload
 from runs.actions.metric_rows import database_time, insert_metric_rows, metric_row
+from runs.events import publish
+from runs.live_messages import (
+    CheckpointMessage,
+    LogMessage,
+    MetricPointRow,
+    MetricsMessage,
+    SamplesMessage,
+    StatusMessage,
+)
 from runs.models import Checkpoint, EventCursor, LogLine, Run, RunStatus, Sample
 from worker.trainer.events import EventBatch, IngestReply
 
 
 @dataclass
 class _Pending:
-    """Rows and live messages gathered from one batch, written in bulk."""
+    """Rows gathered from one batch, written in bulk, then published as live messages."""
     metrics: list = field(default_factory=list)
     samples: list = field(default_factory=list)
     logs: list = field(default_factory=list)
-    live_metrics: list = field(default_factory=list)
-    live_samples: list = field(default_factory=list)
-    live_logs: list = field(default_factory=list)
+    live_metrics: list[MetricPointRow] = field(default_factory=list)
     status_changed: bool = False
 
 
 def _event_time(event) -> datetime:
     if event.time is None:
         return timezone.now()
-    return datetime.fromtimestamp(event.time, tz=dt_timezone.utc)
+    return datetime.fromtimestamp(event.time, tz=UTC)
 
 
 def ingest_batch(run: Run, batch: EventBatch) -> IngestReply:
@@ -67,8 +72,9 @@ def _apply_status(run, event, pending):
 def _apply_metrics(run, event, pending):
     time = _event_time(event)
     stored_time = database_time(time)
-    pending.metrics += [metric_row(run.pk, name, event.step, value, stored_time) for name, value in event.values.items()]
-    pending.live_metrics.append({"step": event.step, "time": time.timestamp(), "values": event.values})
+    pending.metrics += [metric_row(run.pk, name, event.step, value, stored_time)
+                        for name, value in event.values.items()]
+    pending.live_metrics.append(MetricPointRow(step=event.step, time=time.timestamp(), values=event.values))
     run.current_step = max(run.current_step, event.step)
 
 
@@ -88,7 +94,7 @@ def _apply_checkpoint(run, event, pending):
         defaults={"path": event.path, "size_bytes": event.size_bytes,
                   "model_version": event.model_version, "created_at": _event_time(event)},
     )
-    publish(run.pk, "run.checkpoint", CheckpointSerializer(checkpoint).data)
+    publish(CheckpointMessage.of(run, checkpoint))
 
 
 def _apply_heartbeat(run, event, pending):
@@ -103,19 +109,18 @@ _APPLY = {
 
 
 def _write(run, pending):
+    # bulk_create sets the ids on these instances, which the live messages carry.
     insert_metric_rows(pending.metrics)
-    stored_samples = Sample.objects.bulk_create(pending.samples, batch_size=500)
-    pending.live_samples = SampleSerializer(stored_samples, many=True).data
+    Sample.objects.bulk_create(pending.samples, batch_size=500)
     LogLine.objects.bulk_create(pending.logs, batch_size=1000)
-    pending.live_logs = LogLineSerializer(pending.logs, many=True).data
 
 
 def _publish(run, pending):
     if pending.status_changed:
-        publish(run.pk, "run.status", status_payload(run))
+        publish(StatusMessage.of(run))
     if pending.live_metrics:
-        publish(run.pk, "run.metrics", {"points": pending.live_metrics})
-    if pending.live_samples:
-        publish(run.pk, "run.samples", {"samples": pending.live_samples})
-    if pending.live_logs:
-        publish(run.pk, "run.log", {"lines": pending.live_logs})
+        publish(MetricsMessage.of(run, pending.live_metrics))
+    if pending.samples:
+        publish(SamplesMessage.of(run, pending.samples))
+    if pending.logs:
+        publish(LogMessage.of(run, pending.logs))

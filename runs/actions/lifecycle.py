@@ -1,8 +1,9 @@
 """Start, cancel, resume and clone: each one transaction, one status change, one live event."""
 from django.db import transaction
 
-from runs.events import publish, status_payload
+from runs.events import publish
 from runs.launch import build_launch_spec, without_secrets
+from runs.live_messages import StatusMessage
 from runs.models import IllegalTransition, Run, RunStatus
 from runs.queueing import enqueue_execute_run
 
@@ -18,14 +19,15 @@ def _enqueue(run: Run, resume_from=None) -> None:
     run.launch_spec = without_secrets(spec)
     run.save()
     enqueue_execute_run(run.pk, spec, queue=run.config.get("worker_pool", "default"))
-    publish(run.pk, "run.status", status_payload(run))
+    publish(StatusMessage.of(run))
 
 
 @transaction.atomic
 def start_run(run: Run) -> Run:
     run = _locked(run)
     if run.status != RunStatus.CREATED:
-        raise IllegalTransition(run, "queued", f"run {run.pk} is {run.status}; only a created run can be started (use resume or clone)")
+        raise IllegalTransition(
+            run, "queued", f"run {run.pk} is {run.status}; only a created run can be started (use resume or clone)")
     _enqueue(run)
     return run
 
@@ -34,7 +36,8 @@ def start_run(run: Run) -> Run:
 def resume_run(run: Run) -> Run:
     run = _locked(run)
     if not run.is_resumable_status:
-        raise IllegalTransition(run, "queued", f"run {run.pk} is {run.status}; only failed, cancelled or lost runs can be resumed")
+        raise IllegalTransition(
+            run, "queued", f"run {run.pk} is {run.status}; only failed, cancelled or lost runs can be resumed")
     checkpoint = run.checkpoints.order_by("-step").first()
     if checkpoint is None:
         raise IllegalTransition(run, "queued", f"run {run.pk} has no checkpoint to resume from; clone it to start over")
@@ -47,7 +50,7 @@ def cancel_run(run: Run) -> Run:
     run = _locked(run)
     run.request_cancel()
     run.save()
-    publish(run.pk, "run.status", status_payload(run))
+    publish(StatusMessage.of(run))
     return run
 
 

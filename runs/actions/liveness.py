@@ -11,7 +11,8 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from runs.events import publish, status_payload
+from runs.events import publish
+from runs.live_messages import StatusMessage
 from runs.models import Run, RunStatus
 
 
@@ -36,6 +37,6 @@ def mark_lost_runs(queryset=None) -> list[int]:
             if run.heartbeat_overdue(now, settings.RUN_HEARTBEAT_TIMEOUT_S):
                 run.mark_lost()
                 run.save()
-                publish(run.pk, "run.status", status_payload(run))
+                publish(StatusMessage.of(run))
                 lost.append(run.pk)
     return lost

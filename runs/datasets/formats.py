@@ -74,8 +74,8 @@ def _csv_rows(fileobj) -> Iterator[dict]:
 
 
 def _parquet_rows(fileobj) -> Iterator[dict]:
-    import pyarrow.parquet as pq
     import pyarrow as pa
+    import pyarrow.parquet as pq
 
     try:
         table = pq.ParquetFile(fileobj)

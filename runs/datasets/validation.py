@@ -19,6 +19,11 @@ class Inspection:
     preview: list[dict]
     prompt_format: str
 
+    def stored_fields(self) -> dict:
+        """What a dataset row keeps of the inspection (runs.models.Dataset's fields)."""
+        return {"columns": self.columns, "row_count": self.row_count,
+                "preview": self.preview, "prompt_format": self.prompt_format}
+
 
 def prompt_format_of(value, where: str) -> str:
     """'text' or 'chat'; anything else is an error naming the row."""
@@ -101,3 +106,11 @@ def inspect_generator(name: str, params: dict, prompt_column: str) -> tuple[dict
         raise DatasetFileError(problems, field="generator_params") from None
     rows = generate(name, {**full, "count": min(full["count"], PREVIEW_ROWS)})
     return full, inspect_rows(islice(rows, PREVIEW_ROWS), prompt_column, total=full["count"])
+
+
+def generator_fields(name: str, params: dict, prompt_column: str) -> dict:
+    """What a generator dataset stores from its check: the params with defaults filled in, and
+    the inspection of its first rows. The API and the demo run both store generator datasets
+    through here, so that they store the same."""
+    full_params, inspection = inspect_generator(name, params, prompt_column)
+    return {"generator_params": full_params, **inspection.stored_fields()}

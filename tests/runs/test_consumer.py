@@ -1,15 +1,16 @@
 """The run websocket consumer, through Channels' WebsocketCommunicator on the configured layer."""
-import json
-
 import pytest
+from asgiref.sync import sync_to_async
 from channels.db import database_sync_to_async
-from channels.layers import channel_layers, get_channel_layer
+from channels.layers import channel_layers
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser
 
 from controlplane.asgi import application
 from runs.consumers import NOT_FOUND
-from runs.events import LIVE_TYPES, run_group
+from runs.events import LIVE_TYPES, publish
+from runs.live_messages import HelloMessage, PongMessage, live_message_adapter
+from tests.runs.live_examples import wire_messages
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -31,12 +32,23 @@ def connect_as(user, run_id):
     return communicator
 
 
+async def receive_message(communicator, timeout=1):
+    """The next frame, read as a typed live message (unknown fields would fail here)."""
+    return live_message_adapter.validate_json(await communicator.receive_from(timeout=timeout))
+
+
+async def publish_outside_a_transaction(message):
+    # No transaction is open, so publish's on_commit sends at once; the sync side (as in a view)
+    # reaches the channel layer through async_to_sync, as it does in production.
+    await sync_to_async(publish)(message)
+
+
 async def test_owner_connects_and_hears_where_the_run_stands(owner, run):
     communicator = connect_as(owner, run.pk)
     connected, _ = await communicator.connect()
     assert connected
-    hello = await communicator.receive_json_from()
-    assert hello["type"] == "run.hello" and hello["payload"]["status"] == "created"
+    hello = await receive_message(communicator)
+    assert hello == HelloMessage.of(run) and hello.payload.status == "created"
     await communicator.disconnect()
 
 
@@ -61,14 +73,13 @@ async def test_staff_may_watch_any_run(staff_user, run):
 
 
 @pytest.mark.parametrize("event_type", LIVE_TYPES)
-async def test_every_live_event_type_is_forwarded(owner, run, event_type):
+async def test_every_published_message_reaches_the_browser(owner, run, event_type):
     communicator = connect_as(owner, run.pk)
     await communicator.connect()
-    await communicator.receive_json_from()  # hello
-    text = json.dumps({"type": event_type, "run": run.pk, "payload": {"x": 1}})
-    await get_channel_layer().group_send(run_group(run.pk), {"type": event_type, "text": text})
-    message = await communicator.receive_json_from(timeout=5)
-    assert message == {"type": event_type, "run": run.pk, "payload": {"x": 1}}
+    await communicator.receive_from()  # hello
+    message = live_message_adapter.validate_python(wire_messages(run.pk)[event_type])
+    await publish_outside_a_transaction(message)
+    assert await receive_message(communicator, timeout=5) == message
     await communicator.disconnect()
 
 
@@ -77,8 +88,8 @@ async def test_events_of_other_runs_are_not_forwarded(owner, run, dataset, confi
         owner=owner, name="other", dataset=dataset, config=dict(config.values))
     communicator = connect_as(owner, run.pk)
     await communicator.connect()
-    await communicator.receive_json_from()
-    await get_channel_layer().group_send(run_group(other.pk), {"type": "run.log", "text": "{}"})
+    await communicator.receive_from()
+    await publish_outside_a_transaction(live_message_adapter.validate_python(wire_messages(other.pk)["run.log"]))
     assert await communicator.receive_nothing(timeout=0.3)
     await communicator.disconnect()
 
@@ -86,9 +97,9 @@ async def test_events_of_other_runs_are_not_forwarded(owner, run, dataset, confi
 async def test_ping_is_answered(owner, run):
     communicator = connect_as(owner, run.pk)
     await communicator.connect()
-    await communicator.receive_json_from()
+    await communicator.receive_from()
     await communicator.send_json_to({"type": "ping"})
-    assert await communicator.receive_json_from() == {"type": "pong"}
+    assert await receive_message(communicator) == PongMessage()
     await communicator.disconnect()
 
 

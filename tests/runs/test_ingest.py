@@ -1,11 +1,10 @@
 """POST /api/runs/<id>/events/: typed batches, stored once, refused whole when malformed."""
-import json
-
 import pytest
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 
 from runs.events import run_group
+from runs.live_messages import live_message_adapter
 from runs.models import Checkpoint, EventCursor, LogLine, MetricPoint, Run, Sample
 
 
@@ -94,7 +93,7 @@ def test_malformed_batch_is_refused_whole(anon_api, started_run, event, reason):
 
 @pytest.mark.parametrize("number", ["NaN", "Infinity", "1e400"])
 def test_non_finite_metric_value_is_refused(anon_api, started_run, number):
-    body = '{"events": [{"seq": 1, "type": "metrics", "step": 1, "values": {"loss": %s}}]}' % number
+    body = f'{{"events": [{{"seq": 1, "type": "metrics", "step": 1, "values": {{"loss": {number}}}}}]}}'
     response = anon_api.generic("POST", f"/api/runs/{started_run.pk}/events/", body,
                                 content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {started_run.test_token}")
     assert response.status_code == 400
@@ -173,13 +172,17 @@ def test_ingest_publishes_after_commit_to_the_run_group(anon_api, started_run, d
         # One event loop for all receives: channels_redis ties its receive state to the loop.
         return [await layer.receive(channel) for _ in range(5)]
 
-    decoded = [json.loads(message["text"]) for message in async_to_sync(receive_five)()]
-    received = {message["type"]: message["payload"] for message in decoded}
-    assert received["run.status"]["status"] == "starting"
-    assert received["run.metrics"]["points"][0]["values"] == {"train/loss": 1.5}
-    assert received["run.samples"]["samples"][0]["completion"] == "#### 4"
-    assert received["run.log"]["lines"][0]["message"] == "hello"
-    assert received["run.checkpoint"]["path"] == "/c/4"
+    envelopes = async_to_sync(receive_five)()
+    # Each is a typed live message, tagged for the consumer's handler with its own type.
+    decoded = [live_message_adapter.validate_json(envelope["text"]) for envelope in envelopes]
+    assert [envelope["type"] for envelope in envelopes] == [message.type for message in decoded]
+    received = {message.type: message.payload for message in decoded}
+    assert received["run.status"].status == "starting"
+    assert received["run.metrics"].points[0].values == {"train/loss": 1.5}
+    samples = received["run.samples"].samples
+    assert samples[0].completion == "#### 4" and samples[0].id == Sample.objects.get(run=started_run).pk
+    assert received["run.log"].lines[0].message == "hello"
+    assert received["run.checkpoint"].path == "/c/4"
 
 
 def test_nothing_is_published_when_the_batch_is_refused(anon_api, started_run, django_capture_on_commit_callbacks):

@@ -6,7 +6,7 @@ from rest_framework import serializers
 from runs.api.errors import PayloadTooLarge
 from runs.api.serializers.fields import unique_name_for_owner
 from runs.datasets.formats import DatasetFileError, detect_format
-from runs.datasets.validation import inspect_file, inspect_generator
+from runs.datasets.validation import generator_fields, inspect_file
 from runs.models import Dataset
 
 # "name" or "owner/name"; each part starts with a letter or digit and ".." never appears,
@@ -63,7 +63,7 @@ class DatasetSerializer(serializers.ModelSerializer):
         except DatasetFileError as exc:
             raise serializers.ValidationError({exc.field: f"{upload.name}: {exc}"}) from None
         upload.seek(0)
-        return {**attrs, "file_format": fmt, **_inspection_fields(inspection)}
+        return {**attrs, "file_format": fmt, **inspection.stored_fields()}
 
     def _check_hub(self, attrs):
         hub_id = attrs.get("hub_id", "")
@@ -74,16 +74,11 @@ class DatasetSerializer(serializers.ModelSerializer):
 
     def _check_generator(self, attrs):
         try:
-            params, inspection = inspect_generator(
+            checked = generator_fields(
                 attrs.get("generator", ""), attrs.get("generator_params") or {}, attrs.get("prompt_column", "prompt"))
         except DatasetFileError as exc:
             raise serializers.ValidationError({exc.field: str(exc)}) from None
-        return {**attrs, "generator_params": params, "file": None, **_inspection_fields(inspection)}
-
-
-def _inspection_fields(inspection) -> dict:
-    return {"columns": inspection.columns, "row_count": inspection.row_count,
-            "preview": inspection.preview, "prompt_format": inspection.prompt_format}
+        return {**attrs, **checked, "file": None}
 
 
 def too_large_message(size: int, filename: str = "the upload") -> str:
