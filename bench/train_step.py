@@ -62,7 +62,7 @@ def child(steps: int, shape_multiple: int) -> dict:
     from worker.trainer.step import StepContext, batch_advantages, loss_settings_of, train_step
 
     config = TrainingConfig(**{**PRESETS["cpu-demo"], "model": "default"})
-    parts = setup.build_training_parts(str(prepare_default_model().path), "default", config)
+    parts = setup.build_training_parts(str(prepare_default_model().path), config)
     ctx = StepContext(model=parts.model, optimizer=parts.optimizer, scheduler=parts.scheduler,
                       accelerator=parts.accelerator, loss_settings=loss_settings_of(config),
                       num_generations=GENERATIONS, scale_rewards=config.scale_rewards,

@@ -60,6 +60,7 @@ class Trainer:
         self.parts: TrainingParts | None = None
         self.server_url, self.served_name = "", ""
         self.server_admin: VllmAdminClient | None = None
+        self.server_pause: ServerPause | None = None
         self.weight_sync: WeightSync | None = None
         self.cpu_sharing = "overlap"  # how vLLM and the trainer share the CPU (inference/cpu_sharing.py)
         self.generation_pause = GenerationPause(None)
@@ -104,11 +105,13 @@ class Trainer:
         self._start_reward_sandbox()
         self.rewards = load_rewards(self.spec.rewards, self.reward_sandbox)
         self.dataset = load_dataset(self.spec.dataset)
-        model_source = self.spec.resume_from or self.spec.model
+        # A LoRA checkpoint holds the adapter alone: the server starts from the base model
+        # and is given the merged weights before the first rollout.
+        model_source = self.spec.model if self.config.lora else (self.spec.resume_from or self.spec.model)
         # vLLM loads in its own process while this one loads the policy: start it first.
         self._spawn_server(model_source)
         loading = time.monotonic()
-        self._load_policy(model_source)
+        self._load_policy()
         loaded = time.monotonic()
         self._join_server()
         self._start_rollouts()
@@ -124,11 +127,11 @@ class Trainer:
         self.report.log(f"reward sandbox ready: {self.reward_sandbox.size} processes, "
                         f"confinement: {self.reward_sandbox.confinement}")
 
-    def _load_policy(self, model_source: str) -> None:
+    def _load_policy(self) -> None:
         """Model, tokenizer, optimizer and schedule; a checkpoint's state when resuming."""
         from worker.trainer.setup import build_training_parts
 
-        self.parts = build_training_parts(model_source, self.spec.model, self.config)
+        self.parts = build_training_parts(self.spec.model, self.config, resume_from=self.spec.resume_from)
         if self.spec.resume_from:
             self.state = load_trainer_state(Path(self.spec.resume_from), self.parts.optimizer, self.parts.scheduler)
             self.report.log(f"resumed from {self.spec.resume_from} at step {self.state.step}")
@@ -165,10 +168,12 @@ class Trainer:
         # One hold on the server's generation for the time slicing of a step and the weight
         # sync inside it, so that the server resumes once (weight_sync/server_api.py).
         self.server_admin = VllmAdminClient(url)
-        server_pause = ServerPause(self.server_admin)
-        self.weight_sync = make_weight_sync(self.config.weight_sync_backend, url, self.output_dir, pause=server_pause)
+        self.server_pause = ServerPause(self.server_admin)
+        # A LoRA run sends its adapter alone (weight_sync/lora_adapter.py), whatever the backend.
+        backend = "lora_adapter" if self.config.lora else self.config.weight_sync_backend
+        self.weight_sync = make_weight_sync(backend, url, self.output_dir, pause=self.server_pause)
         self.cpu_sharing = sharing_mode(self.config.cpu_sharing, self.parts.on_gpu, len(allowed_cpus()))
-        self.generation_pause = GenerationPause(server_pause if self.cpu_sharing == "take_turns" else None)
+        self.generation_pause = GenerationPause(self.server_pause if self.cpu_sharing == "take_turns" else None)
 
     @staticmethod
     def _served_name(url: str) -> str:
@@ -203,6 +208,10 @@ class Trainer:
             ids = tokenizer(text, add_special_tokens=False).input_ids[-self.config.max_prompt_length:]
             return position, text, ids, reward_columns(row, prompt_column)
 
+        if self.spec.resume_from or self.config.lora:
+            # The server may hold older weights than the checkpoint, and a LoRA run's server
+            # has no adapter yet: give it ours before the first rollout.
+            self._give_server_our_weights()
         groups_per_step = self.config.completions_per_step // self.config.num_generations
         self.staleness = StalenessPolicy(self.config.max_staleness, groups_per_step, self.config.weight_sync_steps)
         client = CompletionsClient(self.server_url, self.served_name, sampling_params(self.config),
@@ -214,10 +223,27 @@ class Trainer:
                                      self.config.queue_maxsize, current_version=lambda: self.state.model_version,
                                      # One core decodes a wave of sequences faster than a trickle.
                                      wave=self.staleness.half_ahead if self.cpu_sharing == "split_cores" else 1)
-        if self.spec.resume_from:
-            # The server may hold older weights than the checkpoint: give it ours first.
-            self.weight_sync.push(self.parts.unwrapped_model(), self.state.model_version)
         self.rollout.start()
+
+    def _give_server_our_weights(self) -> None:
+        """The first push. A LoRA run's adapter goes alone where the server loads adapters, and
+        rollouts then name it; where the server refuses, it is given merged weights instead."""
+        from worker.trainer.weight_sync import WeightSyncError
+        from worker.trainer.weight_sync.lora_adapter import ADAPTER_NAME, LoraAdapterSync
+
+        try:
+            self.weight_sync.push(self.parts.served_model(), self.state.model_version)
+        except WeightSyncError as exc:
+            if not isinstance(self.weight_sync, LoraAdapterSync):
+                raise
+            self.report.log(f"vLLM did not take the LoRA adapter, so it is given the merged weights at every sync "
+                            f"instead: {exc}", level="warning")
+            self.weight_sync.close()
+            self.weight_sync = make_weight_sync(self.config.weight_sync_backend, self.server_url, self.output_dir,
+                                                pause=self.server_pause)
+            self.weight_sync.push(self.parts.served_model(), self.state.model_version)
+        if isinstance(self.weight_sync, LoraAdapterSync):
+            self.served_name = ADAPTER_NAME
 
     # --- the loop ----------------------------------------------------------------
     def _step_context(self) -> "StepContext":
@@ -304,7 +330,7 @@ class Trainer:
         if self.state.step % self.config.weight_sync_steps:
             return {"system/weight_sync_s": 0.0}
         self.state.model_version += 1
-        seconds = self.weight_sync.push(self.parts.unwrapped_model(), self.state.model_version)
+        seconds = self.weight_sync.push(self.parts.served_model(), self.state.model_version)
         self._note_how_the_server_reloads()
         parts = {f"system/weight_sync_{name}_s": part for name, part in self.weight_sync.last_push_parts().items()}
         return {"system/weight_sync_s": seconds, **parts}

@@ -2,12 +2,13 @@
 
 Field names follow TRL's GRPOConfig / AsyncGRPOConfig where a knob has the same
 meaning there, so a researcher's existing settings carry over. Each field's
-`group` (generation, server, training, algorithm, async, logging) drives how
+`group` (model, generation, server, training, lora, algorithm, async, logging) drives how
 forms lay it out; its description is the one-line help text.
 """
+from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 GROUPS = {
@@ -15,6 +16,7 @@ GROUPS = {
     "generation": "Generation",
     "server": "Inference server",
     "training": "Training",
+    "lora": "LoRA adapter",
     "algorithm": "Loss and advantages",
     "async": "Async pipeline",
     "logging": "Logging and checkpoints",
@@ -86,6 +88,15 @@ class TrainingConfig(BaseModel):
         "the packing mask would rule out FlashAttention.")
     seed: int = knob(42, "training", "Random seed for data order, sampling and initialisation.", ge=0, le=2**32 - 1)
 
+    # LoRA adapter
+    lora: bool = knob(False, "lora", "Train a LoRA adapter instead of every weight: the base model stays frozen, "
+                      "the KL reference is the base with the adapter off.")
+    lora_r: int = knob(16, "lora", "Rank of the adapter's matrices.", ge=1, le=4096)
+    lora_alpha: float = knob(32.0, "lora", "Scale of the adapter's update (alpha / r multiplies it).", gt=0.0, le=65536.0)
+    lora_dropout: float = knob(0.0, "lora", "Dropout on the adapter's input while training.", ge=0.0, lt=1.0)
+    lora_target_modules: str = knob("", "lora", "Linear layers that get an adapter, comma-separated (q_proj,v_proj); "
+                                    "empty = the family's attention and MLP projections.", max_length=1000)
+
     # Loss and advantages
     loss_type: Literal["dapo", "grpo", "dr_grpo", "bnpo"] = knob("dapo", "algorithm", "How token losses are aggregated.")
     scale_rewards: Literal["group", "batch", "none"] = knob("group", "algorithm", "Divide advantages by the reward std of the group, the batch, or not at all.")
@@ -116,6 +127,15 @@ class TrainingConfig(BaseModel):
     save_steps: int = knob(50, "logging", "Save a checkpoint every this many steps (and at the end).", ge=1)
     save_total_limit: int | None = knob(3, "logging", "Keep only the newest N checkpoints; empty keeps all.", ge=1)
 
+    @field_validator("lora_target_modules")
+    @classmethod
+    def _layer_names(cls, value: str) -> str:
+        names = [name.strip() for name in value.split(",") if name.strip()]
+        if bad := [name for name in names if not name.isidentifier()]:
+            raise PydanticCustomError("layer_names", "layer names separated by commas (q_proj,v_proj), not {bad}",
+                                      {"bad": ", ".join(repr(name) for name in bad)})
+        return ",".join(names)
+
     @model_validator(mode="before")
     @classmethod
     def _translate_legacy_knobs(cls, data):
@@ -140,6 +160,8 @@ class TrainingConfig(BaseModel):
 
         if problem := local_model_problem(self.model):
             yield "model", problem
+        if self.lora and (problem := self._local_lora_problem()):
+            yield problem.field, str(problem)
         batch = self.per_device_train_batch_size * self.gradient_accumulation_steps
         if batch % self.num_generations:
             yield "per_device_train_batch_size", (
@@ -156,6 +178,25 @@ class TrainingConfig(BaseModel):
                 f"vllm_max_model_len ({self.vllm_max_model_len}) is shorter than "
                 f"max_prompt_length + max_completion_length ({needed})"
             )
+
+    def _local_lora_problem(self):
+        """LoRA settings checked against the model where it is on this machine with the trainer
+        stack (a control plane without torch leaves the check to the worker)."""
+        from worker.trainer.models.paths import ModelNotFoundError, is_model_dir, resolve_model_path
+
+        try:
+            from worker.trainer.lora import local_settings_problem
+            local = resolve_model_path(self.model)
+        except (ImportError, ModelNotFoundError):
+            return None
+        if not is_model_dir(Path(local)):
+            return None
+        return local_settings_problem(local, self.lora_targets, self.lora_r)
+
+    @property
+    def lora_targets(self) -> list[str]:
+        """lora_target_modules as names; empty: the family's defaults (worker/trainer/lora.py)."""
+        return [name.strip() for name in self.lora_target_modules.split(",") if name.strip()]
 
     @property
     def completions_per_step(self) -> int:

@@ -16,7 +16,8 @@ if TYPE_CHECKING:
 @dataclass(kw_only=True)
 class TrainingParts:
     """The policy being trained (prepared by accelerate), its tokenizer, what updates it, and the
-    frozen reference model for the KL term (None when beta is 0)."""
+    reference model for the KL term (None when beta is 0; with LoRA the policy itself, whose
+    adapter is switched off for the reference forward)."""
     model: torch.nn.Module
     tokenizer: "PreTrainedTokenizerBase"
     optimizer: torch.optim.Optimizer
@@ -29,21 +30,39 @@ class TrainingParts:
         return self.accelerator.device.type == "cuda"
 
     def unwrapped_model(self) -> torch.nn.Module:
-        """The model without accelerate's wrappers: what is saved and pushed to vLLM."""
+        """The model without accelerate's wrappers: what is saved (with LoRA: the adapter)."""
         return self.accelerator.unwrap_model(self.model)
 
+    def served_model(self):
+        """What the weight sync sends to vLLM: the model, or with LoRA its merged weights."""
+        from worker.trainer.lora import served_weights
 
-def build_training_parts(model_source: str, reference_source: str, config) -> TrainingParts:
-    """The policy from `model_source` (the base model, or a checkpoint to resume from) and, with
-    beta > 0, the reference from `reference_source` (always the base model)."""
-    model, tokenizer = load_policy(model_source, config.gradient_checkpointing)
+        return served_weights(self.unwrapped_model())
+
+
+def build_training_parts(base_model: str, config, resume_from: str | None = None) -> TrainingParts:
+    """The policy: the base model, or the checkpoint `resume_from`; with LoRA always the base
+    under an adapter (a fresh one, or the checkpoint's). The reference for beta > 0 is the base
+    model: a copy of it, or with LoRA the policy itself with its adapter off (lora.py)."""
+    from worker.trainer import lora
+
+    if config.lora:
+        model, tokenizer = load_policy(base_model, config.gradient_checkpointing)
+        if config.gradient_checkpointing:
+            model.enable_input_require_grads()  # the frozen embeddings would cut the recomputed graph
+        model = lora.load_adapter(model, resume_from) if resume_from else lora.attach_adapter(model, config)
+    else:
+        model, tokenizer = load_policy(resume_from or base_model, config.gradient_checkpointing)
     accelerator = make_accelerator(config)
     optimizer = make_optimizer(model, config)
     scheduler = make_scheduler(optimizer, config)
     model, optimizer, scheduler = accelerator.prepare(model, optimizer, scheduler)
+    if config.beta > 0:
+        ref_model = model if config.lora else load_reference(base_model)
+    else:
+        ref_model = None
     return TrainingParts(model=model, tokenizer=tokenizer, optimizer=optimizer, scheduler=scheduler,
-                         accelerator=accelerator,
-                         ref_model=load_reference(reference_source) if config.beta > 0 else None)
+                         accelerator=accelerator, ref_model=ref_model)
 
 
 def use_bf16(setting: str) -> bool:
@@ -93,7 +112,8 @@ def load_reference(model_path: str):
 
 
 def make_optimizer(model, config):
-    return torch.optim.AdamW(model.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay,
+    trainable = [parameter for parameter in model.parameters() if parameter.requires_grad]
+    return torch.optim.AdamW(trainable, lr=config.learning_rate, weight_decay=config.weight_decay,
                              betas=(config.adam_beta1, config.adam_beta2))
 
 

@@ -9,6 +9,7 @@ import torch
 from worker.trainer.algorithm.advantages import group_advantages
 from worker.trainer.algorithm.loss import LossInputs, LossSettings, grpo_loss
 from worker.trainer.batching import micro_batches, rows_of
+from worker.trainer.lora import reference_forward
 from worker.trainer.policy import completion_logprobs
 from worker.trainer.rollout.groups import Group
 
@@ -30,7 +31,7 @@ class StepContext:
     max_grad_norm: float
     temperature: float
     pad_id: int
-    ref_model: torch.nn.Module | None = None  # for the KL term (beta > 0)
+    ref_model: torch.nn.Module | None = None  # for the KL term (beta > 0); with LoRA, the policy
     share_prompts: bool = True  # pack a group's completions behind one prompt (batching.py)
     shape_multiple: int = 1     # pad rows and head positions to a multiple of this (onednn_cache.py)
     # Called before each micro-batch: the cores split with vLLM (inference/cpu_sharing.py).
@@ -49,7 +50,7 @@ def loss_settings_of(config) -> LossSettings:
 def _ref_logp(ctx: StepContext, batch):
     if ctx.ref_model is None:
         return None
-    with torch.no_grad():
+    with torch.no_grad(), reference_forward(ctx.ref_model):
         return completion_logprobs(ctx.ref_model, batch, ctx.temperature)[0]
 
 

@@ -7,6 +7,7 @@ continue without repeats and that the weights vLLM serves changed.
 import os
 import threading
 import time
+from pathlib import Path
 
 import httpx
 import pytest
@@ -31,7 +32,7 @@ length = RewardFunction.objects.create(owner=owner, name="length", kind="builtin
 # Enough steps for a cancel to arrive before the end: the heartbeat that carries it comes every 5 s.
 config = TrainingConfig(model=MODEL, num_generations=4, per_device_train_batch_size=8, max_steps=24,
                         max_prompt_length=64, max_completion_length=12, learning_rate=5e-3, save_steps=2,
-                        max_staleness=1, max_inflight_tasks=8, temperature=1.0, seed=1).model_dump()
+                        max_staleness=1, max_inflight_tasks=8, temperature=1.0, seed=1, **KNOBS).model_dump()
 run = Run.objects.create(owner=owner, name="e2e", dataset=dataset, config=config)
 RunReward.objects.create(run=run, reward_function=fmt, weight=1.0)
 RunReward.objects.create(run=run, reward_function=length, weight=1.0)
@@ -79,13 +80,19 @@ def cancel_when_step_reached(owner: httpx.Client, run_id: int, step: int) -> thr
     return thread
 
 
+# LoRA with a KL term: the adapter trains, the reference is the base with the adapter off, vLLM
+# gets the merged weights, and a resumed run starts the server from the base model.
+VARIANTS = {"full": {}, "lora": {"lora": True, "lora_r": 8, "lora_alpha": 16.0, "beta": 0.04}}
+
+
 @pytest.mark.slow
-def test_train_cancel_resume_on_a_real_vllm(tiny_model_dir, tmp_path):
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_train_cancel_resume_on_a_real_vllm(tiny_model_dir, tmp_path, variant):
     from worker.trainer.app import run_trainer
     from worker.trainer.config import TrainingConfig
     from worker.trainer.inference.server import VLLMServer, group_members
 
-    config = TrainingConfig(max_prompt_length=64, max_completion_length=12)
+    config = TrainingConfig(max_prompt_length=64, max_completion_length=12, **VARIANTS[variant])
     cpus = sorted(os.sched_getaffinity(0))
     (tmp_path / "cp").mkdir()
     with AsgiServer(tmp_path / "cp") as control_plane, \
@@ -93,7 +100,7 @@ def test_train_cancel_resume_on_a_real_vllm(tiny_model_dir, tmp_path):
         vllm.wait_until_healthy()
         if len(cpus) >= 2:  # the default splits the cores: every server process keeps to the last
             assert {tuple(sorted(os.sched_getaffinity(pid))) for pid in group_members(vllm.pid)} == {(cpus[-1],)}
-        spec = control_plane.shell_json(f"MODEL = {str(tiny_model_dir)!r}\n" + SEED)
+        spec = control_plane.shell_json(f"MODEL = {str(tiny_model_dir)!r}\nKNOBS = {VARIANTS[variant]!r}\n" + SEED)
         run_id = spec["run_id"]
         owner = logged_in_client(control_plane, "owner", "owner-pass-123")
         before = probe_logprobs(vllm.url, vllm.served_model_name)
@@ -105,11 +112,14 @@ def test_train_cancel_resume_on_a_real_vllm(tiny_model_dir, tmp_path):
         assert run["status"] == "cancelled"
         stopped_at = run["current_step"]
         assert 2 <= stopped_at < 24
-        after = probe_logprobs(vllm.url, vllm.served_model_name)
+        served = "policy-lora" if variant == "lora" else vllm.served_model_name  # LoRA: the adapter
+        after = probe_logprobs(vllm.url, served)
         assert after != pytest.approx(before, abs=1e-4)  # the weight syncs reached the server
 
         resumed = control_plane.shell_json(f"RUN_ID = {run_id}\n" + RESUME)
         assert resumed["resume_from"].endswith(f"step-{stopped_at:07d}")
+        saved = {path.name for path in Path(resumed["resume_from"]).iterdir()}
+        assert ("adapter_model.safetensors" in saved) == (variant == "lora")
         assert run_trainer({**resumed, "inference_url": vllm.url}) == "succeeded"
 
         run = owner.get(f"/api/runs/{run_id}/").json()
@@ -117,13 +127,18 @@ def test_train_cancel_resume_on_a_real_vllm(tiny_model_dir, tmp_path):
         checkpoints = owner.get(f"/api/runs/{run_id}/checkpoints/").json()
         samples = owner.get(f"/api/runs/{run_id}/samples/").json()
         staleness = owner.get(f"/api/runs/{run_id}/metrics/", params={"names": "async/staleness_max"}).json()
+        logs = owner.get(f"/api/runs/{run_id}/logs/", params={"page_size": 1000}).json()
     assert run["status"] == "succeeded" and run["current_step"] == 24
+    if variant == "lora":  # the adapter went alone, both before and after the resume
+        messages = [line["message"] for line in logs["results"]]
+        assert sum("takes the LoRA adapter alone" in message for message in messages) == 2, messages
     assert metrics["series"]["train/loss"]["step"] == list(range(1, 25))  # none twice, none skipped
     assert [c["step"] for c in checkpoints][-1] == 24
     assert samples["count"] > 0 and samples["results"][0]["rewards"].keys() == {"format", "length"}
     assert {"rollout/reward_mean", "train/grad_norm", "system/weight_sync_s", "async/staleness_max"} <= set(metrics["names"])
     # Each sync's parts too, the server's reload as it timed it: what a slow sync is located by.
-    assert {"system/weight_sync_write_s", "system/weight_sync_server_reload_s"} <= set(metrics["names"])
+    server_part = "server_load" if variant == "lora" else "server_reload"  # the adapter's load, the model's reload
+    assert {"system/weight_sync_write_s", f"system/weight_sync_{server_part}_s"} <= set(metrics["names"])
     if len(cpus) >= 2:  # how much of each step trained beside generation, on fewer cores
         assert "system/train_seconds_beside_generation" in metrics["names"]
     # Reported as the drop rule saw it: never above the bound (nothing staler is trained).

@@ -24,11 +24,11 @@ def trainer_logprobs(model, ids: list[int]):
     return torch.log_softmax(logits, -1).gather(1, torch.tensor(ids[1:])[:, None])[:, 0]
 
 
-def served_logprobs(server, ids: list[int]):
+def served_logprobs(server, ids: list[int], model_name: str | None = None):
     import torch
 
     response = httpx.post(f"{server.url}/v1/completions", timeout=60, json={
-        "model": server.served_model_name, "prompt": ids, "max_tokens": 1, "prompt_logprobs": 0, "temperature": 1.0})
+        "model": model_name or server.served_model_name, "prompt": ids, "max_tokens": 1, "prompt_logprobs": 0, "temperature": 1.0})
     response.raise_for_status()
     entries = response.json()["choices"][0]["prompt_logprobs"][1:]
     return torch.tensor([entry[str(token)]["logprob"] for token, entry in zip(ids[1:], entries)])
@@ -154,3 +154,39 @@ def test_an_untied_output_head_is_reloaded_too(tiny_model_dir, tmp_path):
             assert (served_logprobs(server, ids) - trainer_logprobs(model, ids)).abs().max() < TOLERANCE
         finally:
             sync.close()
+
+
+def test_a_lora_run_serves_each_pushed_adapter_and_merged_weights_alike(tiny_model_dir, tmp_path):
+    """One server with LoRA on: the adapter sync loads each version in place under one name,
+    and the merged weights of the same model, reloaded as a whole model, serve the same."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from worker.trainer import lora
+    from worker.trainer.inference.server import VLLMServer
+    from worker.trainer.weight_sync.filesystem import FilesystemWeightSync
+    from worker.trainer.weight_sync.lora_adapter import ADAPTER_NAME, LoraAdapterSync
+
+    config = TrainingConfig(max_prompt_length=64, max_completion_length=16, vllm_kv_cache_gib=1, lora=True, lora_r=8)
+    ids = AutoTokenizer.from_pretrained(tiny_model_dir)(TEXT, add_special_tokens=False).input_ids
+    model = lora.attach_adapter(AutoModelForCausalLM.from_pretrained(tiny_model_dir, dtype=torch.float32), config)
+    with VLLMServer.for_config(str(tiny_model_dir), config, log_path=tmp_path / "vllm.log", dtype="float32") as server:
+        server.wait_until_healthy()
+        adapter_sync = LoraAdapterSync(server.url, tmp_path / "out")
+        merged_sync = FilesystemWeightSync(server.url, tmp_path, dtype="float32")
+        try:
+            for version in (1, 2):
+                with torch.no_grad():
+                    for name, parameter in model.named_parameters():
+                        if "lora_" in name:
+                            parameter.normal_(std=0.05, generator=torch.Generator().manual_seed(version))
+                adapter_sync.push(lora.served_weights(model), version)
+                served = served_logprobs(server, ids, ADAPTER_NAME)
+                assert (served - trainer_logprobs(model, ids)).abs().max() < TOLERANCE, f"adapter {version}"
+            assert adapter_sync.last_push_parts().keys() == {"write", "server_load"}
+            assert len(list((tmp_path / "out" / "served-adapters").iterdir())) == 2  # the newest and the one before
+            merged_sync.push(lora.served_weights(model), version=3)
+            assert (served_logprobs(server, ids) - served).abs().max() < TOLERANCE
+        finally:
+            adapter_sync.close()
+            merged_sync.close()

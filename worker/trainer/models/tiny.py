@@ -1,4 +1,5 @@
-"""A tiny random Llama with SmolLM2's tokenizer and chat template, for fast tests on a real vLLM.
+"""Tiny random models (a Llama by default, any supported family) with SmolLM2's tokenizer and
+chat template, for fast tests on a real vLLM.
 
 It generates noise, but through every code path a real model takes: vLLM loads it in seconds,
 the trainer can take gradient steps on it, and changed weights change its log-probabilities.
@@ -51,22 +52,24 @@ def load_tokenizer(source: Path | str | None = None):
     return AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
 
 
-def build_tiny_model(out_dir: Path | str, tokenizer_source: Path | str | None = None, seed: int = 0) -> Path:
-    """Save a random bf16 model with the tokenizer at `out_dir` (kept when already built)."""
+def build_tiny_model(out_dir: Path | str, tokenizer_source: Path | str | None = None, seed: int = 0,
+                     model_type: str = "llama") -> Path:
+    """Save a random bf16 model of `model_type` with the tokenizer at `out_dir` (kept when built)."""
     out_dir = Path(out_dir)
     if is_prepared(out_dir):
         return out_dir
     import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
+    from transformers import AutoModelForCausalLM
 
     tokenizer = load_tokenizer(tokenizer_source)
-    config = LlamaConfig(vocab_size=len(tokenizer), bos_token_id=tokenizer.bos_token_id,
-                         eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
-                         dtype="bfloat16", **TINY_SHAPE)
+    config = tiny_family_config(model_type, len(tokenizer), **TINY_SHAPE)
+    config.bos_token_id, config.eos_token_id = tokenizer.bos_token_id, tokenizer.eos_token_id
+    config.pad_token_id, config.dtype = tokenizer.pad_token_id, "bfloat16"
     torch.manual_seed(seed)
-    model = LlamaForCausalLM(config).to(torch.bfloat16)
+    model = AutoModelForCausalLM.from_config(config).to(torch.bfloat16)
     tokenizer.model_max_length = config.max_position_embeddings
-    with publish_atomically(out_dir, {"kind": "tiny-random", "seed": seed, **TINY_SHAPE}) as staging:
+    marker = {"kind": "tiny-random", "model_type": model_type, "seed": seed, **TINY_SHAPE}
+    with publish_atomically(out_dir, marker) as staging:
         model.save_pretrained(staging)
         tokenizer.save_pretrained(staging)
     return out_dir

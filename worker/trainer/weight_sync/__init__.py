@@ -2,7 +2,8 @@
 
 `filesystem` works everywhere (CPU included): safetensors to shared memory, then
 the server reloads them. `nccl` broadcasts GPU tensors through vLLM's weight
-transfer engine. Both return the seconds the push took.
+transfer engine. `lora_adapter` sends a LoRA run's adapter alone. Each returns the
+seconds the push took.
 """
 from typing import Protocol
 
@@ -32,8 +33,12 @@ def make_weight_sync(backend: str, server_url: str, workdir, pause=None, **optio
         from worker.trainer.weight_sync.filesystem import FilesystemWeightSync
 
         return FilesystemWeightSync(server_url, workdir, pause=pause, **options)
+    if backend == "lora_adapter":
+        from worker.trainer.weight_sync.lora_adapter import LoraAdapterSync
+
+        return LoraAdapterSync(server_url, workdir, pause=pause, **options)
     if backend == "nccl":
         from worker.trainer.weight_sync.nccl import NcclWeightSync
 
         return NcclWeightSync(server_url, **options)
-    raise ValueError(f"weight_sync_backend must be filesystem or nccl, not {backend!r}")
+    raise ValueError(f"weight_sync_backend must be filesystem, nccl or lora_adapter, not {backend!r}")

@@ -17,7 +17,11 @@ class VllmAdminClient:
             raise WeightSyncError(f"vLLM server unreachable during {path}: {exc}") from exc
         if response.status_code >= 400:
             raise WeightSyncError(f"vLLM refused {path} with HTTP {response.status_code}: {response.text[:500]}")
-        return response.json() if response.content else {}
+        if not response.content:
+            return {}
+        if response.headers.get("content-type", "").startswith("application/json"):
+            return response.json()
+        return {"text": response.text}  # /v1/load_lora_adapter answers in plain text
 
     # --- pause / resume around an update ---
     def pause(self, mode: str) -> None:

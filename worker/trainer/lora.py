@@ -1,0 +1,132 @@
+"""LoRA on the policy: the base model frozen, a PEFT adapter trained on its linear layers.
+
+The reference model for the KL term is the same model with the adapter switched off (no
+second copy in memory). vLLM is given the merged weights, base plus adapter, under the base
+model's own parameter names, computed without touching the trained model.
+"""
+from contextlib import nullcontext
+
+import torch
+
+# The projections a family's adapter goes on when the config names none: attention and MLP.
+DEFAULT_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+FAMILY_TARGETS = {"phi3": ("qkv_proj", "o_proj", "gate_up_proj", "down_proj")}
+PEFT_PREFIX = "base_model.model."
+
+
+class LoraSettingsError(ValueError):
+    """LoRA settings that do not fit the model: `field` is the config knob to change."""
+
+    def __init__(self, field: str, message: str):
+        super().__init__(message)
+        self.field = field
+
+
+def target_modules_for(model_type: str | None, chosen: list[str]) -> list[str]:
+    return list(chosen) or list(FAMILY_TARGETS.get(model_type, DEFAULT_TARGETS))
+
+
+def linear_shapes(model: torch.nn.Module) -> dict[str, set[tuple[int, int]]]:
+    """(in, out) features of the linear layers by their last name (`q_proj`), the head excluded."""
+    head = model.get_output_embeddings()
+    shapes: dict[str, set[tuple[int, int]]] = {}
+    for name, module in model.named_modules():
+        if isinstance(module, torch.nn.Linear) and module is not head:
+            shapes.setdefault(name.rsplit(".", 1)[-1], set()).add((module.in_features, module.out_features))
+    return shapes
+
+
+def settings_problem(model: torch.nn.Module, targets: list[str], rank: int) -> LoraSettingsError | None:
+    """Targets the model lacks, or a rank larger than a targeted layer is wide."""
+    shapes = linear_shapes(model)
+    if missing := [name for name in targets if name not in shapes]:
+        return LoraSettingsError("lora_target_modules", (
+            f"no linear layer named {', '.join(missing)} in this model; its linear layers are: "
+            f"{', '.join(sorted(shapes))}"))
+    narrowest = min(min(shape) for name in targets for shape in shapes[name])
+    if rank > narrowest:
+        return LoraSettingsError("lora_r", (
+            f"lora_r ({rank}) is larger than the narrowest targeted layer ({narrowest} features): "
+            f"at most {narrowest} here"))
+    return None
+
+
+def local_settings_problem(model_path: str, targets: list[str], rank: int) -> LoraSettingsError | None:
+    """settings_problem for a model on this machine, built on the meta device (no weights read);
+    None where the model or the trainer stack is not here: the worker checks then."""
+    try:
+        from transformers import AutoConfig, AutoModelForCausalLM
+    except ImportError:
+        return None
+    config = AutoConfig.from_pretrained(model_path)
+    with torch.device("meta"):
+        model = AutoModelForCausalLM.from_config(config)
+    return settings_problem(model, target_modules_for(config.model_type, targets), rank)
+
+
+def attach_adapter(model: torch.nn.Module, config) -> torch.nn.Module:
+    """`model` frozen under a fresh trainable adapter, per the config's lora_* knobs."""
+    from peft import LoraConfig, get_peft_model
+
+    targets = target_modules_for(model.config.model_type, config.lora_targets)
+    if problem := settings_problem(model, targets, config.lora_r):
+        raise problem
+    adapter = LoraConfig(r=config.lora_r, lora_alpha=config.lora_alpha, lora_dropout=config.lora_dropout,
+                         target_modules=targets, task_type="CAUSAL_LM")
+    return get_peft_model(model, adapter)
+
+
+def load_adapter(model: torch.nn.Module, checkpoint: str) -> torch.nn.Module:
+    """`model` under the trainable adapter a checkpoint saved (resuming a LoRA run)."""
+    from peft import PeftModel
+
+    return PeftModel.from_pretrained(model, checkpoint, is_trainable=True)
+
+
+def has_adapter(model: torch.nn.Module) -> bool:
+    return hasattr(model, "disable_adapter") and hasattr(model, "peft_config")
+
+
+def reference_forward(model: torch.nn.Module):
+    """A context in which `model` computes as the reference: the adapter off, when it has one."""
+    return model.disable_adapter() if has_adapter(model) else nullcontext()
+
+
+def merged_state_dict(model: torch.nn.Module) -> dict[str, torch.Tensor]:
+    """The base model's state dict with each adapted layer's weight + its adapter's delta, under
+    the base model's own names (what vLLM loads); the trained model is left as it is."""
+    from peft.tuners.lora import LoraLayer
+
+    deltas = {}
+    for name, module in model.named_modules():
+        if isinstance(module, LoraLayer):
+            active = [adapter for adapter in module.active_adapters if adapter in module.lora_A]
+            deltas[f"{name}.base_layer.weight"] = sum(module.get_delta_weight(adapter) for adapter in active)
+    merged = {}
+    with torch.no_grad():
+        for name, tensor in model.state_dict().items():
+            if ".lora_" in name:
+                continue
+            if name in deltas:
+                tensor = tensor + deltas[name].to(tensor.dtype)
+            merged[name.removeprefix(PEFT_PREFIX).replace(".base_layer.", ".")] = tensor
+    return merged
+
+
+class ServedLora:
+    """A LoRA policy as the weight sync sees it: the adapter alone (sent to a server that loads
+    adapters), or where a whole model's state dict is read, the merged weights."""
+
+    def __init__(self, peft_model: torch.nn.Module):
+        self.peft_model = peft_model
+
+    def state_dict(self) -> dict[str, torch.Tensor]:
+        return merged_state_dict(self.peft_model)
+
+    def save_adapter(self, folder) -> None:
+        self.peft_model.save_pretrained(folder, safe_serialization=True)
+
+
+def served_weights(model: torch.nn.Module):
+    """What the weight sync is given for `model`: a ServedLora for a LoRA model, else the model."""
+    return ServedLora(model) if has_adapter(model) else model
