@@ -9,7 +9,9 @@ from runs.compare.names import run_metric_names
 from runs.compare.selection import MAX_RUNS, MIN_RUNS
 from runs.compare.fetch import step_bounds
 from runs.compare.summary import REWARD_METRIC
-from runs.models import Checkpoint, Dataset, LogLine, MetricPoint, RewardFunction, Run, RunReward, Sample, TrainingConfig
+from runs.models import (
+    Checkpoint, Dataset, LogLine, MetricPoint, RewardFunction, Run, RunReward, Sample, TrainingConfig,
+)
 
 
 class OwnedAdmin(admin.ModelAdmin):

@@ -24,7 +24,8 @@ def build_launch_spec(run: Run, token: str, resume_from: Checkpoint | None = Non
         "attempt": run.attempt,
         "model": run.config["model"],
         "dataset": dataset_spec(run.dataset),
-        "rewards": [rr.reward_function.launch_spec(rr.weight) for rr in run.run_rewards.select_related("reward_function")],
+        "rewards": [rr.reward_function.launch_spec(rr.weight)
+                    for rr in run.run_rewards.select_related("reward_function")],
         "config": run.config,
         "ingest": {"url": ingest_url, "token": token},
         "output_dir": str(settings.RUNS_DIR / str(run.pk)),

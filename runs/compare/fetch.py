@@ -19,7 +19,7 @@ scans, which visit the table's pages as well: twice the pages, and 8 × 500 pick
 metrics already outgrow a default shared_buffers.
 """
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 from operator import itemgetter
 
 from django.db import connection
@@ -35,7 +35,7 @@ MEANS_ROWS_PER_BUCKET = 4
 # Picked steps go into the statement as literals; batches keep it far below SQLite's
 # 1 MB statement limit (at 5,000 points a run, 8 runs make 40,000 steps).
 MAX_PICKS_PER_QUERY = 20_000
-EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MICROSECOND = timedelta(microseconds=1)
 
 
@@ -238,4 +238,4 @@ def as_datetime(value) -> datetime | None:
     if value is None:
         return None
     parsed = value if isinstance(value, datetime) else datetime.fromisoformat(value)
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)

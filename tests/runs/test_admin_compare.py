@@ -22,7 +22,8 @@ def admin_client_for_staff(db):
 def three_runs(run, owner, dataset, reward):
     made = [run]
     for name, model in [("r2", "Qwen/Qwen2.5-0.5B-Instruct"), ("r3", ConfigSchema().model)]:
-        extra = Run.objects.create(owner=owner, name=name, dataset=dataset, config=ConfigSchema(model=model).model_dump())
+        extra = Run.objects.create(owner=owner, name=name, dataset=dataset,
+                                   config=ConfigSchema(model=model).model_dump())
         RunReward.objects.create(run=extra, reward_function=reward)
         made.append(extra)
     return made
@@ -63,7 +64,8 @@ def test_the_changelist_filters_by_model_and_searches_by_name(admin_client_for_s
     assert [run.name for run in filtered.context["cl"].result_list] == ["r2"]
     searched = admin_client_for_staff.get(CHANGELIST, {"q": "r3"})
     assert [run.name for run in searched.context["cl"].result_list] == ["r3"]
-    by_status = admin_client_for_staff.get(CHANGELIST, {"status__exact": "created", "owner__id__exact": three_runs[0].owner.pk})
+    by_status = admin_client_for_staff.get(
+        CHANGELIST, {"status__exact": "created", "owner__id__exact": three_runs[0].owner.pk})
     assert len(by_status.context["cl"].result_list) == 3
 
 

@@ -4,7 +4,6 @@ from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.utils import timezone
 
 from runs.models import Dataset, RewardFunction, Sample
 from tests.support.reward_authors import grant_reward_authoring

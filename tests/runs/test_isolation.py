@@ -3,7 +3,6 @@
 Another user's object must look exactly like a missing one (404, absent from lists),
 never a 403 that confirms it exists; and a refused call must change nothing.
 """
-from unittest import mock
 
 import pytest
 from django.utils import timezone

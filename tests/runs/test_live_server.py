@@ -78,7 +78,8 @@ async def test_owner_sees_ingested_events_live(server):
         status = await next_of_type(socket, "run.status")
         assert status["payload"]["status"] == "starting"
         metrics = await next_of_type(socket, "run.metrics")
-        assert metrics["payload"]["points"] == [{"step": 3, "time": pytest.approx(metrics["payload"]["points"][0]["time"]),
+        sent_time = metrics["payload"]["points"][0]["time"]
+        assert metrics["payload"]["points"] == [{"step": 3, "time": pytest.approx(sent_time),
                                                  "values": {"train/loss": 0.75}}]
     # What the socket announced is there over REST.
     api = client.get(f"/api/runs/{server.seed['run_id']}/metrics/").json()

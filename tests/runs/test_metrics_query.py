@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from runs.models import Checkpoint, LogLine, MetricPoint, Run, Sample
 
-T0 = datetime.datetime(2025, 1, 1, tzinfo=datetime.timezone.utc)
+T0 = datetime.datetime(2025, 1, 1, tzinfo=datetime.UTC)
 
 
 def add_points(run, name, steps, value=lambda step: float(step)):

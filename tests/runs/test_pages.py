@@ -1,5 +1,4 @@
 """The server-rendered pages: logging in and out, and the run list on the home page."""
-import pytest
 
 from runs.models import Run
 

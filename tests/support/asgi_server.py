@@ -61,7 +61,8 @@ class AsgiServer:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"server exited with {self.process.returncode}:\n{self.log_path.read_text()[-3000:]}")
+                tail = self.log_path.read_text()[-3000:]
+                raise RuntimeError(f"server exited with {self.process.returncode}:\n{tail}")
             try:
                 if httpx.get(self.url + "/login/", timeout=1).status_code == 200:
                     return

@@ -4,12 +4,13 @@ import datetime
 
 from runs.models import Checkpoint, LogLine, MetricPoint, Sample
 
-NOW = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
-T0 = datetime.datetime(2025, 1, 1, tzinfo=datetime.timezone.utc)
+NOW = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
+T0 = datetime.datetime(2025, 1, 1, tzinfo=datetime.UTC)
 
 
 def add_metrics(run, step: int, **values) -> None:
-    MetricPoint.objects.bulk_create([MetricPoint(run=run, name=name.replace("__", "/"), step=step, value=value, time=NOW)
+    MetricPoint.objects.bulk_create([MetricPoint(run=run, name=name.replace("__", "/"), step=step, value=value,
+                                                 time=NOW)
                                      for name, value in values.items()])
 
 

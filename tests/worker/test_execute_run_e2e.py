@@ -2,8 +2,6 @@
 process, a vLLM server on a tiny model, the trainer, and a websocket watching it live."""
 import asyncio
 import json
-import os
-from pathlib import Path
 
 import pytest
 import websockets

@@ -4,9 +4,6 @@ The worker proves it got the message the only way a worker may: by reporting
 to the ingest API, which the test then reads back over REST.
 """
 import os
-import signal
-import subprocess
-import sys
 import time
 
 import httpx
@@ -55,7 +52,8 @@ def wait_for_status(api: httpx.Client, run_id: int, wanted: str, timeout_s: floa
     raise AssertionError(f"run {run_id} is still {run['status']} after {timeout_s} s")
 
 
-@pytest.mark.parametrize("broker", [pytest.param("", id="filesystem"), pytest.param(REDIS_BROKER, id="redis", marks=needs_redis)])
+@pytest.mark.parametrize("broker", [pytest.param("", id="filesystem"),
+                                    pytest.param(REDIS_BROKER, id="redis", marks=needs_redis)])
 def test_started_run_reaches_a_worker_process(tmp_path, broker):
     if broker:
         redis.Redis.from_url(broker).flushdb()

@@ -34,7 +34,8 @@ class LiveRun:
         self.owner = logged_in_client(self.server, "owner", "owner-pass-123")
 
     def post(self, verb):
-        response = self.owner.post(f"/api/runs/{self.run_id}/{verb}/", headers={"X-CSRFToken": self.owner.cookies["csrftoken"]})
+        response = self.owner.post(f"/api/runs/{self.run_id}/{verb}/",
+                                   headers={"X-CSRFToken": self.owner.cookies["csrftoken"]})
         assert response.status_code == 200, response.text
 
     def start_worker(self):

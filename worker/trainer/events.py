@@ -5,7 +5,7 @@ a sender and the control plane that disagree fail loudly instead of dropping
 data. Every event carries `seq`, increasing per (run, source): the control
 plane stores an event once however often its batch is retried.
 """
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -31,7 +31,8 @@ class StatusEvent(_Event):
 class MetricsEvent(_Event):
     type: Literal["metrics"]
     step: int = Field(ge=0)
-    values: dict[Annotated[str, Field(min_length=1, max_length=200)], Annotated[float, Field(**_finite)]] = Field(min_length=1)
+    values: dict[Annotated[str, Field(min_length=1, max_length=200)],
+                 Annotated[float, Field(**_finite)]] = Field(min_length=1)
 
 
 class SampleRecord(BaseModel):
@@ -75,7 +76,7 @@ class HeartbeatEvent(_Event):
 
 
 Event = Annotated[
-    Union[StatusEvent, MetricsEvent, SamplesEvent, LogEvent, CheckpointEvent, HeartbeatEvent],
+    StatusEvent | MetricsEvent | SamplesEvent | LogEvent | CheckpointEvent | HeartbeatEvent,
     Field(discriminator="type"),
 ]
 EVENT_TYPES = ("status", "metrics", "samples", "log", "checkpoint", "heartbeat")

@@ -62,7 +62,10 @@ def padded_to_multiple(positions: torch.Tensor, multiple: int) -> torch.Tensor:
     return torch.cat([positions, positions[:1].expand(extra)])
 
 
-def _tempered_logits(head, hidden, temperature: float, transform: LogitTransform = LogitTransform()):
+PLAIN_HEAD = LogitTransform()
+
+
+def _tempered_logits(head, hidden, temperature: float, transform: LogitTransform = PLAIN_HEAD):
     """transform(head(hidden)) / temperature in float32. Without a bias and with a linear
     transform, the hidden states are divided instead: a few hundred values a position
     instead of the vocabulary's."""

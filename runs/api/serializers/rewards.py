@@ -15,7 +15,8 @@ class RewardFunctionSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = RewardFunction
-        fields = ["id", "name", "owner", "description", "kind", "builtin", "params", "source", "created_at", "updated_at"]
+        fields = ["id", "name", "owner", "description", "kind", "builtin", "params", "source",
+                  "created_at", "updated_at"]
 
     def validate_name(self, value):
         return unique_name_for_owner(self, RewardFunction, value)
@@ -31,7 +32,8 @@ class RewardFunctionSerializer(serializers.ModelSerializer):
 
     def _check_builtin(self, name: str, params: dict) -> dict:
         if name not in BUILTINS:
-            raise serializers.ValidationError({"builtin": f"no built-in reward {name!r}; choose one of: {', '.join(BUILTINS)}"})
+            raise serializers.ValidationError(
+                {"builtin": f"no built-in reward {name!r}; choose one of: {', '.join(BUILTINS)}"})
         try:
             full = BUILTINS[name].model_validate(params).model_dump()
         except SchemaError as exc:

@@ -18,7 +18,8 @@ class SampleStepsQuery(serializers.Serializer):
 
 class SampleStepsView(APIView):
     @extend_schema(parameters=[SampleStepsQuery],
-                   responses=inline_serializer("SampleSteps", {"steps": serializers.ListField(child=serializers.IntegerField())}))
+                   responses=inline_serializer(
+                       "SampleSteps", {"steps": serializers.ListField(child=serializers.IntegerField())}))
     def get(self, request, run_id: int):
         run = get_object_or_404(Run.objects.visible_to(request.user), pk=run_id)
         query = SampleStepsQuery(data=request.query_params)

@@ -14,8 +14,8 @@ from django.views.decorators.http import require_http_methods
 from runs.api.serializers.configs import TrainingConfigSerializer
 from runs.models import TrainingConfig
 from runs.pages.config_form import (
-    SAVED_MEANWHILE, as_input_values, config_field_groups, config_values_from_form, default_values, preset_choices, preset_values,
-    presets_for_script, show_value, unplaced_errors,
+    SAVED_MEANWHILE, as_input_values, config_field_groups, config_values_from_form, default_values, preset_choices,
+    preset_values, presets_for_script, show_value, unplaced_errors,
 )
 from worker.trainer.config import PRESETS
 
@@ -61,7 +61,8 @@ def _render_form(request, *, heading: str, form: dict, values: dict, errors: dic
         "form_problems": unplaced_errors(value_errors) + list(errors.get("non_field_errors", [])),
         "error_count": len(errors.get("name", [])) + len(errors.get("description", []))
         + sum(len(messages_) for messages_ in value_errors.values()),
-        "presets": preset_choices(), "presets_data": {"presets": presets_for_script(), "defaults": as_input_values(default_values())},
+        "presets": preset_choices(),
+        "presets_data": {"presets": presets_for_script(), "defaults": as_input_values(default_values())},
     }
     return render(request, "library/configs/form.html", context, status=status)
 

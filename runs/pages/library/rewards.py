@@ -182,7 +182,8 @@ def reward_rows(request):
         rows = dataset_rows(dataset, count)
     except RowsUnavailable as exc:
         return JsonResponse({exc.field: str(exc)}, status=400)
-    return JsonResponse({"rows": [{"index": r.index, "prompt": r.prompt, "columns": json_safe(r.columns)} for r in rows]})
+    return JsonResponse({"rows": [{"index": r.index, "prompt": r.prompt, "columns": json_safe(r.columns)}
+                                  for r in rows]})
 
 
 urlpatterns = [

@@ -69,8 +69,10 @@ def test_progress_is_shown_while_a_big_file_uploads(page, live_server):
         // The bar's label changes with each progress event; keep them past the redirect.
         window.progressSeen = [];
         const bar = document.getElementById("upload-progress");
-        new MutationObserver(() => window.progressSeen.push(bar.value)).observe(bar, {childList: true, characterData: true, subtree: true});
-        window.addEventListener("beforeunload", () => sessionStorage.setItem("seen", JSON.stringify(window.progressSeen)));
+        new MutationObserver(() => window.progressSeen.push(bar.value))
+          .observe(bar, {childList: true, characterData: true, subtree: true});
+        window.addEventListener("beforeunload",
+          () => sessionStorage.setItem("seen", JSON.stringify(window.progressSeen)));
     }""")
     page.set_input_files("#upload-file", files=[{"name": "big.jsonl", "mimeType": "application/octet-stream",
                                                  "buffer": big.encode()}])

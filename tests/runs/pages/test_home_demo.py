@@ -20,7 +20,8 @@ def test_home_lists_recent_runs_with_links(logged_in, run):
     assert f'href="/runs/{run.pk}/"' in html and "All runs" in html
 
 
-def test_the_demo_run_creates_its_library_and_queues_a_run(logged_in, owner, broker, django_capture_on_commit_callbacks):
+def test_the_demo_run_creates_its_library_and_queues_a_run(logged_in, owner, broker,
+                                                           django_capture_on_commit_callbacks):
     response = start_demo(logged_in, django_capture_on_commit_callbacks)
     run = Run.objects.get(owner=owner)
     assert response.status_code == 302 and response.url == f"/runs/{run.pk}/"

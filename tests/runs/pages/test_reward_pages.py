@@ -82,7 +82,8 @@ def test_a_duplicate_name_is_an_inline_error(browser_client, reward):
 
 
 def test_an_author_creates_code_and_errors_point_at_the_line(browser_client, author):
-    response = browser_client.post("/rewards/new/code/", {"name": "c", "source": "\n\ndef reward(prompts):\n  return []\n"})
+    response = browser_client.post("/rewards/new/code/",
+                                   {"name": "c", "source": "\n\ndef reward(prompts):\n  return []\n"})
     assert response.status_code == 400
     page = response.content.decode()
     assert "line 3: the first two parameters must be (prompts, completions)" in page

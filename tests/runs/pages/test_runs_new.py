@@ -22,7 +22,8 @@ def post(client, data, capture=None):
         return client.post("/runs/new/", data)
 
 
-def test_the_form_offers_the_users_library_and_the_found_models(logged_in, dataset, reward, config, other_user, library_for):
+def test_the_form_offers_the_users_library_and_the_found_models(logged_in, dataset, reward, config, other_user,
+                                                                library_for):
     theirs = library_for(other_user, "theirs")
     html = logged_in.get("/runs/new/").content.decode()
     assert "arith" in html and "acc" in html and "small" in html
@@ -41,7 +42,8 @@ def test_models_under_the_data_dir_are_offered(logged_in, dataset, reward, setti
     assert str(tmp_path / "my-model") in html and "not-a-model" not in html
 
 
-def test_a_valid_form_creates_starts_and_queues_the_run(logged_in, form, reward, broker, django_capture_on_commit_callbacks):
+def test_a_valid_form_creates_starts_and_queues_the_run(logged_in, form, reward, broker,
+                                                        django_capture_on_commit_callbacks):
     response = post(logged_in, form, django_capture_on_commit_callbacks)
     run = Run.objects.get(name="from the page")
     assert response.status_code == 302 and response.url == f"/runs/{run.pk}/"

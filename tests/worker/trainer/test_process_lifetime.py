@@ -51,6 +51,7 @@ def test_the_whole_group_dies_when_the_leaders_parent_is_killed():
 def test_a_process_that_does_not_lead_its_group_never_watches():
     # A child in its parent's group: killing "its" group would kill the parent's.
     result = subprocess.run(
-        [sys.executable, "-c", "from worker.trainer.process_lifetime import kill_group_when_parent_dies as k; print(k())"],
+        [sys.executable, "-c",
+         "from worker.trainer.process_lifetime import kill_group_when_parent_dies as k; print(k())"],
         cwd=ROOT, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)
     assert result.stdout.strip() == "False", result.stderr

@@ -38,7 +38,8 @@ def test_a_rewrite_replaces_every_value_in_the_same_file(tmp_path):
     writer.write(second)
     back = load_file(path)
     assert path.stat().st_ino == inode
-    assert torch.equal(back["a"], second["a"].to(torch.bfloat16)) and torch.equal(back["b"], second["b"].to(torch.bfloat16))
+    assert torch.equal(back["a"], second["a"].to(torch.bfloat16))
+    assert torch.equal(back["b"], second["b"].to(torch.bfloat16))
     assert torch.equal(back["n"], second["n"])
 
 

@@ -135,7 +135,8 @@ def test_train_cancel_resume_on_a_real_vllm(tiny_model_dir, tmp_path, variant):
     assert metrics["series"]["train/loss"]["step"] == list(range(1, 25))  # none twice, none skipped
     assert [c["step"] for c in checkpoints][-1] == 24
     assert samples["count"] > 0 and samples["results"][0]["rewards"].keys() == {"format", "length"}
-    assert {"rollout/reward_mean", "train/grad_norm", "system/weight_sync_s", "async/staleness_max"} <= set(metrics["names"])
+    assert {"rollout/reward_mean", "train/grad_norm", "system/weight_sync_s",
+            "async/staleness_max"} <= set(metrics["names"])
     # Each sync's parts too, the server's reload as it timed it: what a slow sync is located by.
     server_part = "server_load" if variant == "lora" else "server_reload"  # the adapter's load, the model's reload
     assert {"system/weight_sync_write_s", f"system/weight_sync_{server_part}_s"} <= set(metrics["names"])

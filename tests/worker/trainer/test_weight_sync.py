@@ -137,7 +137,8 @@ def test_by_default_files_are_written_in_what_a_local_server_serves(tmp_path, mo
     import worker.trainer.precision as precision
 
     monkeypatch.setattr(precision, "bf16_is_fast", lambda: False)
-    assert FilesystemWeightSync("http://vllm", tmp_path).dtype == ("bfloat16" if torch.cuda.is_available() else "float32")
+    expected = "bfloat16" if torch.cuda.is_available() else "float32"
+    assert FilesystemWeightSync("http://vllm", tmp_path).dtype == expected
 
 
 def test_inside_a_held_pause_the_sync_neither_pauses_nor_resumes(tmp_path):

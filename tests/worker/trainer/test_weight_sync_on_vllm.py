@@ -28,7 +28,8 @@ def served_logprobs(server, ids: list[int], model_name: str | None = None):
     import torch
 
     response = httpx.post(f"{server.url}/v1/completions", timeout=60, json={
-        "model": model_name or server.served_model_name, "prompt": ids, "max_tokens": 1, "prompt_logprobs": 0, "temperature": 1.0})
+        "model": model_name or server.served_model_name, "prompt": ids, "max_tokens": 1, "prompt_logprobs": 0,
+        "temperature": 1.0})
     response.raise_for_status()
     entries = response.json()["choices"][0]["prompt_logprobs"][1:]
     return torch.tensor([entry[str(token)]["logprob"] for token, entry in zip(ids[1:], entries)])

@@ -4,7 +4,7 @@ Each generator is a function of validated parameters returning rows (dicts
 with a `prompt` column and whatever the reward functions need).
 """
 import random
-from typing import Callable
+from collections.abc import Callable
 
 from pydantic import BaseModel, ConfigDict, Field
 

@@ -5,7 +5,7 @@ models at the same time; the trainer then waits here, after its own loading,
 for the server to answer /health.
 """
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import httpx
 

@@ -11,7 +11,7 @@ import threading
 import time
 from collections import deque
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 from worker.trainer.events import IngestReply, event_adapter
 from worker.trainer.reporting.client import IngestClient, IngestRejected, IngestUnreachable

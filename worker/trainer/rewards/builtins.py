@@ -3,7 +3,7 @@ returns a function with the user-code signature: reward(prompts, completions, **
 float or None ("not applicable") per completion.
 """
 import re
-from typing import Callable
+from collections.abc import Callable
 
 from worker.trainer.rewards.answers import answers_match, final_answer
 from worker.trainer.rewards.catalog import (

@@ -3,7 +3,6 @@
 The control plane validates a reward's parameters against these models when a
 user saves it; the trainer builds the functions from the same names.
 """
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -24,8 +23,10 @@ class ExactMatchParams(_Params):
 
 class FormatParams(_Params):
     regex: str | None = Field(r"(?s).*####\s*-?[\d,]+(\.\d+)?\s*$",
-                              description="Pattern the whole completion must match (default: ends with '#### <number>').")
-    tags: list[str] = Field(default_factory=list, description="Tags that must each appear opened and closed, e.g. think.")
+                              description="Pattern the whole completion must match "
+                                          "(default: ends with '#### <number>').")
+    tags: list[str] = Field(default_factory=list,
+                            description="Tags that must each appear opened and closed, e.g. think.")
     partial_credit: bool = Field(False, description="Score the share of tags present instead of all-or-nothing.")
 
 

@@ -43,5 +43,6 @@ def _build(spec: RewardSpec, sandbox: SandboxPool | None):
     if problems:  # checked when saved too; a spec written by hand may still be wrong
         raise RewardSetupError(f"reward {spec.name!r}: {'; '.join(problems)}")
     if sandbox is None:
-        raise RewardSetupError(f"reward {spec.name!r} is Python code, which runs only in a reward sandbox; none was given")
+        raise RewardSetupError(
+            f"reward {spec.name!r} is Python code, which runs only in a reward sandbox; none was given")
     return SandboxedReward(sandbox, spec.source)

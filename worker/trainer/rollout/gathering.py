@@ -13,7 +13,8 @@ the server finishes that group while the trainer waits.
 """
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Protocol
+from typing import Protocol
+from collections.abc import Callable
 
 from worker.trainer.rollout.groups import Group
 from worker.trainer.rollout.staleness import StalenessPolicy

@@ -2,7 +2,7 @@
 import math
 import time
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 from worker.trainer.rollout.groups import Group
 
@@ -48,7 +48,8 @@ class Scorer:
         for function in self.functions:
             started = time.perf_counter()
             try:
-                values = _checked(function.name, function.fn(prompts, completions, completion_lengths=lengths, **columns), count)
+                scored = function.fn(prompts, completions, completion_lengths=lengths, **columns)
+                values = _checked(function.name, scored, count)
             except Exception as exc:  # a user's reward must never stop the run
                 self.on_error(function.name, f"{type(exc).__name__}: {exc}")
                 values = [None] * count

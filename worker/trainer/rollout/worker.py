@@ -13,7 +13,7 @@ import asyncio
 import threading
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable
+from collections.abc import Callable
 
 from worker.trainer.rollout.arrivals import OldestFirstQueue
 from worker.trainer.rollout.client import CompletionsClient

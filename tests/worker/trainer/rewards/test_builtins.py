@@ -67,7 +67,8 @@ def test_format_default_requires_a_final_hash_answer():
 
 def test_format_tags_with_partial_credit():
     params = {"regex": None, "tags": ["think", "answer"], "partial_credit": True}
-    assert score("format", ["<think>a</think><answer>b</answer>", "<think>a</think>", "none"], params) == [1.0, 0.5, 0.0]
+    completions = ["<think>a</think><answer>b</answer>", "<think>a</think>", "none"]
+    assert score("format", completions, params) == [1.0, 0.5, 0.0]
 
 
 def test_format_tags_all_or_nothing():

@@ -9,7 +9,8 @@ from worker.trainer.rollout.client import CompletionsClient, ServerUnavailable, 
 
 PAYLOAD = {"choices": [
     {"index": 1, "text": " b", "token_ids": [7], "logprobs": {"token_logprobs": [-0.5]}, "finish_reason": "length"},
-    {"index": 0, "text": " a", "token_ids": [5, 6], "logprobs": {"token_logprobs": [-0.1, -0.2]}, "finish_reason": "stop"},
+    {"index": 0, "text": " a", "token_ids": [5, 6], "logprobs": {"token_logprobs": [-0.1, -0.2]},
+     "finish_reason": "stop"},
 ]}
 
 

@@ -19,7 +19,8 @@ def failure(pool, source: str, **columns) -> SandboxError:
 
 def test_good_code_scores_and_its_output_comes_back(pool):
     result = call(pool, reward_source("print('looking at', len(completions))\n"
-                                      "return [1.0 if a in c else 0.0 for c, a in zip(completions, columns['answer'])]"),
+                                      "return [1.0 if a in c else 0.0\n"
+                                      "        for c, a in zip(completions, columns['answer'])]"),
                   completions=["the answer is 4", "5"], answer=["4", "4"])
     assert result.values == [1.0, 0.0]
     assert result.output == "looking at 2\n"

@@ -87,7 +87,6 @@ pool.call("def reward(prompts, completions, **c):\\n    while True: pass\\n", ["
 
 
 def test_a_process_stuck_in_a_loop_ends_when_its_parent_is_killed():
-    import os
     import signal
     import subprocess
     import sys
