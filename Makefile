@@ -17,10 +17,10 @@ help:
 	@echo "make worker     only a Celery worker (QUEUES=a,b; CELERY_BROKER_URL for another machine)"
 
 run: deps trainer-stack
-	$(VENV_PYTHON) scripts/run_local.py
+	$(VENV_PYTHON) -m scripts.run_local
 
 worker: deps trainer-stack
-	$(VENV_PYTHON) scripts/run_local.py --worker-only
+	$(VENV_PYTHON) -m scripts.run_local --worker-only
 
 test: dev-deps trainer-stack browser
 	$(VENV_PYTHON) scripts/run_tests.py $(ARGS)

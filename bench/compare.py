@@ -5,9 +5,9 @@ Not a test: it starts the product (migrate + uvicorn, see tests/support/asgi_ser
 seeds runs straight into its database, drives it over real HTTP and a real browser, and
 prints a table. It asserts nothing.
 
-    .venv/bin/python bench/compare.py                 # SQLite, then PostgreSQL (about 4 minutes)
-    .venv/bin/python bench/compare.py --only sqlite --points-per-metric 20000
-    .venv/bin/python bench/compare.py --skip-page --skip-peers   # the API rows alone
+    .venv/bin/python -m bench.compare                 # SQLite, then PostgreSQL (about 4 minutes)
+    .venv/bin/python -m bench.compare --only sqlite --points-per-metric 20000
+    .venv/bin/python -m bench.compare --skip-page --skip-peers   # the API rows alone
 
 Peers (see bench/README.md):
 - the same comparison through the per-run endpoint GET /api/runs/<id>/metrics/ (8 requests,
@@ -28,12 +28,12 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from bench.ingest import PostgresDatabase, load_average, postgres_problem
+from bench.report import print_table
+from tests.support.asgi_server import AsgiServer, logged_in_client
 
-from bench.ingest import PostgresDatabase, load_average, postgres_problem, print_table  # noqa: E402
-from tests.support.asgi_server import AsgiServer, logged_in_client  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
+
 
 API_TARGET_MS = 300.0
 PAGE_TARGET_MS = 1500.0

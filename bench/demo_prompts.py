@@ -1,7 +1,7 @@
 """What the untrained model's samples earn on the demo's rewards, by worked examples in the prompt.
 
-    .venv/bin/python bench/demo_prompts.py                 # 40 problems, 0, 1 and 2 examples
-    .venv/bin/python bench/demo_prompts.py --problems 100
+    .venv/bin/python -m bench.demo_prompts                 # 40 problems, 0, 1 and 2 examples
+    .venv/bin/python -m bench.demo_prompts --problems 100
 
 GRPO learns from groups whose rewards differ: a reward that no sample of a group earns gives it
 no signal. This samples each problem as the cpu-demo preset does (num_generations at its
@@ -11,16 +11,12 @@ share of groups in which it varies.
 """
 import argparse
 import statistics
-import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from bench.learning import completions, demo_rewards  # noqa: E402
-from worker.trainer.config import PRESETS, TrainingConfig  # noqa: E402
-from worker.trainer.data.generators import generate  # noqa: E402
+from bench.learning import completions, demo_rewards
+from worker.trainer.config import PRESETS, TrainingConfig
+from worker.trainer.data.generators import generate
 
 
 def share_of_groups_that_vary(scores: list[float], group_size: int) -> float:

@@ -3,8 +3,8 @@
 Not a test: it starts the product (migrate + uvicorn, see tests/support/asgi_server.py),
 drives it over real HTTP and websockets, and prints tables. It asserts nothing.
 
-    .venv/bin/python bench/ingest.py            # full run, about 2 minutes
-    .venv/bin/python bench/ingest.py --quick    # about a minute
+    .venv/bin/python -m bench.ingest            # full run, about 2 minutes
+    .venv/bin/python -m bench.ingest --quick    # about a minute
 
 What it measures (see bench/README.md for the reasoning behind each number):
 
@@ -29,15 +29,13 @@ import threading
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+import httpx
+import psutil
+import websockets
 
-import httpx  # noqa: E402
-import psutil  # noqa: E402
-import websockets  # noqa: E402
+from bench.report import percentile, print_table
+from tests.support.asgi_server import AsgiServer, logged_in_client
 
-from tests.support.asgi_server import AsgiServer, logged_in_client  # noqa: E402
 
 THROUGHPUT_TARGET = {"sqlite": 5_000, "postgresql": 10_000}
 LATENCY_TARGET_MS = 100.0
@@ -345,27 +343,6 @@ async def latency(server: AsgiServer, reporter: Reporter, backend: str, layer: s
 
 def load_average() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
-
-
-def percentile(ordered: list[float], pct: float) -> float:
-    if not ordered:
-        return float("nan")
-    rank = min(len(ordered) - 1, max(0, round(pct / 100 * len(ordered) + 0.5) - 1))  # nearest rank
-    return ordered[rank]
-
-
-def print_table(title: str, rows: list[dict]) -> None:
-    print(f"\n{title}")
-    if not rows:
-        print("  (nothing measured)")
-        return
-    columns = list(rows[0])
-    widths = {c: max(len(c), *(len(str(r[c])) for r in rows)) for c in columns}
-    print("  ".join(c.ljust(widths[c]) for c in columns))
-    print("  ".join("-" * widths[c] for c in columns))
-    for row in rows:
-        print("  ".join(str(row[c]).ljust(widths[c]) for c in columns))
-    sys.stdout.flush()
 
 
 class PostgresDatabase:

@@ -1,7 +1,7 @@
 """Does the default CPU demo learn? SmolLM2-135M on the built-in arithmetic generator, accuracy + format.
 
-    .venv/bin/python bench/learning.py              # 15 minutes of training (the issue's measure)
-    .venv/bin/python bench/learning.py --minutes 3  # a shorter look
+    .venv/bin/python -m bench.learning              # 15 minutes of training (the issue's measure)
+    .venv/bin/python -m bench.learning --minutes 3  # a shorter look
 
 Prints the mean total reward of the first and last five steps and a held-out
 accuracy (greedy, problems the run never sees) before and after training.
@@ -9,18 +9,15 @@ accuracy (greedy, problems the run never sees) before and after training.
 import argparse
 import json
 import statistics
-import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from worker.trainer.config import PRESETS, TrainingConfig
+from worker.trainer.data.generators import generate
+from worker.trainer.rewards.builtins import build_builtin
 
-from worker.trainer.config import PRESETS, TrainingConfig  # noqa: E402
-from worker.trainer.data.generators import generate  # noqa: E402
-from worker.trainer.rewards.builtins import build_builtin  # noqa: E402
 
 HELD_OUT = 100
 DIFFICULTY = 1

@@ -1,7 +1,7 @@
 """Control-plane overhead: `start` in the API to the first metric on the websocket, minus loading.
 
-    .venv/bin/python bench/overhead.py              # 3 runs through the product, 3 direct, ~6 minutes
-    .venv/bin/python bench/overhead.py --repeats 1  # a smoke run
+    .venv/bin/python -m bench.overhead              # 3 runs through the product, 3 direct, ~6 minutes
+    .venv/bin/python -m bench.overhead --repeats 1  # a smoke run
 
 Two ways to the same first metric (the trainer's `setup/*` metrics, sent as soon as the
 policy is loaded and vLLM answers, before any training step), each repeated:
@@ -34,20 +34,20 @@ import argparse
 import asyncio
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+import websockets
+
+from bench.report import fmt, markdown_table, median
+from tests.support.asgi_server import AsgiServer, logged_in_client
+from worker.trainer.process_groups import stop_process_group
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-import httpx  # noqa: E402
-import websockets  # noqa: E402
-
-from tests.support.asgi_server import AsgiServer, logged_in_client  # noqa: E402
 
 TARGET_OVERHEAD_S = 3.0
 FIRST_METRIC_TIMEOUT_S = 300
@@ -207,7 +207,7 @@ def measure_direct(work: Path, model: str, index: int) -> dict:
             time.sleep(0.05)
         raise RuntimeError("no setup metrics from the direct trainer in time")
     finally:
-        stop_group(proc)
+        stop_process_group(proc, grace_s=20)
 
 
 def first_setup_metrics(events: Path) -> dict | None:
@@ -235,38 +235,7 @@ def vllm_seconds_from_events(events: Path) -> float | None:
     return None
 
 
-def stop_group(proc: subprocess.Popen) -> None:
-    import signal
-
-    for sig, wait_s in ((signal.SIGTERM, 20), (signal.SIGKILL, 10)):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(wait_s)
-            return
-        except subprocess.TimeoutExpired:
-            continue
-
-
 # --------------------------------------------------------------------------- the report
-def median(values) -> float | None:
-    values = [v for v in values if v is not None]
-    return statistics.median(values) if values else None
-
-
-def fmt(value, digits: int = 2) -> str:
-    return "—" if value is None else f"{value:.{digits}f}"
-
-
-def table(rows: list[tuple], header: tuple) -> str:
-    cells = [header] + [tuple(str(c) for c in row) for row in rows]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
-    line = lambda row: "| " + " | ".join(c.ljust(w) for c, w in zip(row, widths)) + " |"  # noqa: E731
-    return "\n".join([line(header), "|" + "|".join("-" * (w + 2) for w in widths) + "|"] + [line(r) for r in cells[1:]])
-
-
 def not_loading_s(measure: dict) -> float | None:
     """Time to first metric minus the trainer's start-to-ready time (see the module's doc)."""
     setup = measure["setup"]
@@ -279,17 +248,17 @@ def report(product: list[dict], direct: list[dict]) -> None:
     product_rest, direct_rest = median(map(not_loading_s, product)), median(map(not_loading_s, direct))
     met = "—" if product_rest is None else ("yes" if product_rest <= TARGET_OVERHEAD_S else "NO")
     print("\nTime to the first metric (median of each side's runs, seconds)\n")
-    print(table([
+    print(markdown_table(rows=[
         ("start -> first metric", fmt(median(p["first_metric_s"] for p in product)),
          fmt(median(d["first_metric_s"] for d in direct)), "", "", ""),
         ("vLLM spawn -> /health (loading)", fmt(median(p["vllm_health_s"] for p in product)),
          fmt(median(d["vllm_health_s"] for d in direct)), "", "", ""),
         ("not loading = control-plane overhead", fmt(product_rest), fmt(direct_rest),
          fmt(product_rest / direct_rest) if product_rest and direct_rest else "—", f"<= {TARGET_OVERHEAD_S:.0f} s", met),
-    ], ("measure", "product", "direct (peer)", "ratio", "target", "met?")))
+    ], header=("measure", "product", "direct (peer)", "ratio", "target", "met?")))
     print("\nThe product's path, phase by phase (median; from websocket arrival times and the setup metrics)\n")
     setup = lambda name: median(p["setup"].get(f"setup/{name}") for p in product)  # noqa: E731
-    print(table([
+    print(markdown_table(rows=[
         ("POST start answered (commit, queued)", fmt(median(p["api_answered_s"] for p in product))),
         ("status `starting` on the websocket (worker took the message)", fmt(median(p.get("status_starting_s") for p in product))),
         ("vLLM: spawn to /health (in parallel with the trainer)", fmt(median(p["vllm_health_s"] for p in product))),
@@ -297,7 +266,7 @@ def report(product: list[dict], direct: list[dict]) -> None:
         ("trainer: model, optimizer loaded", fmt(setup("load_s"))),
         ("trainer: then waited for vLLM", fmt(setup("inference_wait_s"))),
         ("first metric on the websocket", fmt(median(p["first_metric_s"] for p in product))),
-    ], ("phase", "seconds")))
+    ], header=("phase", "seconds")))
     print("\nEvery run: first metric / not loading (s): product",
           [f"{p['first_metric_s']:.1f}/{fmt(not_loading_s(p))}" for p in product],
           "direct", [f"{d['first_metric_s']:.1f}/{fmt(not_loading_s(d))}" for d in direct])

@@ -5,8 +5,8 @@ Not a test: it starts the product (migrate + uvicorn, tests/support/asgi_server.
 temporary data directory, drives Debian's Chromium with Playwright, prints tables and asserts
 nothing.
 
-    .venv/bin/python bench/pages.py            # about 2 minutes
-    .venv/bin/python bench/pages.py --quick    # fewer repeats, shorter stream
+    .venv/bin/python -m bench.pages            # about 2 minutes
+    .venv/bin/python -m bench.pages --quick    # fewer repeats, shorter stream
 
 1. Load: for a run with 100,000 stored metric points (the trainer's 35 metric names) and, as
    the peer, a run with 1,000: the server's HTML render (GET /runs/<id>/), then in Chromium
@@ -23,20 +23,16 @@ nothing.
 import argparse
 import os
 import shutil
-import statistics
-import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+import httpx
 
-import httpx  # noqa: E402
+from bench.report import median
+from tests.support.asgi_server import AsgiServer, logged_in_client
 
-from tests.support.asgi_server import AsgiServer, logged_in_client  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 FIRST_CHART_TARGET_MS = 1000
@@ -141,10 +137,6 @@ IN_VIEW_DRAWN = """() => {
 }"""
 
 
-def median(values):
-    return statistics.median(values) if values else float("nan")
-
-
 def seed(server: AsgiServer, runs: list[tuple[str, int]]) -> dict:
     return server.shell_json(SEED % {"names": METRIC_NAMES, "runs": runs})
 
@@ -191,7 +183,7 @@ class Reporter(threading.Thread):
         interval = 1 / EVENTS_PER_S
         with httpx.Client(timeout=10) as client:
             started = time.perf_counter()
-            while (elapsed := time.perf_counter() - started) < self.seconds:
+            while time.perf_counter() - started < self.seconds:
                 step = self.first_step + self.sent
                 values = {name: (step % 100) / 100 + i for i, name in enumerate(METRIC_NAMES)}
                 client.post(self.url, headers=self.headers, json={"source": "bench", "events": [

@@ -1,7 +1,7 @@
 """What a paused vLLM server on the same CPU costs the work that starts right after the pause.
 
-    .venv/bin/python bench/pause_contention.py                # vLLM's 1 s against ours (0.1 s), 4 pauses each
-    .venv/bin/python bench/pause_contention.py --spins 1 0.1 0.3 --pauses 6
+    .venv/bin/python -m bench.pause_contention                # vLLM's 1 s against ours (0.1 s), 4 pauses each
+    .venv/bin/python -m bench.pause_contention --spins 1 0.1 0.3 --pauses 6
 
 vLLM's workers busy-wait for their next instruction for a while after each one (1 s in
 vLLM 0.32); the trainer pauses generation when a training step starts
@@ -20,9 +20,6 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 
 def fixed_work(x, w, repeats: int = 40) -> float:

@@ -3,8 +3,8 @@ through a warm SandboxPool, on batches of 64 completions (one GRPO group of 64, 
 
 Not a test: it prints tables and asserts nothing.
 
-    .venv/bin/python bench/rewards.py             # about 20 s
-    .venv/bin/python bench/rewards.py --calls 50  # quicker
+    .venv/bin/python -m bench.rewards             # about 20 s
+    .venv/bin/python -m bench.rewards --calls 50  # quicker
 
 What is timed, per call: building the arguments is outside both timings; the in-process call
 is `fn(prompts, completions, **columns)` plus the result check the scorer does; the sandboxed
@@ -14,16 +14,12 @@ parent's re-check). Calls alternate between the two so that machine noise hits b
 import argparse
 import os
 import statistics
-import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from bench.report import percentile
+from worker.trainer.rewards.sandbox import SandboxPool
+from worker.trainer.rewards.sandbox.results import check_values
 
-from worker.trainer.rewards.sandbox import SandboxPool  # noqa: E402
-from worker.trainer.rewards.sandbox.results import check_values  # noqa: E402
 
 BATCH = 64
 FUNCTIONS = {
@@ -59,11 +55,6 @@ def in_process(source: str):
     namespace = {}
     exec(compile(source, "reward.py", "exec"), namespace)
     return namespace["reward"]
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
 def measure(pool: SandboxPool, source: str, calls: int) -> tuple[list[float], list[float]]:
@@ -102,7 +93,7 @@ def main() -> None:
         for name, source in FUNCTIONS.items():
             local, sandboxed = measure(pool, source, args.calls)
             local_ms, sandbox_ms = statistics.median(local) * 1000, statistics.median(sandboxed) * 1000
-            added_p95 = (percentile(sandboxed, 0.95) - percentile(local, 0.95)) * 1000
+            added_p95 = (percentile(sandboxed, 95) - percentile(local, 95)) * 1000
             print(f"{name:<14} {local_ms:>14.3f} {sandbox_ms:>11.3f} {sandbox_ms - local_ms:>9.3f} "
                   f"{added_p95:>13.3f} {sandbox_ms / local_ms:>6.1f}x")
     finally:

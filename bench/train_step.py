@@ -1,8 +1,8 @@
 """The training step alone: peak memory and seconds a step for shape paddings and oneDNN
 primitive-cache sizes.
 
-    .venv/bin/python bench/train_step.py                         # 20 steps: oneDNN's cache, shapes padded to 1 and 32
-    .venv/bin/python bench/train_step.py --steps 30 --capacities 1024 256 128 64 --widths 1
+    .venv/bin/python -m bench.train_step                         # 20 steps: oneDNN's cache, shapes padded to 1 and 32
+    .venv/bin/python -m bench.train_step --steps 30 --capacities 1024 256 128 64 --widths 1
 
 No vLLM, no rollout: the real `train_step` (worker/trainer/step.py) of the cpu-demo preset
 (SmolLM2-135M prepared under var/models, micro-batches of 2, 16 completions a step) on
@@ -27,10 +27,8 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from worker.trainer.onednn_cache import CPU_BF16_SHAPE_MULTIPLE, DEFAULT_CAPACITY, SETTING
 
-from worker.trainer.onednn_cache import CPU_BF16_SHAPE_MULTIPLE, DEFAULT_CAPACITY, SETTING  # noqa: E402
 
 PROMPT_TOKENS, COMPLETION_TOKENS = 110, (100, 128)
 PROMPTS_PER_STEP, GENERATIONS = 2, 8
@@ -78,7 +76,7 @@ def child(steps: int, shape_multiple: int) -> dict:
         seconds.append(time.perf_counter() - started)
         peaks.append(peak_gib())
         print(f"  step {step + 1}: {seconds[-1]:.1f} s, peak {peaks[-1]:.2f} GiB", file=sys.stderr, flush=True)
-    return {"seconds": seconds, "peaks": peaks, "bf16": accelerator.mixed_precision == "bf16"}
+    return {"seconds": seconds, "peaks": peaks, "bf16": parts.accelerator.mixed_precision == "bf16"}
 
 
 def measure(capacity: int, shape_multiple: int, steps: int) -> dict:
@@ -89,8 +87,8 @@ def measure(capacity: int, shape_multiple: int, steps: int) -> dict:
     if library:
         environ = preload_environment(library, environ) or environ
     print(f"capacity {capacity}, shapes padded to a multiple of {shape_multiple}:", file=sys.stderr, flush=True)
-    done = subprocess.run([sys.executable, __file__, "--child", "--steps", str(steps),
-                           "--widths", str(shape_multiple)], env=environ,
+    done = subprocess.run([sys.executable, "-m", "bench.train_step", "--child", "--steps", str(steps),
+                           "--widths", str(shape_multiple)], env=environ, cwd=Path(__file__).resolve().parents[1],
                           stdout=subprocess.PIPE, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 

@@ -1,8 +1,8 @@
 """Trainer throughput, pipeline efficiency, weight sync and memory, against TRL's GRPOTrainer.
 
     .venv/bin/pip install -r requirements-bench.txt     # trl, py-spy (benchmarks only)
-    .venv/bin/python bench/trainer.py                   # 2 warm-up + 6 measured steps each, ~12 min
-    .venv/bin/python bench/trainer.py --quick           # 1 + 2 steps, a smoke run (~5 min)
+    .venv/bin/python -m bench.trainer                   # 2 warm-up + 6 measured steps each, ~12 min
+    .venv/bin/python -m bench.trainer --quick           # 1 + 2 steps, a smoke run (~5 min)
 
 SmolLM2-135M-Instruct on GSM8K prompts (train split, chat template), 8 generations of at
 most 128 tokens, 16 completions (2 prompts x 8) per optimizer step, an accuracy reward
@@ -38,8 +38,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.report import markdown_table
+from worker.trainer.process_groups import kill_process_group
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+
 
 GSM8K = Path(os.environ.get("GSM8K_DIR", ROOT.parent / "shared" / "datasets" / "gsm8k")) / "train.jsonl"
 NUM_GENERATIONS = 8
@@ -110,13 +113,7 @@ def run_child(argv: list[str], env: dict, log_path: Path, timeout_s: float) -> i
         try:
             return proc.wait(timeout_s)
         except BaseException:
-            import signal
-
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            proc.wait()
+            kill_process_group(proc)
             raise
 
 
@@ -225,7 +222,7 @@ def trl_child(args) -> None:
 
 def run_trl(args, work: Path) -> dict:
     out = work / "trl.json"
-    argv = [sys.executable, str(Path(__file__).resolve()), "--_trl-child-out", str(out),
+    argv = [sys.executable, "-m", "bench.trainer", "--_trl-child-out", str(out),
             "--_trl-child-dir", str(work / "trl-out"), "--warmup", str(args.warmup), "--steps", str(args.steps),
             "--set", *args.set, "--trl-set", *args.trl_set]
     log = work / "trl.log"
@@ -366,14 +363,6 @@ def verdict(ok) -> str:
     return "—" if ok is None else ("yes" if ok else "NO")
 
 
-def table(rows: list[tuple]) -> str:
-    header = ("measure", "ours", "peer (TRL)", "ratio", "target", "met?")
-    cells = [header] + [tuple(str(c) for c in row) for row in rows]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
-    line = lambda row: "| " + " | ".join(c.ljust(w) for c, w in zip(row, widths)) + " |"  # noqa: E731
-    return "\n".join([line(header), "|" + "|".join("-" * (w + 2) for w in widths) + "|"] + [line(r) for r in cells[1:]])
-
-
 def report(args, ours: dict | None, trl: dict | None) -> None:
     rows = []
     if ours:
@@ -409,7 +398,7 @@ def report(args, ours: dict | None, trl: dict | None) -> None:
     elif trl:
         rows.append(("trainer peak RSS GiB", "—", f"{trl['maxrss_bytes'] / GIB:.2f}", "—", "≤ 4 GiB", "—"))
     print()
-    print(table(rows))
+    print(markdown_table(("measure", "ours", "peer (TRL)", "ratio", "target", "met?"), rows))
 
     print("\ndetails (measured steps):")
     if ours:

@@ -1,8 +1,8 @@
 """Weight sync alone: the direct reload (worker/trainer/inference/direct_reload.py) against
 vLLM's own reload, into one real vLLM server.
 
-    .venv/bin/python bench/weight_sync.py               # SmolLM2-135M prepared under var/models, 12 syncs each
-    .venv/bin/python bench/weight_sync.py --syncs 20 --model /path/to/model
+    .venv/bin/python -m bench.weight_sync               # SmolLM2-135M prepared under var/models, 12 syncs each
+    .venv/bin/python -m bench.weight_sync --syncs 20 --model /path/to/model
 
 The trainer's whole push (`FilesystemWeightSync.push`: write the safetensors file, pause,
 reload, reset the prefix cache, resume) in the served dtype of this machine
@@ -20,8 +20,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 TEXT = ("Natalia sold clips to 48 of her friends in April, and then she sold half as many clips in May. "
         "How many clips did Natalia sell altogether in April and May?")
@@ -89,7 +87,7 @@ def main() -> None:
         syncs = {"direct": FilesystemWeightSync(server.url, Path(work), dtype=dtype),
                  "vllm": FilesystemWeightSync(server.url, Path(work), dtype=dtype, direct_reload=False)}
         try:
-            for name, sync in syncs.items():  # not counted: the first of each allocates and warms up
+            for sync in syncs.values():  # not counted: the first of each allocates and warms up
                 timed_push(sync, model, 0)
             for index in range(args.syncs):
                 nudge(model, seed=index)

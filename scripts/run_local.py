@@ -21,6 +21,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from worker.trainer.process_groups import kill_process_group
+
 ROOT = Path(__file__).resolve().parent.parent
 STARTUP_TIMEOUT_S = 90
 STOP_GRACE_S = 15
@@ -138,13 +140,6 @@ def wait_until_serving(url: str, children: list[subprocess.Popen]) -> bool:
     return False
 
 
-def signal_group(child: subprocess.Popen, signum: int) -> None:
-    try:
-        os.killpg(child.pid, signum)  # the child leads its own group (start_new_session)
-    except ProcessLookupError:
-        pass
-
-
 def stop(children: list[subprocess.Popen]) -> None:
     """SIGTERM each child, give them STOP_GRACE_S together, then SIGKILL each whole group.
 
@@ -162,8 +157,7 @@ def stop(children: list[subprocess.Popen]) -> None:
             break
         time.sleep(POLL_S)
     for child in children:
-        signal_group(child, signal.SIGKILL)  # also kills pool processes left orphaned
-        child.wait()
+        kill_process_group(child)  # also kills pool processes left orphaned
 
 
 def supervise(children: list[subprocess.Popen]) -> int:

@@ -1,5 +1,6 @@
 """The test passes behind `make test` (and `make test-fast`).
 
+0. lint: ruff with the rule set in ruff.toml (seconds); a finding fails `make test`;
 1. embedded: the whole suite on what `make run` uses out of the box (SQLite,
    in-memory channel layer, filesystem broker);
 2. services: the suite again on the production parts (PostgreSQL, Redis as
@@ -65,6 +66,15 @@ def slow_pass() -> Outcome:
     if not (in_ci() or _flag("SLOW")):
         return Outcome(name, "skipped: set SLOW=1 to run the end-to-end tests (CI does)")
     return run_pytest(name, ["-m", "slow"], pass_env({}))
+
+
+def lint_pass() -> Outcome:
+    name = "lint (ruff check)"
+    print(f"\n===== {name} pass =====", flush=True)
+    started = time.monotonic()
+    code = subprocess.run([sys.executable, "-m", "ruff", "check", "."], cwd=ROOT).returncode
+    status = "passed" if code == 0 else f"FAILED (ruff exit {code}; `.venv/bin/ruff check --fix .` fixes some)"
+    return Outcome(name, status, time.monotonic() - started)
 
 
 def pass_env(overrides: dict[str, str]) -> dict[str, str]:
@@ -145,10 +155,9 @@ def main(argv: list[str]) -> int:
     fast = argv[:1] == ["--fast"]
     extra = argv[1:] if fast else argv
     embedded = "embedded (SQLite, in-memory layer, filesystem broker)"
-    if fast:
-        outcomes = [run_pytest(embedded, ["-m", "not slow", *extra], pass_env({}))]
-    else:
-        outcomes = [run_pytest(embedded, ["-m", "not slow", *extra], pass_env({})), services_pass(extra)]
+    outcomes = [lint_pass(), run_pytest(embedded, ["-m", "not slow", *extra], pass_env({}))]
+    if not fast:
+        outcomes.append(services_pass(extra))
         if not extra:  # a developer's ARGS selection is not widened to the slow tests
             outcomes.append(slow_pass())
     summary(outcomes)

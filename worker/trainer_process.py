@@ -5,14 +5,14 @@ On a GPU machine the trainer runs under `accelerate launch` on its own GPUs
 """
 import collections
 import os
-import signal
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
+from worker.trainer.process_groups import stop_process_group
 from worker.trainer.process_lifetime import kill_me_with_parent
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
@@ -89,17 +89,5 @@ class TrainerProcess:
 
     def stop(self, grace_s: float = 10.0) -> None:
         """SIGTERM to its process group, then SIGKILL after `grace_s`."""
-        if self.process is None or self.process.poll() is not None:
-            return
-        self._signal(signal.SIGTERM)
-        try:
-            self.process.wait(grace_s)
-        except subprocess.TimeoutExpired:
-            self._signal(signal.SIGKILL)
-            self.process.wait()
-
-    def _signal(self, sig: int) -> None:
-        try:
-            os.killpg(self.process.pid, sig)
-        except ProcessLookupError:
-            pass
+        if self.process is not None:
+            stop_process_group(self.process, grace_s)

@@ -86,7 +86,7 @@ def test_launcher_serves_and_ctrl_c_leaves_no_process_behind(launcher_env, tmp_p
     env, env_file, port = launcher_env
     log = tmp_path / "launcher.log"
     with log.open("wb") as out:
-        launcher = subprocess.Popen([sys.executable, "scripts/run_local.py", "--env-file", str(env_file)],
+        launcher = subprocess.Popen([sys.executable, "-m", "scripts.run_local", "--env-file", str(env_file)],
                                     cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
     sessions: set[int] = set()
     try:

@@ -1,10 +1,9 @@
 """A real Celery worker process for a live control plane (AsgiServer), and stopping it."""
-import os
-import signal
 import subprocess
 import sys
 
 from tests.support.asgi_server import ROOT, AsgiServer
+from worker.trainer.process_groups import stop_process_group
 
 
 def start_worker(server: AsgiServer, queues: str) -> subprocess.Popen:
@@ -17,9 +16,4 @@ def start_worker(server: AsgiServer, queues: str) -> subprocess.Popen:
 
 
 def stop_worker(worker: subprocess.Popen) -> None:
-    os.killpg(worker.pid, signal.SIGTERM)
-    try:
-        worker.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        os.killpg(worker.pid, signal.SIGKILL)
-        worker.wait()
+    stop_process_group(worker, grace_s=20)

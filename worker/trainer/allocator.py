@@ -1,16 +1,10 @@
 """The trainer's memory allocator: jemalloc where the machine has it, glibc's malloc otherwise.
 
-glibc keeps what a training step frees in pieces that the next step's tensors (other sizes,
-other threads) do not reuse, so the trainer's memory grows from step to step. Measured on
-this project's 2-core machine (SmolLM2-135M, micro-batches of 2, /tmp experiment noted in
-bench/README.md): peak RSS 3.4 GiB after the first step and 4.3 GiB after five with glibc;
-2.9 and 3.7 GiB with jemalloc, whose steps were also a little faster.
-
-An allocator is chosen when a process starts (LD_PRELOAD), so `python -m worker.trainer`
-re-executes itself once, with the same command line, with the library preloaded. The vLLM
-server the trainer starts gets the environment without it (vLLM preloads its own).
-
-GRPO_TRAINER_ALLOCATOR: "auto" (the default: jemalloc if found), "system" (glibc), or a path.
+With glibc the trainer's memory grows from step to step (freed pieces are not reused by the
+next step's tensors); jemalloc keeps it flat (`python -m bench.train_step`; bench/README.md).
+An allocator is chosen at process start (LD_PRELOAD), so `python -m worker.trainer`
+re-executes itself once with it preloaded; the vLLM server it starts does not inherit it.
+GRPO_TRAINER_ALLOCATOR: "auto" (jemalloc if found), "system" (glibc), or a library path.
 """
 import os
 import sys

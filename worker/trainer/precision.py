@@ -1,17 +1,10 @@
 """Which precision computes fastest on this machine, for training and for the served model.
 
-bfloat16 halves the bytes moved, but it is only faster where the hardware multiplies in
-it, and which CPUs do cannot be read off the instruction set: with AVX-512 BF16 (what
-PyTorch's `_is_mkldnn_bf16_supported` looks for) a 2-core Xeon without AMX multiplied
-2048x2048 matrices at 156 GFLOP/s in bf16 against 275 in fp32 (a SmolLM2-135M
-micro-batch 4.4 s under bf16 autocast against 2.8 s; vLLM 210 against 260 tokens/s),
-while a 2-core AMD EPYC (Zen 4) with the same flags did 398 against 175. So on a CPU
-without AMX the two are timed on a matmul the size of a small model's layer (about 0.2 s,
-once per process).
-
-GRPO_BF16_IS_FAST ("1" or "0") gives the answer without timing: the run supervisor passes its
-own answer to the trainer it starts, so that the trainer writes weights in the dtype the
-server it started serves (and does not time while that server loads). It also overrides by hand.
+bf16 is faster only where the hardware multiplies in it, which the instruction set does not
+tell (some CPUs with AVX-512 BF16 are slower in it than in fp32), so on a CPU without AMX the
+two are timed once per process on a layer-sized matmul (figures: bench/README.md).
+GRPO_BF16_IS_FAST ("1" or "0") gives the answer without timing: the supervisor passes its own
+to the trainer it starts, so both write and serve weights in the same dtype.
 """
 import functools
 import os

@@ -1,26 +1,16 @@
 """How vLLM and the trainer share a CPU's cores: split them, take turns, or overlap.
 
-On a GPU node generation and training run on different devices and simply overlap. On a
-CPU both are many-threaded (OpenMP), and run side by side on the same cores they lose
-most of their time at barriers, waiting for a thread the other process has descheduled
-(a 13 s step took 30 s; a 7 s step once took 150 s). Two ways around that:
-
-- take_turns (inference/time_slicing.py): vLLM is paused while a step trains. Each runs
-  at full speed, but the trainer waits while vLLM generates (20-30% of the time on 2 cores).
-- split_cores (here): vLLM runs on cores of its own, its whole process group pinned
-  there, and never competes with the trainer for the others. While it has requests the
-  trainer trains on the remaining cores; while it has none, the trainer takes them all
-  back, micro-batch by micro-batch. Nothing waits, and with refills submitted in waves
-  (rollout/staleness.py) one core generates at 300 tokens/s: on 2 cores a step took 10.5 s
-  against 11.5 s taking turns (bench/README.md).
-
-The launch (inference/launch.py) and the trainer (app.py) both derive the cores from the
-config and the machine with `generation_cpus`, so a server started by the worker's
-supervisor is pinned where the trainer expects it.
+Both are many-threaded (OpenMP): side by side on the same cores they lose most of their time
+at barriers waiting for threads the other descheduled. split_cores (here) pins vLLM's process
+group to cores of its own and lets the trainer take every core back while vLLM has no
+requests; take_turns (inference/time_slicing.py) pauses vLLM while a step trains; overlap is
+for GPUs. `python -m bench.trainer` measures them; figures in bench/README.md. The launch and
+the trainer both derive the cores with `generation_cpus`, so they agree on the split.
 """
 import os
 import time
-from typing import Callable, Literal
+from typing import Literal
+from collections.abc import Callable
 
 from worker.trainer.config import TrainingConfig
 

@@ -24,11 +24,9 @@ SERVED_MODEL_NAME = "policy"  # requests name the policy this way whatever its p
 
 Device = Literal["cpu", "cuda"]
 
-# vLLM's workers busy-wait for their next instruction for 1 s after each one (vllm_cli.py
-# bounds it from this variable). On a CPU that second lands on the training step that starts
-# when the trainer pauses generation: two-thread matmuls right after a pause lost 0.64 s to
-# it, 0.11 s with 0.1 (bench/pause_contention.py). 0.1 s still spans the gaps between engine
-# steps while generating; 0 (sleep at once) made a whole bench/trainer.py run a third slower.
+# vLLM's workers busy-wait 1 s after each instruction (vllm_cli.py bounds it from this
+# variable): on a CPU that second lands on the training step after a pause. 0.1 s still spans
+# the gaps between engine steps (python -m bench.pause_contention; figures in bench/README.md).
 WORKER_SPIN_VARIABLE = "GRPO_VLLM_WORKER_SPIN_S"
 CPU_WORKER_SPIN_S = 0.1
 

@@ -21,6 +21,7 @@ import httpx
 
 from worker.trainer.config import TrainingConfig
 from worker.trainer.inference.launch import Device, Launch, build_launch, installed_device
+from worker.trainer.process_groups import signal_group, stop_process_group
 
 HEALTH_POLL_S = 0.5
 
@@ -167,26 +168,14 @@ class VLLMServer:
             return self._proc.returncode
         self._stopped = True
         pgid = self._proc.pid
-        self._signal_group(pgid, signal.SIGTERM)
-        try:
-            self._proc.wait(grace_s)
-        except subprocess.TimeoutExpired:
-            self._signal_group(pgid, signal.SIGKILL)
-            self._proc.wait()
+        stop_process_group(self._proc, grace_s)
         if not self._group_gone(pgid, 5.0):  # engine processes may outlive the API server
-            self._signal_group(pgid, signal.SIGKILL)
+            signal_group(pgid, signal.SIGKILL)
             self._group_gone(pgid, 5.0)
         if self._reader is not None:
             self._reader.join(5.0)
         self._proc.stdout.close()
         return self._proc.returncode
-
-    @staticmethod
-    def _signal_group(pgid: int, sig: int) -> None:
-        try:
-            os.killpg(pgid, sig)
-        except ProcessLookupError:
-            pass
 
     @staticmethod
     def _group_gone(pgid: int, timeout_s: float) -> bool:

@@ -1,19 +1,10 @@
 """Writing a safetensors file one tensor at a time, each cast to the server's dtype on the way,
 and rewriting the same file in place at the next weight sync.
 
-`safetensors.torch.save_file` takes every tensor at once and serializes them into one buffer
-before writing: for a weight sync that meant a whole bf16 copy of the model plus that buffer
-(2 x 270 MB for SmolLM2-135M) in the trainer at every sync. The format is small and documented
-(https://github.com/huggingface/safetensors#format): an 8-byte little-endian header length,
-a JSON header giving each tensor's dtype, shape and byte range, then the bytes.
-
-A policy's tensors keep their names and shapes from sync to sync, so the header and every
-tensor's place in the file stay the same: each sync casts a tensor into one reused buffer and
-writes it where its previous values were. Measured on SmolLM2-135M in bf16 to /dev/shm: 0.21 s
-for a new file per sync (a new cast tensor each time, fresh shared-memory pages), 0.08 s
-rewriting in place. Only one tensor's worth of buffer is held; nothing of the file is mapped
-into the trainer (mapped shared memory would count in its resident size). The files are read
-back with the safetensors library in the tests and by vLLM.
+`safetensors.torch.save_file` builds the whole file in memory first: a copy of the model at
+every sync. A policy's tensors keep their names and shapes, so the header and each tensor's
+place stay the same and each sync rewrites them through one tensor-sized buffer (the format:
+https://github.com/huggingface/safetensors#format). `python -m bench.weight_sync` times syncs.
 """
 import json
 import os
@@ -45,7 +36,8 @@ def layout_of(tensors: dict[str, torch.Tensor], float_dtype: torch.dtype, metada
     for name, tensor in tensors.items():
         dtype = _stored_dtype(tensor, float_dtype)
         size = tensor.numel() * dtype.itemsize
-        entries[name] = {"dtype": DTYPE_NAMES[dtype], "shape": list(tensor.shape), "data_offsets": [offset, offset + size]}
+        entries[name] = {"dtype": DTYPE_NAMES[dtype], "shape": list(tensor.shape),
+                         "data_offsets": [offset, offset + size]}
         placements.append((dtype, offset))
         offset += size
     if metadata:

@@ -10,6 +10,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from worker.trainer.process_groups import kill_process_group
 from worker.trainer.rewards.sandbox import protocol
 from worker.trainer.rewards.sandbox.errors import SandboxError
 from worker.trainer.rewards.sandbox.limits import SandboxLimits
@@ -125,11 +126,7 @@ class SandboxProcess:
     def kill(self) -> None:
         """Kills the process and anything it started (its session), and removes its directory."""
         if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            self.proc.wait()
+            kill_process_group(self.proc)
         for stream in (self.proc.stdin, self.proc.stdout):
             try:
                 stream.close()
