@@ -5,6 +5,7 @@ second copy in memory). vLLM is given the merged weights, base plus adapter, und
 model's own parameter names, computed without touching the trained model.
 """
 from contextlib import nullcontext
+from pathlib import Path
 
 import torch
 
@@ -124,7 +125,17 @@ class ServedLora:
         return merged_state_dict(self.peft_model)
 
     def save_adapter(self, folder) -> None:
-        self.peft_model.save_pretrained(folder, safe_serialization=True)
+        """The adapter's weights and config as vLLM loads them, and nothing else (PEFT's own
+        save_pretrained also writes a model card, which a weight sync has no use for)."""
+        from peft import get_peft_model_state_dict
+        from safetensors.torch import save_file
+
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        tensors = get_peft_model_state_dict(self.peft_model)
+        save_file({name: tensor.detach().contiguous() for name, tensor in tensors.items()},
+                  str(folder / "adapter_model.safetensors"), metadata={"format": "pt"})
+        self.peft_model.peft_config["default"].save_pretrained(folder)
 
 
 def served_weights(model: torch.nn.Module):
