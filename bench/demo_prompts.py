@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 
 from bench.learning import completions, demo_rewards
+from bench.report import markdown_table
 from worker.trainer.config import PRESETS, TrainingConfig
 from worker.trainer.data.generators import generate
 
@@ -54,12 +55,11 @@ def main() -> None:
             accuracy, formatted = demo_rewards(rows, texts)
             table.append((examples, statistics.fmean(accuracy), share_of_groups_that_vary(accuracy, n),
                           statistics.fmean(formatted), share_of_groups_that_vary(formatted, n)))
-    print(f"\nbench/demo_prompts.py — {config.model}, untrained, {args.problems} problems × {n} samples "
+    print(f"\nbench.demo_prompts — {config.model}, untrained, {args.problems} problems × {n} samples "
           f"at temperature {config.temperature}")
-    print("| worked examples | accuracy | groups where accuracy varies | format | groups where format varies |")
-    print("| --- | --- | --- | --- | --- |")
-    for examples, acc, acc_varies, fmt, fmt_varies in table:
-        print(f"| {examples} | {acc:.3f} | {acc_varies:.0%} | {fmt:.3f} | {fmt_varies:.0%} |")
+    header = ("worked examples", "accuracy", "groups where accuracy varies", "format", "groups where format varies")
+    print(markdown_table(header, [(examples, f"{acc:.3f}", f"{acc_varies:.0%}", f"{formatted:.3f}", f"{formatted_varies:.0%}")
+                                  for examples, acc, acc_varies, formatted, formatted_varies in table]))
 
 
 if __name__ == "__main__":

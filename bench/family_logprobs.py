@@ -9,6 +9,7 @@ import argparse
 import tempfile
 from pathlib import Path
 
+from bench.report import markdown_table
 from worker.trainer.inference.server import ServerStartError, VLLMServer
 from worker.trainer.models.families import supported_families
 from worker.trainer.models.served_agreement import agreement_config, measure
@@ -30,15 +31,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--families", default=",".join(supported_families()))
     args = parser.parse_args()
-    rows = [("family", "vLLM", "max |diff|", "mean |diff|")]
+    rows = []
     with tempfile.TemporaryDirectory() as folder:
         for model_type in args.families.split(","):
             rows.append(measure_family(model_type, Path(folder)))
             print(" | ".join(rows[-1]), flush=True)
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
     print()
-    for row in rows:
-        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)))
+    print(markdown_table(("family", "vLLM", "max abs diff", "mean abs diff"), rows))
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ import threading
 import time
 from pathlib import Path
 
+from bench.report import markdown_table
 from worker.trainer.config import PRESETS, TrainingConfig
 from worker.trainer.data.generators import generate
 from worker.trainer.rewards.builtins import build_builtin
@@ -154,10 +155,8 @@ def main() -> None:
         *first_and_last_rows(steps),
         *pipeline_rows(steps, config.completions_per_step // config.num_generations),
     ]
-    width = max(len(r[0]) for r in rows)
-    print(f"\nbench/learning.py — cpu-demo preset, {args.minutes:g} min, output in {output}")
-    for name, value, note in rows:
-        print(f"  {name:<{width}}  {value!s:>14}  {note}")
+    print(f"\nbench.learning — cpu-demo preset, {args.minutes:g} min, output in {output}")
+    print(markdown_table(("measure", "value", "note"), rows))
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.report import markdown_table
 
 MODES = ("full", "lora")
 
@@ -99,13 +100,12 @@ def measure(mode: str, steps: int, syncs: int) -> dict:
 
 def table(results: dict[str, dict]) -> str:
     full = results["full"]
-    rows = ["| mode | s a step (median) | vs full | weight sync s (median / max) | vs full | peak RSS GiB "
-            "| checkpoint MB |", "|---|---|---|---|---|---|---|"]
-    for mode, r in results.items():
-        rows.append(f"| {mode} | {r['step_s']:.2f} | {r['step_s'] / full['step_s']:.2f}x | {r['sync_s']:.3f} / "
-                    f"{r['sync_max_s']:.3f} | {r['sync_s'] / full['sync_s']:.2f}x | {r['peak_gib']:.2f} "
-                    f"| {r['checkpoint_mb']:.1f} |")
-    return "\n".join(rows)
+    header = ("mode", "s a step (median)", "vs full", "weight sync s (median / max)", "vs full", "peak RSS GiB",
+              "checkpoint MB")
+    rows = [(mode, f"{r['step_s']:.2f}", f"{r['step_s'] / full['step_s']:.2f}x",
+             f"{r['sync_s']:.3f} / {r['sync_max_s']:.3f}", f"{r['sync_s'] / full['sync_s']:.2f}x",
+             f"{r['peak_gib']:.2f}", f"{r['checkpoint_mb']:.1f}") for mode, r in results.items()]
+    return markdown_table(header, rows)
 
 
 def main() -> None:

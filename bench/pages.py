@@ -30,7 +30,7 @@ from pathlib import Path
 
 import httpx
 
-from bench.report import median
+from bench.report import markdown_table, median
 from tests.support.asgi_server import AsgiServer, logged_in_client
 
 
@@ -228,12 +228,11 @@ def fluidity(context, server: AsgiServer, run: dict, seconds: float, with_events
 
 def print_load_table(rows: list[tuple[str, dict, float]]):
     print("\nLoad: the run page, fresh page loads (medians, ms from navigation start)")
-    print("| run | metric points | server HTML render | DOMContentLoaded | first chart drawn | all series fetched "
-          "| charts in view drawn |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for label, load, html_ms in rows:
-        print(f"| {label} | {load['points']:,} | {html_ms:.0f} | {load['dcl']:.0f} | {load['first']:.0f} "
-              f"| {load['loaded']:.0f} | {load['view']:.0f} |")
+    header = ("run", "metric points", "server HTML render", "DOMContentLoaded", "first chart drawn",
+              "all series fetched", "charts in view drawn")
+    print(markdown_table(header, [(label, f"{load['points']:,}", f"{html_ms:.0f}", f"{load['dcl']:.0f}",
+                                   f"{load['first']:.0f}", f"{load['loaded']:.0f}", f"{load['view']:.0f}")
+                                  for label, load, html_ms in rows]))
     big, small = rows[0][1], rows[1][1]
     verdict = "met" if big["first"] <= FIRST_CHART_TARGET_MS else "MISSED"
     print(f"first chart, 100k points vs 1k points: {big['first'] / small['first']:.2f}x; "
@@ -243,18 +242,20 @@ def print_load_table(rows: list[tuple[str, dict, float]]):
 def print_fluidity_table(idle: dict, busy: dict, seconds: float):
     print(f"\nFluidity: the 100k-point run page for {seconds:g} s, idle vs {EVENTS_PER_S} metrics events/s "
           f"({len(METRIC_NAMES)} values each)")
-    print("| page | events sent | steps gained | frames | frame interval ms | dropped frames | worst gap ms "
-          "| long tasks (total ms) | long animation frames | main thread busy | of which scripts |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for label, r in (("idle (peer)", idle), (f"{EVENTS_PER_S} events/s", busy)):
-        tasks = f"{r['longTasks']} ({r['longTaskMs']:.0f})" if r["longTasksSupported"] else "n/a"
-        frames = str(r["longFrames"]) if r["longFramesSupported"] else "n/a"
-        print(f"| {label} | {r['sent']} | {r['gained']} | {r['frames']} | {r['interval']:.1f} | {r['dropped']} "
-              f"| {r['worstGap']:.0f} | {tasks} | {frames} | {r['busy']['tasks']:.1%} | {r['busy']['script']:.1%} |")
+    header = ("page", "events sent", "steps gained", "frames", "frame interval ms", "dropped frames", "worst gap ms",
+              "long tasks (total ms)", "long animation frames", "main thread busy", "of which scripts")
+    print(markdown_table(header, [fluidity_row("idle (peer)", idle), fluidity_row(f"{EVENTS_PER_S} events/s", busy)]))
     share = busy["dropped"] / max(busy["frames"] + busy["dropped"], 1)
     print(f"dropped frames at {EVENTS_PER_S} events/s: {busy['dropped']} of {busy['frames'] + busy['dropped']} "
           f"({share:.1%}); idle: {idle['dropped']}; frames ratio busy/idle: {busy['frames'] / max(idle['frames'], 1):.2f}; "
           f"reporter fell behind schedule {busy['late']} times")
+
+
+def fluidity_row(label: str, r: dict) -> tuple:
+    tasks = f"{r['longTasks']} ({r['longTaskMs']:.0f})" if r["longTasksSupported"] else "n/a"
+    frames = str(r["longFrames"]) if r["longFramesSupported"] else "n/a"
+    return (label, r["sent"], r["gained"], r["frames"], f"{r['interval']:.1f}", r["dropped"], f"{r['worstGap']:.0f}",
+            tasks, frames, f"{r['busy']['tasks']:.1%}", f"{r['busy']['script']:.1%}")
 
 
 def main():
@@ -265,7 +266,7 @@ def main():
     from playwright.sync_api import sync_playwright
 
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    print(f"bench/pages.py: {os.cpu_count()} CPUs, load average {load} at start (server, Chromium and this script share them)")
+    print(f"bench.pages: {os.cpu_count()} CPUs, load average {load} at start (server, Chromium and this script share them)")
     data_dir = Path(tempfile.mkdtemp(prefix="bench-pages-"))
     try:
         with AsgiServer(data_dir) as server:

@@ -21,6 +21,7 @@ import threading
 import time
 from pathlib import Path
 
+from bench.report import markdown_table
 
 def fixed_work(x, w, repeats: int = 40) -> float:
     import torch
@@ -82,13 +83,15 @@ def main() -> None:
         print(f"busy-wait {spin} s: done", file=sys.stderr)
 
     print(f"\nfixed work right after pausing a generating vLLM server, {args.pauses} pauses each\n")
-    print("| worker busy-wait | work alone, server idle s | first piece after the pause s | next three s | "
-          "lost per pause s |")
-    print("| --- | --- | --- | --- | --- |")
-    for spin, row in rows.items():
-        lost = row["first"] + row["later"] - 4 * row["idle"]
-        label = f"{spin} s" + (" (vLLM's default)" if spin == "1" else "")
-        print(f"| {label} | {row['idle']:.3f} | {row['first']:.3f} | {row['later']:.3f} | {lost:.2f} |")
+    header = ("worker busy-wait", "work alone, server idle s", "first piece after the pause s", "next three s",
+              "lost per pause s")
+    print(markdown_table(header, [table_row(spin, row) for spin, row in rows.items()]))
+
+
+def table_row(spin: str, row: dict) -> tuple:
+    lost = row["first"] + row["later"] - 4 * row["idle"]
+    label = f"{spin} s" + (" (vLLM's default)" if spin == "1" else "")
+    return label, f"{row['idle']:.3f}", f"{row['first']:.3f}", f"{row['later']:.3f}", f"{lost:.2f}"
 
 
 if __name__ == "__main__":

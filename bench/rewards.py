@@ -13,10 +13,9 @@ parent's re-check). Calls alternate between the two so that machine noise hits b
 """
 import argparse
 import os
-import statistics
 import time
 
-from bench.report import percentile
+from bench.report import markdown_table, median, percentile
 from worker.trainer.rewards.sandbox import SandboxPool
 from worker.trainer.rewards.sandbox.results import check_values
 
@@ -73,6 +72,13 @@ def measure(pool: SandboxPool, source: str, calls: int) -> tuple[list[float], li
     return local, sandboxed
 
 
+def table_row(name: str, local: list[float], sandboxed: list[float]) -> tuple:
+    local_ms, sandbox_ms = median(local) * 1000, median(sandboxed) * 1000
+    added_p95_ms = (percentile(sandboxed, 95) - percentile(local, 95)) * 1000
+    return (name, f"{local_ms:.3f}", f"{sandbox_ms:.3f}", f"{sandbox_ms - local_ms:.3f}", f"{added_p95_ms:.3f}",
+            f"{sandbox_ms / local_ms:.1f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--calls", type=int, default=200, help="timed calls per function and side")
@@ -85,19 +91,11 @@ def main() -> None:
     print(f"batch of {BATCH} completions, {args.calls} calls per side, pool of 1 warm process "
           f"(started in {cold_s * 1000:.0f} ms; confinement: {pool.confinement}); "
           f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores\n")
-    header = (f"{'function':<14} {'in-process ms':>14} {'sandbox ms':>11} {'added ms':>9} "
-              f"{'added p95 ms':>13} {'ratio':>7}")
-    print(header)
-    print("-" * len(header))
     try:
-        for name, source in FUNCTIONS.items():
-            local, sandboxed = measure(pool, source, args.calls)
-            local_ms, sandbox_ms = statistics.median(local) * 1000, statistics.median(sandboxed) * 1000
-            added_p95 = (percentile(sandboxed, 95) - percentile(local, 95)) * 1000
-            print(f"{name:<14} {local_ms:>14.3f} {sandbox_ms:>11.3f} {sandbox_ms - local_ms:>9.3f} "
-                  f"{added_p95:>13.3f} {sandbox_ms / local_ms:>6.1f}x")
+        rows = [table_row(name, *measure(pool, source, args.calls)) for name, source in FUNCTIONS.items()]
     finally:
         pool.close()
+    print(markdown_table(("function", "in-process ms", "sandbox ms", "added ms", "added p95 ms", "ratio"), rows))
     print(f"\nmedians per call; 'added' = sandbox - in-process (target: at most 5 ms). "
           f"Processes started: {pool.processes_started} (no start per call).")
 

@@ -27,6 +27,7 @@ import sys
 import time
 from pathlib import Path
 
+from bench.report import markdown_table
 from worker.trainer.onednn_cache import CPU_BF16_SHAPE_MULTIPLE, DEFAULT_CAPACITY, SETTING
 
 
@@ -97,15 +98,16 @@ def table(results: dict[tuple[int, int], dict], steps: int) -> str:
     marks = sorted({min(2, steps), min(steps, max(2, steps // 2)), steps})
     settled = slice(min(10, steps // 3), steps)  # past the first steps, which fill the cache
     base = results.get((DEFAULT_CAPACITY, 1))
-    rows = [f"| capacity | shapes padded to | peak RSS GiB after {' / '.join(map(str, marks))} steps | s a step "
-            f"(steps {settled.start + 1}-{steps}) | vs 1024, unpadded |", "|---|---|---|---|---|"]
+    header = ("capacity", "shapes padded to", f"peak RSS GiB after {' / '.join(map(str, marks))} steps",
+              f"s a step (steps {settled.start + 1}-{steps})", "vs 1024, unpadded")
+    rows = []
     for (capacity, shape_multiple), result in results.items():
         peaks = " / ".join(f"{result['peaks'][mark - 1]:.2f}" for mark in marks)
         mean = sum(result["seconds"][settled]) / len(result["seconds"][settled])
         ratio = f"{mean / (sum(base['seconds'][settled]) / len(base['seconds'][settled])):.2f}x" if base else "—"
         chosen = " (the trainer's)" if (capacity, shape_multiple) == (DEFAULT_CAPACITY, CPU_BF16_SHAPE_MULTIPLE) else ""
-        rows.append(f"| {capacity} | {shape_multiple}{chosen} | {peaks} | {mean:.2f} | {ratio} |")
-    return "\n".join(rows)
+        rows.append((capacity, f"{shape_multiple}{chosen}", peaks, f"{mean:.2f}", ratio))
+    return markdown_table(header, rows)
 
 
 def main() -> None:

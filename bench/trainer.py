@@ -93,14 +93,15 @@ def our_spec(total_steps: int, output_dir: Path, server_url: str) -> dict:
 
 # --------------------------------------------------------------------------- helpers
 def wait_for_other_benchmarks(poll_s: float = 30.0, max_wait_s: float = 40 * 60) -> None:
-    """Waits while bench/learning.py runs (it uses every core); says so."""
+    """Waits while bench.learning runs (it uses every core); says so. The pattern finds it
+    started as a module (`-m bench.learning`) or as a file (`bench/learning.py`)."""
     started = time.monotonic()
     while time.monotonic() - started < max_wait_s:
-        found = subprocess.run(["pgrep", "-f", "bench/learning.py"], capture_output=True, text=True).stdout.split()
+        found = subprocess.run(["pgrep", "-f", "bench[./]learning"], capture_output=True, text=True).stdout.split()
         found = [pid for pid in found if int(pid) != os.getpid()]
         if not found:
             return
-        print(f"  bench/learning.py is running (pids {' '.join(found)}): waiting {poll_s:.0f} s", flush=True)
+        print(f"  bench.learning is running (pids {' '.join(found)}): waiting {poll_s:.0f} s", flush=True)
         time.sleep(poll_s)
     print("  still running after the longest wait: measuring anyway (numbers are pessimistic)", flush=True)
 
@@ -469,7 +470,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=None, help="warm-up steps, not measured (default 2)")
     parser.add_argument("--steps", type=int, default=None, help="measured steps (default 6)")
     parser.add_argument("--only", choices=("ours", "trl"), help="run one side only")
-    parser.add_argument("--no-wait", action="store_true", help="do not wait for bench/learning.py to finish")
+    parser.add_argument("--no-wait", action="store_true", help="do not wait for bench.learning to finish")
     parser.add_argument("--timeout-min", type=float, default=30.0, help="limit per trainer run")
     parser.add_argument("--keep", action="store_true", help="keep the work directory (logs, events)")
     parser.add_argument("--trainer-env", nargs="*", default=[], metavar="KEY=VALUE",

@@ -20,6 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from bench.report import markdown_table
 
 TEXT = ("Natalia sold clips to 48 of her friends in April, and then she sold half as many clips in May. "
         "How many clips did Natalia sell altogether in April and May?")
@@ -51,12 +52,12 @@ def timed_push(sync, model, version: int) -> dict:
     return {"push": total, "reload": reload, "rest": total - reload, "way": sync.last_reload["reload"]}
 
 
-def summary(name: str, rows: list[dict]) -> str:
+def summary(name: str, rows: list[dict]) -> tuple:
     def mean_max(key):
         values = [row[key] for row in rows]
         return f"{statistics.mean(values):.3f} / {max(values):.3f}"
     ways = ", ".join(sorted({row["way"] for row in rows}))
-    return f"| {name} | {ways} | {len(rows)} | {mean_max('push')} | {mean_max('reload')} | {mean_max('rest')} |"
+    return name, ways, len(rows), mean_max("push"), mean_max("reload"), mean_max("rest")
 
 
 def main() -> None:
@@ -104,10 +105,10 @@ def main() -> None:
                 sync.close()
 
     print(f"\nweight sync of {Path(model_dir).name} in {dtype}, {args.syncs} pushes each, alternated\n")
-    print("| reload | server took | pushes | push s mean / max | reload in the server s mean / max | the rest (write, pause, reset, resume) s mean / max |")
-    print("| --- | --- | --- | --- | --- | --- |")
-    print(summary("direct (ours)", results["direct"]))
-    print(summary("vLLM's reload_weights + head retied", results["vllm"]))
+    header = ("reload", "server took", "pushes", "push s mean / max", "reload in the server s mean / max",
+              "the rest (write, pause, reset, resume) s mean / max")
+    print(markdown_table(header, [summary("direct (ours)", results["direct"]),
+                                  summary("vLLM's reload_weights + head retied", results["vllm"])]))
     ratio = statistics.mean(r["push"] for r in results["vllm"]) / statistics.mean(r["push"] for r in results["direct"])
     print(f"\nvLLM's push takes {ratio:.2f}x the direct one's; served prompt log-probs differ by at most "
           f"{max(differences):.2e} between the two")

@@ -1,7 +1,8 @@
 """The trainer's memory allocator: jemalloc where the machine has it, glibc's malloc otherwise.
 
 With glibc the trainer's memory grows from step to step (freed pieces are not reused by the
-next step's tensors); jemalloc keeps it flat (`python -m bench.train_step`; bench/README.md).
+next step's tensors); jemalloc keeps it flat (`python -m bench.trainer --trainer-env
+GRPO_TRAINER_ALLOCATOR=system` shows the difference; figures in bench/LOG.md).
 An allocator is chosen at process start (LD_PRELOAD), so `python -m worker.trainer`
 re-executes itself once with it preloaded; the vLLM server it starts does not inherit it.
 GRPO_TRAINER_ALLOCATOR: "auto" (jemalloc if found), "system" (glibc), or a library path.

@@ -235,7 +235,7 @@ PRESETS: dict[str, dict] = {
     "cpu-demo": {
         "num_generations": 8, "max_completion_length": 128, "max_prompt_length": 256,
         # 16 completions a step in micro-batches of 2: as fast on a CPU as one batch of 16
-        # and under half the memory (peak RSS 3.7 GiB instead of 9: bench/README.md).
+        # and under half the memory (peak RSS 3.7 GiB instead of 9: bench/LOG.md).
         "per_device_train_batch_size": 2, "gradient_accumulation_steps": 8,
         "learning_rate": 2e-5, "max_steps": 60,
         "max_inflight_tasks": 16, "save_steps": 20, "temperature": 0.8,

@@ -2,7 +2,7 @@
 
 bf16 is faster only where the hardware multiplies in it, which the instruction set does not
 tell (some CPUs with AVX-512 BF16 are slower in it than in fp32), so on a CPU without AMX the
-two are timed once per process on a layer-sized matmul (figures: bench/README.md).
+two are timed once per process on a layer-sized matmul (figures: bench/LOG.md).
 GRPO_BF16_IS_FAST ("1" or "0") gives the answer without timing: the supervisor passes its own
 to the trainer it starts, so both write and serve weights in the same dtype.
 """

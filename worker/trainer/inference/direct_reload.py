@@ -1,13 +1,10 @@
 """A faster in-place weight reload for vLLM on a CPU: the checkpoint goes straight into the
 layers and each linear layer is repacked once.
 
-vLLM's own reload (0.32) works layer by layer through wrapped weight loaders: it runs each
-loader once on meta tensors to count what it copies, builds the layer again, runs the loader
-for real, repacks the weights for the CPU GEMM, copies the result back into the old tensors,
-and packs the input embeddings as if they were an output head; a tied head then needs
-packing again. On SmolLM2-135M in bf16 on 2 cores, measured inside the server, that is
-0.25-0.26 s a sync and this path 0.16-0.19 s, after which the server computes the same
-log-probabilities (bench/weight_sync.py, bench/README.md).
+vLLM's own reload (0.32) runs each layer's weight loader twice (once on meta tensors), builds
+the layer again, repacks and copies back, and packs the input embeddings as if they were an
+output head. `python -m bench.weight_sync` times both and checks that the served log-probs
+agree; figures in bench/README.md.
 
 It relies on vLLM internals (the restore metadata vLLM records at load time for its own
 reload), so it is used only where `direct_reload_refusal` finds nothing against it; otherwise

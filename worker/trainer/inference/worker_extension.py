@@ -15,10 +15,9 @@ class WeightReloadExtension:
     def reload_weights_in_place(self, weights_path: str, allow_direct: bool = True) -> dict:
         """The weights in `weights_path` served from now on, tied output head included.
 
-        On a CPU, by the direct reload where it applies (direct_reload.py: 0.16-0.19 s in the
-        server instead of 0.25-0.26 on SmolLM2-135M); otherwise vLLM's `reload_weights`, then the
-        output head tied again (output_head.retie_output_head: vLLM's own reload leaves a tied
-        head stale).
+        On a CPU, by the direct reload where it applies (direct_reload.py, the faster one);
+        otherwise vLLM's `reload_weights`, then the output head tied again
+        (output_head.retie_output_head: vLLM's own reload leaves a tied head stale).
         Returns which way it took, why not the direct one, and the seconds it took.
         """
         model = self.model_runner.get_model()

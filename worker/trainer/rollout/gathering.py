@@ -5,11 +5,11 @@ and returned, so that the caller can count them and mark their prompts as used.
 
 Groups finish out of the order they were submitted in, and a group that lags behind in
 flight would pass `max_staleness` while younger groups are trained, losing all of its
-generation: 11.6% of the groups in the arithmetic demo, where vLLM only generates between
-training steps (bench/README.md). So when a group still in flight would expire with this
-step's weight sync, the step waits for it and trains it in place of its youngest group,
-which goes back to the queue for the next step. The wait is generation time either way:
-the server finishes that group while the trainer waits.
+generation: more than a tenth of the groups in the arithmetic demo, where vLLM only
+generates between training steps (bench/LOG.md, 2026-11-21). So when a group still in
+flight would expire with this step's weight sync, the step waits for it and trains it in
+place of its youngest group, which goes back to the queue for the next step. The wait is
+generation time either way: the server finishes that group while the trainer waits.
 """
 import time
 from dataclasses import dataclass, field

@@ -14,8 +14,8 @@ never below one step's worth, or s = 0 would never generate at all.
 
 Where vLLM has a CPU core of its own (inference/cpu_sharing.py), it generates in waves:
 a refill is held back until half of that bound is free, because one core decodes 32
-sequences at once far faster per token than a trickle of 16 (300 against 235 tokens/s,
-bench/README.md). A wave is never waited for while the trainer lacks a step's groups.
+sequences at once far faster per token than a trickle of 16 (bench/LOG.md, 2026-11-23).
+A wave is never waited for while the trainer lacks a step's groups.
 """
 from dataclasses import dataclass
 

@@ -70,8 +70,8 @@ class ServerPause:
 
     On a CPU the trainer pauses generation for a whole step (inference/time_slicing.py), and
     the weight sync at its end pauses too. Were the sync to resume, the engine would start
-    a step, and the outer resume would queue behind it: 2.5-3 s a step on 2 cores with 64
-    sequences in flight (bench/README.md). One training thread uses it: no lock.
+    a step, and the outer resume would queue behind it: seconds a step on a CPU (bench/LOG.md,
+    2026-11-21). One training thread uses it: no lock.
     """
 
     def __init__(self, client: VllmAdminClient):
