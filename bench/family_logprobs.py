@@ -12,7 +12,7 @@ from pathlib import Path
 from bench.report import markdown_table
 from worker.trainer.inference.server import ServerStartError, VLLMServer
 from worker.trainer.models.families import supported_families
-from worker.trainer.models.served_agreement import agreement_config, measure
+from bench.served_agreement import agreement_config, measure
 from worker.trainer.models.tiny import build_tiny_model
 
 

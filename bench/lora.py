@@ -26,16 +26,11 @@ def build(mode: str, steps: int):
     from worker.trainer import setup
     from worker.trainer.config import PRESETS, TrainingConfig
     from worker.trainer.models.prepare import prepare_default_model
-    from worker.trainer.step import StepContext, loss_settings_of
 
     config = TrainingConfig(**{**PRESETS["cpu-demo"], "model": "default", "lora": mode == "lora", "max_steps": steps})
     model_dir = str(prepare_default_model().path)
     parts = setup.build_training_parts(model_dir, config)
-    ctx = StepContext(model=parts.model, optimizer=parts.optimizer, scheduler=parts.scheduler,
-                      accelerator=parts.accelerator, loss_settings=loss_settings_of(config),
-                      num_generations=config.num_generations, scale_rewards=config.scale_rewards,
-                      micro_batch_size=config.per_device_train_batch_size, max_grad_norm=config.max_grad_norm,
-                      temperature=config.temperature, pad_id=setup.pad_token_id(parts.tokenizer))
+    ctx = parts.step_context(config)
     return config, model_dir, parts, ctx
 
 

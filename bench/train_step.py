@@ -58,16 +58,11 @@ def child(steps: int, shape_multiple: int) -> dict:
     from worker.trainer import setup
     from worker.trainer.config import PRESETS, TrainingConfig
     from worker.trainer.models.prepare import prepare_default_model
-    from worker.trainer.step import StepContext, batch_advantages, loss_settings_of, train_step
+    from worker.trainer.step import batch_advantages, train_step
 
     config = TrainingConfig(**{**PRESETS["cpu-demo"], "model": "default"})
     parts = setup.build_training_parts(str(prepare_default_model().path), config)
-    ctx = StepContext(model=parts.model, optimizer=parts.optimizer, scheduler=parts.scheduler,
-                      accelerator=parts.accelerator, loss_settings=loss_settings_of(config),
-                      num_generations=GENERATIONS, scale_rewards=config.scale_rewards,
-                      micro_batch_size=config.per_device_train_batch_size, max_grad_norm=config.max_grad_norm,
-                      temperature=config.temperature, pad_id=setup.pad_token_id(parts.tokenizer),
-                      shape_multiple=shape_multiple)
+    ctx = parts.step_context(config, shape_multiple=shape_multiple)
     rng = random.Random(0)
     seconds, peaks = [], []
     for step in range(steps):

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ValidationError
 
+from runs.config_values import complete_config
 from worker.trainer.config import GROUPS, PRESETS, TrainingConfig, errors_by_field, field_groups
 
 CONFIG_PREFIX = "cfg-"
@@ -161,7 +162,7 @@ def config_values_from_form(data, prefix: str = CONFIG_PREFIX) -> dict:
 
 def preset_values(preset: str) -> dict:
     """The complete knob values a preset stands for: defaults with the preset on top."""
-    return TrainingConfig.model_validate(PRESETS[preset]).model_dump(mode="json")
+    return complete_config(PRESETS[preset])
 
 
 def preset_choices() -> list[tuple[str, str]]:
@@ -187,6 +188,6 @@ def validated_config(raw: dict, base: dict | None = None) -> tuple[dict | None, 
     """(complete values, {}) or (None, errors by field): `raw` over `base` over the defaults,
     checked by the schema (cross-field rules included)."""
     try:
-        return TrainingConfig.model_validate({**(base or {}), **raw}).model_dump(mode="json"), {}
+        return complete_config(base, raw), {}
     except ValidationError as exc:
         return None, errors_by_field(exc)

@@ -247,17 +247,11 @@ class Trainer:
 
     # --- the loop ----------------------------------------------------------------
     def _step_context(self) -> "StepContext":
-        from worker.trainer.setup import pad_token_id, use_shared_prompts
-        from worker.trainer.step import StepContext, loss_settings_of
+        from worker.trainer.setup import use_shared_prompts
 
         parts, config = self.parts, self.config
-        return StepContext(
-            model=parts.model, optimizer=parts.optimizer, scheduler=parts.scheduler, accelerator=parts.accelerator,
-            ref_model=parts.ref_model, loss_settings=loss_settings_of(config),
-            num_generations=config.num_generations, scale_rewards=config.scale_rewards,
-            micro_batch_size=config.per_device_train_batch_size, max_grad_norm=config.max_grad_norm,
-            temperature=config.temperature, pad_id=pad_token_id(parts.tokenizer),
-            share_prompts=use_shared_prompts(config.share_prompts, parts.on_gpu),
+        return parts.step_context(
+            config, share_prompts=use_shared_prompts(config.share_prompts, parts.on_gpu),
             shape_multiple=shape_multiple_for(parts.on_gpu, parts.accelerator.mixed_precision == "bf16"),
             before_micro_batch=self.core_handover.before_micro_batch if self.core_handover else None)
 

@@ -12,6 +12,8 @@ if TYPE_CHECKING:
     from accelerate import Accelerator
     from transformers import PreTrainedTokenizerBase
 
+    from worker.trainer.step import StepContext
+
 
 @dataclass(kw_only=True)
 class TrainingParts:
@@ -32,6 +34,18 @@ class TrainingParts:
     def unwrapped_model(self) -> torch.nn.Module:
         """The model without accelerate's wrappers: what is saved (with LoRA: the adapter)."""
         return self.accelerator.unwrap_model(self.model)
+
+    def step_context(self, config, **options) -> "StepContext":
+        """What train_step needs from these parts and the config's step settings; `options`
+        sets the rest (share_prompts, shape_multiple, before_micro_batch)."""
+        from worker.trainer.step import StepContext, loss_settings_of
+
+        return StepContext(
+            model=self.model, optimizer=self.optimizer, scheduler=self.scheduler, accelerator=self.accelerator,
+            ref_model=self.ref_model, loss_settings=loss_settings_of(config),
+            num_generations=config.num_generations, scale_rewards=config.scale_rewards,
+            micro_batch_size=config.per_device_train_batch_size, max_grad_norm=config.max_grad_norm,
+            temperature=config.temperature, pad_id=pad_token_id(self.tokenizer), **options)
 
     def served_model(self):
         """What the weight sync sends to vLLM: the model, or with LoRA its merged weights."""

@@ -1,18 +1,16 @@
 from pydantic import ValidationError as SchemaError
 from rest_framework import serializers
 
+from runs import config_values
 from runs.api.serializers.fields import unique_name_for_owner
 from runs.models import TrainingConfig
-from worker.trainer.config import PRESETS, TrainingConfig as ConfigSchema, errors_by_field
+from worker.trainer.config import PRESETS, errors_by_field
 
 
 def complete_config(*layers: dict) -> dict:
-    """Defaults, then each layer on top, validated by the one schema; a 400 per field otherwise."""
-    merged: dict = {}
-    for layer in layers:
-        merged.update(layer or {})
+    """Defaults, then each layer on top (runs/config_values.py); a 400 per field otherwise."""
     try:
-        return ConfigSchema.model_validate(merged).model_dump(mode="json")
+        return config_values.complete_config(*layers)
     except SchemaError as exc:
         raise serializers.ValidationError(errors_by_field(exc)) from None
 

@@ -13,7 +13,7 @@ TOLERANCE = 1e-4
 @pytest.mark.parametrize("model_type", FAMILIES)
 def test_the_served_sampling_logprobs_equal_the_trainers(model_type, trainer_stack, tmp_path):
     from worker.trainer.inference.server import VLLMServer
-    from worker.trainer.models.served_agreement import agreement_config, measure
+    from bench.served_agreement import agreement_config, measure
     from worker.trainer.models.tiny import build_tiny_model
 
     model_dir = build_tiny_model(tmp_path / model_type, model_type=model_type)
