@@ -1,7 +1,8 @@
 """Does the default CPU demo learn? SmolLM2-135M on the built-in arithmetic generator, accuracy + format.
 
-    .venv/bin/python -m bench.learning              # 15 minutes of training (the issue's measure)
-    .venv/bin/python -m bench.learning --minutes 3  # a shorter look
+    .venv/bin/python -m bench.learning                          # 15 minutes of training (the issue's measure)
+    .venv/bin/python -m bench.learning --minutes 3              # a shorter look
+    .venv/bin/python -m bench.learning --preset cpu-demo-lora   # the demo with a LoRA adapter
 
 Prints the mean total reward of the first and last five steps and a held-out
 accuracy (greedy, problems the run never sees) before and after training.
@@ -25,8 +26,8 @@ DIFFICULTY = 1
 EXAMPLES = 1  # worked examples before each problem, as in the demo's dataset (runs/actions/demo.py)
 
 
-def demo_spec(output_dir: Path, server_url: str, minutes: float) -> dict:
-    config = TrainingConfig(**{**PRESETS["cpu-demo"], "max_steps": 100_000})
+def demo_spec(output_dir: Path, server_url: str, preset: str = "cpu-demo") -> dict:
+    config = TrainingConfig(**{**PRESETS[preset], "max_steps": 100_000})
     return {
         "run_id": 0, "model": config.model, "output_dir": str(output_dir), "inference_url": server_url,
         "dataset": {"kind": "generator", "generator": "arithmetic",
@@ -37,16 +38,17 @@ def demo_spec(output_dir: Path, server_url: str, minutes: float) -> dict:
     }
 
 
-def completions(server, tokenizer, rows: list[dict], **sampling) -> list[str]:
+def completions(server, tokenizer, rows: list[dict], model_name: str | None = None, **sampling) -> list[str]:
     """The server's completions of each row's prompt through the chat template, row by row
-    (`n` a row when sampling asks for more than one)."""
+    (`n` a row when sampling asks for more than one), from `model_name` (a LoRA adapter's)
+    or the served model."""
     import httpx
 
     from worker.trainer.data.loading import render_prompt
 
     prompts = [render_prompt(row["prompt"], tokenizer) for row in rows]
     response = httpx.post(f"{server.url}/v1/completions", timeout=900,
-                          json={"model": server.served_model_name, "prompt": prompts, **sampling})
+                          json={"model": model_name or server.served_model_name, "prompt": prompts, **sampling})
     response.raise_for_status()
     return [c["text"] for c in sorted(response.json()["choices"], key=lambda c: c["index"])]
 
@@ -60,10 +62,11 @@ def demo_rewards(rows: list[dict], texts: list[str]) -> tuple[list[float], list[
             build_builtin("format", {})(prompts, texts))
 
 
-def held_out_accuracy(server, tokenizer) -> tuple[float, float]:
+def held_out_accuracy(server, tokenizer, model_name: str | None = None) -> tuple[float, float]:
     """Greedy accuracy and format rate on problems from a seed the training data never uses."""
     rows = generate("arithmetic", {"count": HELD_OUT, "difficulty": DIFFICULTY, "seed": 987654, "examples": EXAMPLES})
-    accuracy, formatted = demo_rewards(rows, completions(server, tokenizer, rows, max_tokens=128, temperature=0))
+    texts = completions(server, tokenizer, rows, model_name, max_tokens=128, temperature=0)
+    accuracy, formatted = demo_rewards(rows, texts)
     return statistics.fmean(accuracy), statistics.fmean(formatted)
 
 
@@ -118,6 +121,7 @@ def pipeline_rows(steps: list[dict], groups_per_step: int, skip: int = 5) -> lis
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--minutes", type=float, default=15.0)
+    parser.add_argument("--preset", choices=("cpu-demo", "cpu-demo-lora"), default="cpu-demo")
     args = parser.parse_args()
 
     from transformers import AutoTokenizer
@@ -130,18 +134,18 @@ def main() -> None:
 
     prepare_default_model()
     model_dir = resolve_model_path(TrainingConfig().model)
-    config = TrainingConfig(**PRESETS["cpu-demo"])
+    config = TrainingConfig(**PRESETS[args.preset])
     output = Path(tempfile.mkdtemp(prefix="bench-learning-"))
     with VLLMServer.for_config(model_dir, config, log_path=output / "vllm.log") as server:
         server.wait_until_healthy()
         tokenizer = AutoTokenizer.from_pretrained(model_dir)
         before = held_out_accuracy(server, tokenizer)
-        trainer = Trainer(LaunchSpec.model_validate(demo_spec(output, server.url, args.minutes)))
+        trainer = Trainer(LaunchSpec.model_validate(demo_spec(output, server.url, args.preset)))
         threading.Timer(args.minutes * 60, trainer.report.cancel_requested.set).start()
         started = time.monotonic()
         outcome = trainer.run()
         trained_s = time.monotonic() - started
-        after = held_out_accuracy(server, tokenizer)
+        after = held_out_accuracy(server, tokenizer, trainer.served_name)  # a LoRA run's adapter
     steps = step_metrics(output / "events" / "events-trainer-1.jsonl")
     rewards = [values["rollout/reward_mean"] for values in steps]
     first, last = statistics.fmean(rewards[:5]), statistics.fmean(rewards[-5:])
@@ -155,7 +159,7 @@ def main() -> None:
         *first_and_last_rows(steps),
         *pipeline_rows(steps, config.completions_per_step // config.num_generations),
     ]
-    print(f"\nbench.learning — cpu-demo preset, {args.minutes:g} min, output in {output}")
+    print(f"\nbench.learning — {args.preset} preset, {args.minutes:g} min, output in {output}")
     print(markdown_table(("measure", "value", "note"), rows))
 
 

@@ -1,12 +1,14 @@
 """LoRA against full fine-tuning of SmolLM2-135M on this machine: seconds a training step,
-seconds a weight sync into a real vLLM server, the trainer's peak memory, a checkpoint's size.
+seconds a weight sync into a real vLLM server, the server's decoding speed, the trainer's peak
+memory, a checkpoint's size.
 
     .venv/bin/python -m bench.lora [--steps 8] [--syncs 5]
 
 Each mode runs in a process of its own (its peak RSS is its own): the real `train_step` of the
 cpu-demo preset on bench/train_step.py's synthetic groups, then a checkpoint, then a vLLM server
-for the same config and `--syncs` weight syncs into it (full: the model's file and reload;
-LoRA: the adapter, loaded in place). Nothing is asserted: the script prints one table.
+for the same config, `--syncs` weight syncs into it (full: the model's file and reload; LoRA: the
+adapter, loaded in place), and the server's decoding speed for what rollouts name (the base
+model, or the adapter). Nothing is asserted: the script prints one table.
 """
 import argparse
 import json
@@ -58,18 +60,37 @@ def checkpoint_mb(parts, folder: Path) -> float:
     return checkpoint_size(path) / 2 ** 20
 
 
-def sync_seconds(config, model_dir: str, parts, syncs: int, folder: Path) -> list[float]:
+def generation_tokens_per_s(server, model_name: str, sequences: int = 16, tokens: int = 64) -> float:
+    """Decoding speed of what the run's rollouts name: the base model, or the LoRA adapter."""
+    import httpx
+
+    started = time.perf_counter()
+    response = httpx.post(f"{server.url}/v1/completions", timeout=900, json={
+        "model": model_name, "prompt": ["Count to one hundred: 1, 2,"] * sequences, "max_tokens": tokens,
+        "temperature": 1.0, "ignore_eos": True})
+    response.raise_for_status()
+    return sequences * tokens / (time.perf_counter() - started)
+
+
+def serve(config, model_dir: str, parts, syncs: int, folder: Path) -> dict:
+    """Weight syncs into a real server (their seconds and each one's write), then its decoding speed."""
     from worker.trainer.inference.server import VLLMServer
     from worker.trainer.weight_sync import make_weight_sync
+    from worker.trainer.weight_sync.lora_adapter import ADAPTER_NAME
 
     with VLLMServer.for_config(model_dir, config, log_path=folder / "vllm.log") as server:
         server.wait_until_healthy()
         backend = "lora_adapter" if config.lora else "filesystem"
         sync = make_weight_sync(backend, server.url, folder)
+        pushes, writes = [], []
         try:
-            return [sync.push(parts.served_model(), version) for version in range(1, syncs + 1)]
+            for version in range(1, syncs + 1):
+                pushes.append(sync.push(parts.served_model(), version))
+                writes.append(sync.last_push_parts().get("write", 0.0))
         finally:
             sync.close()
+        served = ADAPTER_NAME if config.lora else server.served_model_name
+        return {"pushes": pushes, "writes": writes, "tokens_per_s": generation_tokens_per_s(server, served)}
 
 
 def child(mode: str, steps: int, syncs: int) -> dict:
@@ -80,9 +101,11 @@ def child(mode: str, steps: int, syncs: int) -> dict:
     with tempfile.TemporaryDirectory() as folder:
         size = checkpoint_mb(parts, Path(folder))
         peak = peak_gib()  # before vLLM: the trainer's own
-        pushes = sync_seconds(config, model_dir, parts, syncs, Path(folder))
+        served = serve(config, model_dir, parts, syncs, Path(folder))
+    pushes, writes = served["pushes"][1:] or served["pushes"], served["writes"][1:] or served["writes"]
     return {"step_s": statistics.median(seconds[2:] or seconds), "peak_gib": peak, "checkpoint_mb": size,
-            "sync_s": statistics.median(pushes[1:] or pushes), "sync_max_s": max(pushes[1:] or pushes)}
+            "sync_s": statistics.median(pushes), "sync_max_s": max(pushes), "write_s": statistics.median(writes),
+            "tokens_per_s": served["tokens_per_s"]}
 
 
 def measure(mode: str, steps: int, syncs: int) -> dict:
@@ -95,10 +118,11 @@ def measure(mode: str, steps: int, syncs: int) -> dict:
 
 def table(results: dict[str, dict]) -> str:
     full = results["full"]
-    header = ("mode", "s a step (median)", "vs full", "weight sync s (median / max)", "vs full", "peak RSS GiB",
-              "checkpoint MB")
+    header = ("mode", "s a step (median)", "vs full", "weight sync s (median / max)", "of which write", "vs full",
+              "generation tokens/s", "vs full", "peak RSS GiB", "checkpoint MB")
     rows = [(mode, f"{r['step_s']:.2f}", f"{r['step_s'] / full['step_s']:.2f}x",
-             f"{r['sync_s']:.3f} / {r['sync_max_s']:.3f}", f"{r['sync_s'] / full['sync_s']:.2f}x",
+             f"{r['sync_s']:.3f} / {r['sync_max_s']:.3f}", f"{r['write_s']:.3f}", f"{r['sync_s'] / full['sync_s']:.2f}x",
+             f"{r['tokens_per_s']:.0f}", f"{r['tokens_per_s'] / full['tokens_per_s']:.2f}x",
              f"{r['peak_gib']:.2f}", f"{r['checkpoint_mb']:.1f}") for mode, r in results.items()]
     return markdown_table(header, rows)
 

@@ -26,7 +26,7 @@ CONFIG_PREFIX = "cfg-"
 SAVED_MEANWHILE = "another save with this name happened at the same moment; choose another name or reload"
 # How presets are named on buttons; a preset added to the schema without a label here
 # still shows, under its key.
-PRESET_LABELS = {"cpu-demo": "CPU demo", "gsm8k-one-gpu": "GSM8K on one GPU"}
+PRESET_LABELS = {"cpu-demo": "CPU demo", "cpu-demo-lora": "CPU demo, LoRA", "gsm8k-one-gpu": "GSM8K on one GPU"}
 
 
 @dataclass

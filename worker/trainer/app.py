@@ -266,7 +266,7 @@ class Trainer:
             try:
                 gathered = self._gather()
             except Cancelled:
-                self._save()
+                self._save(last=True)
                 self.report.status("cancelled", f"cancelled at step {self.state.step}")
                 return "cancelled"
             # Staleness as the drop rule saw it: against the policy these groups train, before
@@ -295,8 +295,9 @@ class Trainer:
                 metrics["system/train_seconds_beside_generation"] = self.core_handover.step_done()
             last_tokens, last_time = generated, now
             self._maybe_log(metrics, groups, advantages.values.tolist(), trained_version)
-            if self.state.step % self.config.save_steps == 0 or self.state.step == self.config.max_steps:
-                self._save()
+            last = self.state.step == self.config.max_steps
+            if last or self.state.step % self.config.save_steps == 0:
+                self._save(last=last)
         self.report.status("succeeded", f"trained {self.state.step} steps")
         return "succeeded"
 
@@ -349,11 +350,12 @@ class Trainer:
             self.report.samples(self.state.step, sample_records(groups, advantages, self.config.num_completions_to_log,
                                                                 trained_version))
 
-    def _save(self) -> None:
+    def _save(self, last: bool = False) -> None:
+        """`last`: the run's last checkpoint, which for LoRA also holds the merged model."""
         self.state.data_position = self.frontier.frontier
         parts = self.parts
         path = save_checkpoint(self.output_dir, self.state, parts.unwrapped_model(), parts.tokenizer,
-                               parts.optimizer, parts.scheduler, keep_last=self.config.save_total_limit)
+                               parts.optimizer, parts.scheduler, keep_last=self.config.save_total_limit, merged=last)
         self.report.checkpoint(self.state.step, str(path), checkpoint_size(path), self.state.model_version)
 
 

@@ -2,7 +2,8 @@
 
 Layout: <output_dir>/checkpoints/step-<N>/ with the model and tokenizer as
 `save_pretrained` writes them (so a checkpoint is also a servable model) and
-`trainer_state.pt` for everything else. Written to a temporary folder and
+`trainer_state.pt` for everything else. A LoRA checkpoint holds the adapter; the last of a run
+also holds the merged model in `merged/`, ready to serve. Written to a temporary folder and
 renamed, so a crash never leaves a half checkpoint that looks whole.
 """
 import random
@@ -14,6 +15,7 @@ import numpy as np
 import torch
 
 STATE_FILE = "trainer_state.pt"
+MERGED_DIR = "merged"
 
 
 @dataclass
@@ -39,13 +41,18 @@ def _restore_rng(states: dict) -> None:
 
 
 def save_checkpoint(output_dir: Path, state: TrainerState, model, tokenizer, optimizer, scheduler,
-                    keep_last: int | None = None) -> Path:
+                    keep_last: int | None = None, merged: bool = False) -> Path:
+    """`merged`: a LoRA model's checkpoint also holds the merged model (the run's last one)."""
+    from worker.trainer.lora import has_adapter, save_merged_model
+
     final = checkpoint_dir(output_dir, state.step)
     partial = final.with_name(final.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
     model.save_pretrained(partial, safe_serialization=True)
     if tokenizer is not None:
         tokenizer.save_pretrained(partial)
+    if merged and has_adapter(model):
+        save_merged_model(model, partial / MERGED_DIR, tokenizer)
     torch.save({
         "state": asdict(state), "optimizer": optimizer.state_dict(),
         "scheduler": scheduler.state_dict() if scheduler is not None else None, "rng": _rng_states(),

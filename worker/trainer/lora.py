@@ -120,22 +120,47 @@ class ServedLora:
 
     def __init__(self, peft_model: torch.nn.Module):
         self.peft_model = peft_model
+        self._adapter_parameters: dict[str, torch.Tensor] | None = None
 
     def state_dict(self) -> dict[str, torch.Tensor]:
         return merged_state_dict(self.peft_model)
 
-    def save_adapter(self, folder) -> None:
-        """The adapter's weights and config as vLLM loads them, and nothing else (PEFT's own
-        save_pretrained also writes a model card, which a weight sync has no use for)."""
-        from peft import get_peft_model_state_dict
+    def adapter_tensors(self) -> dict[str, torch.Tensor]:
+        """The adapter's tensors under the names PEFT saves them with. PEFT finds them by walking
+        the whole model's state dict, which costs more than writing them: done once, and the
+        parameters found are read again at each call."""
+        if self._adapter_parameters is None:
+            from peft import get_peft_model_state_dict
+
+            parameters = {tensor.data_ptr(): tensor for tensor in self.peft_model.parameters()}
+            saved = get_peft_model_state_dict(self.peft_model)
+            if any(tensor.data_ptr() not in parameters for tensor in saved.values()):
+                return saved  # a tensor that is no parameter: read it afresh every time
+            self._adapter_parameters = {name: parameters[tensor.data_ptr()] for name, tensor in saved.items()}
+        return dict(self._adapter_parameters)
+
+    def save_adapter(self, folder, dtype: torch.dtype | None = None) -> None:
+        """The adapter's weights (cast to `dtype` if given) and config as vLLM loads them, and
+        nothing else (PEFT's own save_pretrained also writes a model card)."""
         from safetensors.torch import save_file
 
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
-        tensors = get_peft_model_state_dict(self.peft_model)
-        save_file({name: tensor.detach().contiguous() for name, tensor in tensors.items()},
-                  str(folder / "adapter_model.safetensors"), metadata={"format": "pt"})
+        tensors = {name: tensor.detach().to(dtype or tensor.dtype).contiguous()
+                   for name, tensor in self.adapter_tensors().items()}
+        save_file(tensors, str(folder / "adapter_model.safetensors"), metadata={"format": "pt"})
         self.peft_model.peft_config["default"].save_pretrained(folder)
+
+
+def save_merged_model(peft_model: torch.nn.Module, folder, tokenizer=None) -> Path:
+    """A ready-to-serve model in `folder`: the base's config, the merged weights under its own
+    names, the tokenizer; what a LoRA run exports beside its adapter."""
+    folder = Path(folder)
+    peft_model.get_base_model().save_pretrained(folder, state_dict=merged_state_dict(peft_model),
+                                                safe_serialization=True)
+    if tokenizer is not None:
+        tokenizer.save_pretrained(folder)
+    return folder
 
 
 def served_weights(model: torch.nn.Module):

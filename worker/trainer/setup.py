@@ -1,5 +1,5 @@
 """Building what a training run needs from its config: precision, model, optimizer, schedule."""
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import torch
@@ -26,6 +26,7 @@ class TrainingParts:
     scheduler: torch.optim.lr_scheduler.LRScheduler
     accelerator: "Accelerator"
     ref_model: torch.nn.Module | None
+    _served: object | None = field(default=None, init=False, repr=False)
 
     @property
     def on_gpu(self) -> bool:
@@ -48,10 +49,13 @@ class TrainingParts:
             temperature=config.temperature, pad_id=pad_token_id(self.tokenizer), **options)
 
     def served_model(self):
-        """What the weight sync sends to vLLM: the model, or with LoRA its merged weights."""
+        """What the weight sync sends to vLLM: the model, or with LoRA a lora.ServedLora (the
+        adapter, or the merged weights), made once: it remembers where the adapter's tensors are."""
         from worker.trainer.lora import served_weights
 
-        return served_weights(self.unwrapped_model())
+        if self._served is None:
+            self._served = served_weights(self.unwrapped_model())
+        return self._served
 
 
 def build_training_parts(base_model: str, config, resume_from: str | None = None) -> TrainingParts:

@@ -10,7 +10,7 @@ pytest.importorskip("peft")
 
 from worker.trainer import lora  # noqa: E402
 from worker.trainer.batching import Row, micro_batches  # noqa: E402
-from worker.trainer.checkpoints import TrainerState, save_checkpoint  # noqa: E402
+from worker.trainer.checkpoints import MERGED_DIR, TrainerState, save_checkpoint  # noqa: E402
 from worker.trainer.config import TrainingConfig, errors_by_field  # noqa: E402
 from worker.trainer.models.families import FAMILY_LOGITS  # noqa: E402
 from worker.trainer.models.tiny import tiny_family_config  # noqa: E402
@@ -118,6 +118,21 @@ def test_a_checkpoint_holds_the_adapter_and_resumes_to_the_same_model(base_dir, 
     resumed = build_training_parts(base_dir, config_for(), resume_from=str(path))
     assert torch.allclose(logprobs(resumed.model), logprobs(parts.model), atol=1e-6)
     assert any(p.requires_grad for p in resumed.model.parameters())  # it goes on training
+
+
+def test_a_runs_last_checkpoint_also_holds_the_merged_model_ready_to_serve(base_dir, tmp_path):
+    parts = build_training_parts(base_dir, config_for())
+    with_moved_adapter(parts.model)
+    state = TrainerState(step=5, model_version=5, data_position=0)
+    kept = save_checkpoint(tmp_path / "out", state, parts.unwrapped_model(), parts.tokenizer, parts.optimizer,
+                           parts.scheduler)
+    assert not (kept / MERGED_DIR).exists()  # only the last one: a merged model is the base's size
+    last = save_checkpoint(tmp_path / "out", state, parts.unwrapped_model(), parts.tokenizer, parts.optimizer,
+                           parts.scheduler, merged=True)
+    merged_dir = last / MERGED_DIR
+    assert {"config.json", "model.safetensors", "tokenizer.json"} <= {file.name for file in merged_dir.iterdir()}
+    served = transformers.AutoModelForCausalLM.from_pretrained(merged_dir, dtype=torch.float32)
+    assert torch.allclose(logprobs(served), logprobs(parts.model), atol=1e-5)
 
 
 def test_settings_that_do_not_fit_the_model_name_the_knob_and_what_would():

@@ -238,3 +238,53 @@ def test_a_later_push_writes_the_updated_weights(tmp_path):
     written = load_file(f"{folder}/model.safetensors")["embed.weight"]
     assert torch.equal(written, model.embed.weight.detach().to(torch.bfloat16))
     sync.close()
+
+
+class WrittenAdapter:
+    """What LoraAdapterSync asks of a lora.ServedLora: writing the adapter's files."""
+
+    def save_adapter(self, folder, dtype=None):
+        folder.mkdir(parents=True)
+        (folder / "adapter_model.safetensors").write_text(str(dtype))
+
+
+def lora_sync(stub, tmp_path):
+    from worker.trainer.weight_sync.lora_adapter import LoraAdapterSync
+
+    return LoraAdapterSync("http://vllm", tmp_path, pause=ServerPause(stub.client()), dtype="bfloat16")
+
+
+def test_a_lora_push_loads_the_adapter_without_pausing_and_asks_once_that_it_stays_in_memory(tmp_path):
+    stub = StubServer(reload_answer={"kept": True, "why_not": None})
+    sync = lora_sync(stub, tmp_path)
+    sync.push(WrittenAdapter(), version=1)
+    sync.push(WrittenAdapter(), version=2)
+    assert [path for path, _, _ in stub.calls] == ["/v1/load_lora_adapter", "/collective_rpc", "/v1/load_lora_adapter"]
+    assert stub.calls[1][2]["method"] == "keep_lora_adapters_loaded"
+    loads = [body for path, _, body in stub.calls if path == "/v1/load_lora_adapter"]
+    assert all(body["lora_name"] == "policy-lora" and body["load_inplace"] for body in loads)
+    assert loads[0]["lora_path"] != loads[1]["lora_path"]  # a new path a version: the prefix cache keys on it
+    assert "kept in memory between loads" in sync.last_push_note()
+    assert set(sync.last_push_parts()) == {"write", "server_load"}
+
+
+def test_a_lora_push_writes_the_servers_dtype_and_keeps_the_newest_two_versions(tmp_path):
+    stub = StubServer(reload_answer={"kept": True, "why_not": None})
+    sync = lora_sync(stub, tmp_path)
+    for version in (1, 2, 3):
+        sync.push(WrittenAdapter(), version)
+    folders = sorted(path.name for path in sync.folder.iterdir())
+    assert [name.split("-")[0] for name in folders] == ["v0000002", "v0000003"]
+    assert (sync.folder / folders[-1] / "adapter_model.safetensors").read_text() == "torch.bfloat16"
+    sync.close()
+    assert not sync.folder.exists()  # the server holds the adapter in memory
+
+
+def test_a_server_without_our_extension_keeps_reading_the_newest_adapter_after_close(tmp_path):
+    stub = StubServer(fail_on="/collective_rpc")
+    sync = lora_sync(stub, tmp_path)
+    sync.push(WrittenAdapter(), version=1)
+    assert "read from its files at every engine step (vLLM refused /collective_rpc with HTTP 500" in \
+        sync.last_push_note()
+    sync.close()
+    assert [path.name.split("-")[0] for path in sync.folder.iterdir()] == ["v0000001"]

@@ -5,6 +5,8 @@ output head to its embeddings, as SmolLM2 does: vLLM's own reload left such a he
 old weights. On a CPU the server reloads by the direct path (inference/direct_reload.py);
 one test checks it serves what vLLM's own reload serves.
 """
+import shutil
+
 import httpx
 import pytest
 
@@ -158,8 +160,9 @@ def test_an_untied_output_head_is_reloaded_too(tiny_model_dir, tmp_path):
 
 
 def test_a_lora_run_serves_each_pushed_adapter_and_merged_weights_alike(tiny_model_dir, tmp_path):
-    """One server with LoRA on: the adapter sync loads each version in place under one name,
-    and the merged weights of the same model, reloaded as a whole model, serve the same."""
+    """One server with LoRA on: the adapter sync loads each version in place under one name and
+    the server keeps it in memory (its files may go), and the merged weights of the same model,
+    reloaded as a whole model, serve the same."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -173,7 +176,7 @@ def test_a_lora_run_serves_each_pushed_adapter_and_merged_weights_alike(tiny_mod
     model = lora.attach_adapter(AutoModelForCausalLM.from_pretrained(tiny_model_dir, dtype=torch.float32), config)
     with VLLMServer.for_config(str(tiny_model_dir), config, log_path=tmp_path / "vllm.log", dtype="float32") as server:
         server.wait_until_healthy()
-        adapter_sync = LoraAdapterSync(server.url, tmp_path / "out")
+        adapter_sync = LoraAdapterSync(server.url, tmp_path / "out", dtype="float32")
         merged_sync = FilesystemWeightSync(server.url, tmp_path, dtype="float32")
         try:
             for version in (1, 2):
@@ -185,7 +188,10 @@ def test_a_lora_run_serves_each_pushed_adapter_and_merged_weights_alike(tiny_mod
                 served = served_logprobs(server, ids, ADAPTER_NAME)
                 assert (served - trainer_logprobs(model, ids)).abs().max() < TOLERANCE, f"adapter {version}"
             assert adapter_sync.last_push_parts().keys() == {"write", "server_load"}
-            assert len(list((tmp_path / "out" / "served-adapters").iterdir())) == 2  # the newest and the one before
+            assert adapter_sync.kept_in_memory == {"kept": True, "why_not": None}
+            for folder in adapter_sync.folder.iterdir():  # the server serves from memory, not the files
+                shutil.rmtree(folder)
+            assert (served_logprobs(server, ids, ADAPTER_NAME) - served).abs().max() == 0
             merged_sync.push(lora.served_weights(model), version=3)
             assert (served_logprobs(server, ids) - served).abs().max() < TOLERANCE
         finally:

@@ -6,6 +6,7 @@ this package.
 import time
 
 from worker.trainer.inference.direct_reload import direct_reload_refusal, reload_directly
+from worker.trainer.inference.lora_serving import reload_adapters_only_when_asked
 from worker.trainer.inference.output_head import retie_output_head
 
 EXTENSION_CLASS = "worker.trainer.inference.worker_extension.WeightReloadExtension"
@@ -31,3 +32,12 @@ class WeightReloadExtension:
             retie_output_head(model)
         return {"reload": "direct" if refusal is None else "vllm", "why_not_direct": refusal,
                 "seconds": round(time.perf_counter() - started, 4)}
+
+    def keep_lora_adapters_loaded(self) -> dict:
+        """From now on an adapter is read from its files only when it is loaded, not at every
+        engine step (inference/lora_serving.py). Says whether the rule holds and why not."""
+        manager = getattr(self.model_runner, "lora_manager", None)
+        if manager is None:
+            return {"kept": False, "why_not": "the server serves no LoRA adapters (started without --enable-lora)"}
+        reload_adapters_only_when_asked(manager)
+        return {"kept": True, "why_not": None}

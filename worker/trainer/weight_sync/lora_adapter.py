@@ -1,18 +1,25 @@
 """Weight sync for LoRA runs: the adapter alone, loaded in place by vLLM's LoRA support.
 
-The adapter is a few MB where the model is hundreds: each version is written to a folder of
-its own in the run's output and the server reloads it under the same name
-(`/v1/load_lora_adapter`, `load_inplace`), so requests keep naming ADAPTER_NAME. vLLM reads
-the files lazily, at the first request after a load: a folder is never rewritten, the one
-before the newest is kept as well, and both stay after the trainer stops (a server it did not
-start may serve them still). Where the server does not take adapters (not started with
---enable-lora, or a rank above what it serves), the first push fails with the server's
+Each version is written, in the server's dtype, to a folder of its own in shared memory, and the
+server loads it under the same name (`/v1/load_lora_adapter`, `load_inplace`), so requests keep
+naming ADAPTER_NAME. The server takes the load between two engine steps, so generation is not
+paused. A new folder per version also keeps the prefix cache right: vLLM keys cached blocks by
+the adapter's path, so no request reuses blocks computed with an older adapter.
+
+After the first load the server is told to keep adapters in memory (inference/lora_serving.py);
+a server without our worker extension still works, reading the files at every step, so the
+folder before the newest is kept too. Where the server does not take adapters (not started
+with --enable-lora, or a rank above what it serves), the first push fails with the server's
 answer and the trainer falls back to merged weights (weight_sync/filesystem.py).
+`python -m bench.lora` times a push and its parts.
 """
 import shutil
 import time
 from pathlib import Path
 
+from worker.trainer.precision import local_serving_device, served_dtype
+from worker.trainer.weight_sync import WeightSyncError
+from worker.trainer.weight_sync.filesystem import shared_memory_dir
 from worker.trainer.weight_sync.server_api import ServerPause, VllmAdminClient
 
 ADAPTER_NAME = "policy-lora"  # what rollout requests name once the adapter is loaded
@@ -20,13 +27,15 @@ ADAPTER_NAME = "policy-lora"  # what rollout requests name once the adapter is l
 
 class LoraAdapterSync:
     def __init__(self, server_url: str, workdir: Path, pause: ServerPause | None = None,
-                 pause_mode: str = "keep", timeout_s: float = 300.0):
-        self.pause = pause or ServerPause(VllmAdminClient(server_url, timeout_s=timeout_s))
-        self.client = self.pause.client
-        self.pause_mode = pause_mode
-        self.folder = Path(workdir) / "served-adapters"
+                 timeout_s: float = 300.0, dtype: str | None = None):
+        """`pause`: only its client is used (shared with the trainer's other calls to the server):
+        a load needs no pause. `dtype`: the server's, by default what this machine serves in."""
+        self.client = pause.client if pause else VllmAdminClient(server_url, timeout_s=timeout_s)
+        self.dtype = dtype or served_dtype(local_serving_device())
+        self.folder = shared_memory_dir(Path(workdir)) / f"grpo-adapters-{time.time_ns()}"
         self.loaded = False
-        self._previous: Path | None = None  # loaded before the newest: a request may still read it
+        self.kept_in_memory: dict | None = None  # the server's answer to keep_lora_adapters_loaded
+        self._newest: Path | None = None
         self._parts: dict[str, float] = {}
 
     def push(self, model, version: int) -> float:
@@ -35,23 +44,32 @@ class LoraAdapterSync:
         self._parts = {}
         target = self._write(model, version)
         written = time.perf_counter()
-        with self.pause.paused(self.pause_mode):
-            self.client.post("/v1/load_lora_adapter", json={
-                "lora_name": ADAPTER_NAME, "lora_path": str(target), "load_inplace": True})
-            self.client.reset_prefix_cache()  # cached prefixes were computed with the old adapter
-        self.loaded = True
-        self._prune(keep=(target, self._previous))
-        self._previous = target
-        self._parts = {"write": written - started, "server_load": time.perf_counter() - written}
+        self.client.post("/v1/load_lora_adapter", json={
+            "lora_name": ADAPTER_NAME, "lora_path": str(target), "load_inplace": True})
+        loaded = time.perf_counter()
+        if not self.loaded:
+            self.kept_in_memory = self._keep_in_memory()
+            self.loaded = True
+        self._prune(keep=(target, self._newest))
+        self._newest = target
+        self._parts = {"write": written - started, "server_load": loaded - written}
         return time.perf_counter() - started
 
     def _write(self, model, version: int) -> Path:
         """A folder of this version's own, complete before the server is told of it."""
+        import torch
+
         target = self.folder / f"v{version:07d}-{time.time_ns()}"
         partial = target.with_name(target.name + ".partial")
-        model.save_adapter(partial)
+        model.save_adapter(partial, dtype=getattr(torch, self.dtype))
         partial.rename(target)
         return target
+
+    def _keep_in_memory(self) -> dict:
+        try:
+            return self.client.keep_lora_adapters_loaded()
+        except WeightSyncError as exc:  # a server without our worker extension
+            return {"kept": False, "why_not": str(exc)}
 
     def _prune(self, keep) -> None:
         for old in self.folder.iterdir():
@@ -59,10 +77,20 @@ class LoraAdapterSync:
                 shutil.rmtree(old, ignore_errors=True)
 
     def last_push_note(self) -> str | None:
-        return f"vLLM takes the LoRA adapter alone, loaded in place as {ADAPTER_NAME!r}" if self.loaded else None
+        if not self.loaded:
+            return None
+        kept = self.kept_in_memory or {}
+        how = ("kept in memory between loads" if kept.get("kept")
+               else f"read from its files at every engine step ({kept.get('why_not')})")
+        return f"vLLM takes the LoRA adapter alone, loaded in place as {ADAPTER_NAME!r} and {how}"
 
     def last_push_parts(self) -> dict[str, float]:
         return dict(self._parts)
 
     def close(self) -> None:
+        """Removes the adapters' files, the newest too when the server was told to keep adapters in memory."""
+        if self.folder.is_dir():
+            self._prune(keep=() if (self.kept_in_memory or {}).get("kept") else (self._newest,))
+            if not any(self.folder.iterdir()):
+                self.folder.rmdir()
         self.client.close()

@@ -39,9 +39,16 @@ class VllmAdminClient:
         Our worker extension's reload (inference/worker_extension.py), which every server this
         project launches has: vLLM's own would leave a tied output head stale, and on a CPU the
         direct reload is faster."""
-        answer = self.post("/collective_rpc", json={"method": "reload_weights_in_place",
-                                                    "kwargs": {"weights_path": weights_path,
-                                                               "allow_direct": allow_direct}})
+        return self.worker_call("reload_weights_in_place", weights_path=weights_path, allow_direct=allow_direct)
+
+    def keep_lora_adapters_loaded(self) -> dict:
+        """Our worker extension's rule that an adapter is read from its files only when it is
+        loaded (inference/lora_serving.py): the server's answer, whether it holds and why not."""
+        return self.worker_call("keep_lora_adapters_loaded")
+
+    def worker_call(self, method: str, **kwargs) -> dict:
+        """A method of our worker extension, run in the server's workers: the first one's answer."""
+        answer = self.post("/collective_rpc", json={"method": method, "kwargs": kwargs})
         results = answer.get("results") or [{}]
         return results[0] if isinstance(results[0], dict) else {}
 
