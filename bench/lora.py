@@ -6,9 +6,10 @@ memory, a checkpoint's size.
 
 Each mode runs in a process of its own (its peak RSS is its own): the real `train_step` of the
 cpu-demo preset on bench/train_step.py's synthetic groups, then a checkpoint, then a vLLM server
-for the same config, `--syncs` weight syncs into it (full: the model's file and reload; LoRA: the
-adapter, loaded in place), and the server's decoding speed for what rollouts name (the base
-model, or the adapter). Nothing is asserted: the script prints one table.
+for the same config, `--syncs` weight syncs into it (full and lora-merged: the model's file and
+reload; lora: the adapter, loaded in place), and the server's decoding speed for what rollouts
+name (the base model, or the adapter): the two sides of the lora_serving knob. Nothing is
+asserted: the script prints one table.
 """
 import argparse
 import json
@@ -21,7 +22,9 @@ from pathlib import Path
 
 from bench.report import markdown_table
 
-MODES = ("full", "lora")
+# full fine-tuning; LoRA with the adapter served alone; LoRA with merged weights served (lora_serving)
+MODES = {"full": {}, "lora": {"lora": True, "lora_serving": "adapter"},
+         "lora-merged": {"lora": True, "lora_serving": "merged"}}
 
 
 def build(mode: str, steps: int):
@@ -29,7 +32,7 @@ def build(mode: str, steps: int):
     from worker.trainer.config import PRESETS, TrainingConfig
     from worker.trainer.models.prepare import prepare_default_model
 
-    config = TrainingConfig(**{**PRESETS["cpu-demo"], "model": "default", "lora": mode == "lora", "max_steps": steps})
+    config = TrainingConfig(**{**PRESETS["cpu-demo"], "model": "default", **MODES[mode], "max_steps": steps})
     model_dir = str(prepare_default_model().path)
     parts = setup.build_training_parts(model_dir, config)
     ctx = parts.step_context(config)
@@ -80,7 +83,8 @@ def serve(config, model_dir: str, parts, syncs: int, folder: Path) -> dict:
 
     with VLLMServer.for_config(model_dir, config, log_path=folder / "vllm.log") as server:
         server.wait_until_healthy()
-        backend = "lora_adapter" if config.lora else "filesystem"
+        adapter = config.lora_serving == "adapter" and config.lora
+        backend = "lora_adapter" if adapter else "filesystem"
         sync = make_weight_sync(backend, server.url, folder)
         pushes, writes = [], []
         try:
@@ -89,7 +93,7 @@ def serve(config, model_dir: str, parts, syncs: int, folder: Path) -> dict:
                 writes.append(sync.last_push_parts().get("write", 0.0))
         finally:
             sync.close()
-        served = ADAPTER_NAME if config.lora else server.served_model_name
+        served = ADAPTER_NAME if adapter else server.served_model_name
         return {"pushes": pushes, "writes": writes, "tokens_per_s": generation_tokens_per_s(server, served)}
 
 

@@ -169,8 +169,10 @@ class Trainer:
         # sync inside it, so that the server resumes once (weight_sync/server_api.py).
         self.server_admin = VllmAdminClient(url)
         self.server_pause = ServerPause(self.server_admin)
-        # A LoRA run sends its adapter alone (weight_sync/lora_adapter.py), whatever the backend.
-        backend = "lora_adapter" if self.config.lora else self.config.weight_sync_backend
+        # A LoRA run whose server is given the adapter sends it alone (weight_sync/lora_adapter.py),
+        # whatever the backend; given merged weights, it syncs them as a whole model would.
+        serves_adapter = self.config.serves_adapter("cuda" if self.parts.on_gpu else "cpu")
+        backend = "lora_adapter" if serves_adapter else self.config.weight_sync_backend
         self.weight_sync = make_weight_sync(backend, url, self.output_dir, pause=self.server_pause)
         self.cpu_sharing = sharing_mode(self.config.cpu_sharing, self.parts.on_gpu, len(allowed_cpus()))
         self.generation_pause = GenerationPause(self.server_pause if self.cpu_sharing == "take_turns" else None)

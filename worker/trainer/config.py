@@ -96,6 +96,11 @@ class TrainingConfig(BaseModel):
     lora_dropout: float = knob(0.0, "lora", "Dropout on the adapter's input while training.", ge=0.0, lt=1.0)
     lora_target_modules: str = knob("", "lora", "Linear layers that get an adapter, comma-separated (q_proj,v_proj); "
                                     "empty = the family's attention and MLP projections.", max_length=1000)
+    lora_serving: Literal["auto", "adapter", "merged"] = knob(
+        "auto", "lora", "What vLLM is given at each weight sync: the adapter alone (a small sync; vLLM computes "
+        "the adapter beside the base model) or the weights merged into the base (a whole-model sync; the base "
+        "model's decoding speed). auto: the adapter on GPUs, merged weights on CPUs, where vLLM decodes through "
+        "an adapter at about a third of the base model's speed.")
 
     # Loss and advantages
     loss_type: Literal["dapo", "grpo", "dr_grpo", "bnpo"] = knob("dapo", "algorithm", "How token losses are aggregated.")
@@ -192,6 +197,12 @@ class TrainingConfig(BaseModel):
         if not is_model_dir(Path(local)):
             return None
         return local_settings_problem(local, self.lora_targets, self.lora_r)
+
+    def serves_adapter(self, device: str) -> bool:
+        """Whether vLLM is given a LoRA run's adapter alone rather than merged weights
+        (lora_serving; auto: where the server computes on a GPU, `device` "cuda").
+        `python -m bench.lora` measures both sides of the choice on a CPU."""
+        return self.lora and (self.lora_serving == "adapter" or (self.lora_serving == "auto" and device == "cuda"))
 
     @property
     def lora_targets(self) -> list[str]:

@@ -81,8 +81,10 @@ def cancel_when_step_reached(owner: httpx.Client, run_id: int, step: int) -> thr
 
 
 # LoRA with a KL term: the adapter trains, the reference is the base with the adapter off, vLLM
-# gets the merged weights, and a resumed run starts the server from the base model.
-VARIANTS = {"full": {}, "lora": {"lora": True, "lora_r": 8, "lora_alpha": 16.0, "beta": 0.04}}
+# gets the adapter alone ("lora") or, as by default on a CPU, the merged weights ("lora-merged"),
+# a resumed run starts the server from the base model, and the last checkpoint holds the merged model.
+LORA = {"lora": True, "lora_r": 8, "lora_alpha": 16.0, "beta": 0.04}
+VARIANTS = {"full": {}, "lora": {**LORA, "lora_serving": "adapter"}, "lora-merged": LORA}
 
 
 @pytest.mark.slow
@@ -119,7 +121,7 @@ def test_train_cancel_resume_on_a_real_vllm(tiny_model_dir, tmp_path, variant):
         resumed = control_plane.shell_json(f"RUN_ID = {run_id}\n" + RESUME)
         assert resumed["resume_from"].endswith(f"step-{stopped_at:07d}")
         saved = {path.name for path in Path(resumed["resume_from"]).iterdir()}
-        assert ("adapter_model.safetensors" in saved) == (variant == "lora")
+        assert ("adapter_model.safetensors" in saved) == (variant != "full")
         assert run_trainer({**resumed, "inference_url": vllm.url}) == "succeeded"
 
         run = owner.get(f"/api/runs/{run_id}/").json()
@@ -129,9 +131,12 @@ def test_train_cancel_resume_on_a_real_vllm(tiny_model_dir, tmp_path, variant):
         staleness = owner.get(f"/api/runs/{run_id}/metrics/", params={"names": "async/staleness_max"}).json()
         logs = owner.get(f"/api/runs/{run_id}/logs/", params={"page_size": 1000}).json()
     assert run["status"] == "succeeded" and run["current_step"] == 24
+    messages = [line["message"] for line in logs["results"]]
     if variant == "lora":  # the adapter went alone, both before and after the resume
-        messages = [line["message"] for line in logs["results"]]
         assert sum("takes the LoRA adapter alone" in message for message in messages) == 2, messages
+    else:  # the model, or the merged weights, reloaded directly (the server has no adapters)
+        assert any("by the direct reload" in message for message in messages), messages
+    assert (Path(checkpoints[-1]["path"]) / "merged").is_dir() == (variant != "full")
     assert metrics["series"]["train/loss"]["step"] == list(range(1, 25))  # none twice, none skipped
     assert [c["step"] for c in checkpoints][-1] == 24
     assert samples["count"] > 0 and samples["results"][0]["rewards"].keys() == {"format", "length"}

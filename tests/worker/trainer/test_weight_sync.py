@@ -254,13 +254,14 @@ def lora_sync(stub, tmp_path):
     return LoraAdapterSync("http://vllm", tmp_path, pause=ServerPause(stub.client()), dtype="bfloat16")
 
 
-def test_a_lora_push_loads_the_adapter_without_pausing_and_asks_once_that_it_stays_in_memory(tmp_path):
+def test_a_lora_push_loads_the_adapter_while_paused_and_asks_once_that_it_stays_in_memory(tmp_path):
     stub = StubServer(reload_answer={"kept": True, "why_not": None})
     sync = lora_sync(stub, tmp_path)
     sync.push(WrittenAdapter(), version=1)
     sync.push(WrittenAdapter(), version=2)
-    assert [path for path, _, _ in stub.calls] == ["/v1/load_lora_adapter", "/collective_rpc", "/v1/load_lora_adapter"]
-    assert stub.calls[1][2]["method"] == "keep_lora_adapters_loaded"
+    assert [path for path, _, _ in stub.calls] == ["/pause", "/v1/load_lora_adapter", "/collective_rpc", "/resume",
+                                                   "/pause", "/v1/load_lora_adapter", "/resume"]
+    assert stub.calls[0][1] == {"mode": "keep"} and stub.calls[2][2]["method"] == "keep_lora_adapters_loaded"
     loads = [body for path, _, body in stub.calls if path == "/v1/load_lora_adapter"]
     assert all(body["lora_name"] == "policy-lora" and body["load_inplace"] for body in loads)
     assert loads[0]["lora_path"] != loads[1]["lora_path"]  # a new path a version: the prefix cache keys on it

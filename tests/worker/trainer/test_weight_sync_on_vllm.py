@@ -171,7 +171,8 @@ def test_a_lora_run_serves_each_pushed_adapter_and_merged_weights_alike(tiny_mod
     from worker.trainer.weight_sync.filesystem import FilesystemWeightSync
     from worker.trainer.weight_sync.lora_adapter import ADAPTER_NAME, LoraAdapterSync
 
-    config = TrainingConfig(max_prompt_length=64, max_completion_length=16, vllm_kv_cache_gib=1, lora=True, lora_r=8)
+    config = TrainingConfig(max_prompt_length=64, max_completion_length=16, vllm_kv_cache_gib=1, lora=True, lora_r=8,
+                            lora_serving="adapter")
     ids = AutoTokenizer.from_pretrained(tiny_model_dir)(TEXT, add_special_tokens=False).input_ids
     model = lora.attach_adapter(AutoModelForCausalLM.from_pretrained(tiny_model_dir, dtype=torch.float32), config)
     with VLLMServer.for_config(str(tiny_model_dir), config, log_path=tmp_path / "vllm.log", dtype="float32") as server:

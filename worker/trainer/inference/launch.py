@@ -88,13 +88,13 @@ def build_launch(model: str, config: TrainingConfig, *, port: int, device: Devic
             "--seed", str(config.seed)]
     if config.vllm_enforce_eager:
         argv.append("--enforce-eager")
-    argv += lora_args(config)
+    argv += lora_args(config, device)
     env = {"VLLM_SERVER_DEV_MODE": "1",  # /pause, /collective_rpc, ... for weight updates
            "VLLM_NO_USAGE_STATS": "1",
            "PYTHONUNBUFFERED": "1",
            "PYTHONPATH": _with_project_root(environ.get("PYTHONPATH", "")),
            **without_preloaded_allocator(environ)}  # the trainer's jemalloc stays the trainer's
-    if lora_args(config):
+    if lora_args(config, device):
         env["VLLM_ALLOW_RUNTIME_LORA_UPDATING"] = "1"  # the adapter is reloaded at every weight sync
     if device == "cpu":
         env["VLLM_CPU_NUM_OF_RESERVED_CPU"] = "0"  # the default keeps a core idle: 1.5x slower
@@ -124,10 +124,11 @@ def served_lora_rank(rank: int) -> int | None:
     return next((servable for servable in SERVABLE_LORA_RANKS if servable >= rank), None)
 
 
-def lora_args(config: TrainingConfig) -> list[str]:
-    """A LoRA run's server loads its adapter (weight_sync/lora_adapter.py): one adapter, up to
-    the smallest rank vLLM serves that holds it; none above 512 (merged weights instead)."""
-    rank = served_lora_rank(config.lora_r) if config.lora else None
+def lora_args(config: TrainingConfig, device: Device) -> list[str]:
+    """A server given a LoRA run's adapter (TrainingConfig.serves_adapter; weight_sync/lora_adapter.py)
+    loads one adapter, up to the smallest rank vLLM serves that holds it; none above 512
+    (merged weights instead)."""
+    rank = served_lora_rank(config.lora_r) if config.serves_adapter(device) else None
     return ["--enable-lora", "--max-loras", "1", "--max-lora-rank", str(rank)] if rank else []
 
 

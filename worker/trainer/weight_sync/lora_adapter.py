@@ -2,9 +2,10 @@
 
 Each version is written, in the server's dtype, to a folder of its own in shared memory, and the
 server loads it under the same name (`/v1/load_lora_adapter`, `load_inplace`), so requests keep
-naming ADAPTER_NAME. The server takes the load between two engine steps, so generation is not
-paused. A new folder per version also keeps the prefix cache right: vLLM keys cached blocks by
-the adapter's path, so no request reuses blocks computed with an older adapter.
+naming ADAPTER_NAME. Generation is paused around the load (`keep`: requests in flight go on
+with the new adapter): on a busy CPU server an unpaused load waited 21-23 s, a paused one
+0.3-3 s (bench/LOG.md). A new folder per version keeps the prefix cache right without a reset:
+vLLM keys cached blocks by the adapter's path, so no request reuses blocks of an older adapter.
 
 After the first load the server is told to keep adapters in memory (inference/lora_serving.py);
 a server without our worker extension still works, reading the files at every step, so the
@@ -27,10 +28,12 @@ ADAPTER_NAME = "policy-lora"  # what rollout requests name once the adapter is l
 
 class LoraAdapterSync:
     def __init__(self, server_url: str, workdir: Path, pause: ServerPause | None = None,
-                 timeout_s: float = 300.0, dtype: str | None = None):
-        """`pause`: only its client is used (shared with the trainer's other calls to the server):
-        a load needs no pause. `dtype`: the server's, by default what this machine serves in."""
-        self.client = pause.client if pause else VllmAdminClient(server_url, timeout_s=timeout_s)
+                 pause_mode: str = "keep", timeout_s: float = 300.0, dtype: str | None = None):
+        """`pause`: shared with whoever else pauses the same server (the time slicing of a step).
+        `dtype`: the server's, by default what this machine serves in."""
+        self.pause = pause or ServerPause(VllmAdminClient(server_url, timeout_s=timeout_s))
+        self.client = self.pause.client
+        self.pause_mode = pause_mode
         self.dtype = dtype or served_dtype(local_serving_device())
         self.folder = shared_memory_dir(Path(workdir)) / f"grpo-adapters-{time.time_ns()}"
         self.loaded = False
@@ -44,12 +47,13 @@ class LoraAdapterSync:
         self._parts = {}
         target = self._write(model, version)
         written = time.perf_counter()
-        self.client.post("/v1/load_lora_adapter", json={
-            "lora_name": ADAPTER_NAME, "lora_path": str(target), "load_inplace": True})
-        loaded = time.perf_counter()
-        if not self.loaded:
-            self.kept_in_memory = self._keep_in_memory()
-            self.loaded = True
+        with self.pause.paused(self.pause_mode):
+            self.client.post("/v1/load_lora_adapter", json={
+                "lora_name": ADAPTER_NAME, "lora_path": str(target), "load_inplace": True})
+            loaded = time.perf_counter()
+            if not self.loaded:
+                self.kept_in_memory = self._keep_in_memory()
+                self.loaded = True
         self._prune(keep=(target, self._newest))
         self._newest = target
         self._parts = {"write": written - started, "server_load": loaded - written}

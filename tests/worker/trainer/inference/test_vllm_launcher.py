@@ -121,15 +121,23 @@ class TestLoraLaunch:
     @pytest.mark.parametrize("device", ["cpu", "cuda"])
     @pytest.mark.parametrize("rank, served", [(8, "8"), (12, "16"), (512, "512")])
     def test_a_lora_run_serves_one_adapter_of_at_least_its_rank(self, device, rank, served):
-        launch = build_launch("m", TrainingConfig(lora=True, lora_r=rank), port=1, device=device, environ={})
+        config = TrainingConfig(lora=True, lora_r=rank, lora_serving="adapter")
+        launch = build_launch("m", config, port=1, device=device, environ={})
         assert "--enable-lora" in launch.argv and option(launch.argv, "--max-lora-rank") == served
         assert option(launch.argv, "--max-loras") == "1"
         assert launch.env["VLLM_ALLOW_RUNTIME_LORA_UPDATING"] == "1"
 
-    @pytest.mark.parametrize("knobs", [{}, {"lora": True, "lora_r": 1024}], ids=["full", "rank-above-512"])
-    def test_no_adapter_serving_without_lora_or_above_the_ranks_vllm_serves(self, knobs):
+    @pytest.mark.parametrize("knobs", [{}, {"lora": True, "lora_r": 1024, "lora_serving": "adapter"},
+                                       {"lora": True, "lora_serving": "merged"}],
+                             ids=["full", "rank-above-512", "merged"])
+    def test_no_adapter_serving_without_lora_or_above_the_ranks_vllm_serves_or_for_merged_weights(self, knobs):
         launch = build_launch("m", TrainingConfig(**knobs), port=1, device="cpu", environ={})
         assert "--enable-lora" not in launch.argv and "VLLM_ALLOW_RUNTIME_LORA_UPDATING" not in launch.env
+
+    @pytest.mark.parametrize("device, adapter", [("cuda", True), ("cpu", False)])
+    def test_by_default_gpus_serve_the_adapter_and_cpus_the_merged_weights(self, device, adapter):
+        launch = build_launch("m", TrainingConfig(lora=True), port=1, device=device, environ={})
+        assert ("--enable-lora" in launch.argv) is adapter
 
 
 class TestGpuLaunch:
