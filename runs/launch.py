@@ -9,7 +9,9 @@ from worker.trainer.spec import LaunchSpec
 def dataset_spec(dataset: Dataset) -> dict:
     spec = {"kind": {"upload": "file"}.get(dataset.source, dataset.source), "prompt_column": dataset.prompt_column}
     if dataset.source == Dataset.Source.UPLOAD:
-        spec.update(path=dataset.file.path, format=dataset.file_format)
+        # The path serves a worker sharing this disk; any other fetches the file (build_launch_spec).
+        spec.update(path=dataset.file.path, format=dataset.file_format, sha256=dataset.sha256 or None,
+                    size_bytes=dataset.size_bytes)
     elif dataset.source == Dataset.Source.HUB:
         spec.update(hub_id=dataset.hub_id, split=dataset.split or "train")
     else:
@@ -19,11 +21,14 @@ def dataset_spec(dataset: Dataset) -> dict:
 
 def build_launch_spec(run: Run, token: str, resume_from: Checkpoint | None = None) -> dict:
     ingest_url = settings.PUBLIC_URL + reverse("run-events", args=[run.pk])
+    dataset = dataset_spec(run.dataset)
+    if dataset["kind"] == "file":  # fetched with the run's token (runs/api/views/run_dataset.py)
+        dataset["url"] = settings.PUBLIC_URL + reverse("run-dataset", args=[run.pk])
     spec = LaunchSpec.model_validate({
         "run_id": run.pk,
         "attempt": run.attempt,
         "model": run.config["model"],
-        "dataset": dataset_spec(run.dataset),
+        "dataset": dataset,
         "rewards": [rr.reward_function.launch_spec(rr.weight)
                     for rr in run.run_rewards.select_related("reward_function")],
         "config": run.config,

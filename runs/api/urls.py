@@ -5,6 +5,7 @@ from rest_framework.routers import DefaultRouter
 from runs.api.views.checkpoint_download import CheckpointDownloadView
 from runs.api.views.ingest import RunEventsView
 from runs.api.views.library import DatasetViewSet, RewardFunctionViewSet, TrainingConfigViewSet
+from runs.api.views.run_dataset import RunDatasetView
 from runs.api.views.runs import RunViewSet
 from runs.api.views.sample_steps import SampleStepsView
 
@@ -18,6 +19,7 @@ urlpatterns = [
     path("runs/<int:run_id>/events/", RunEventsView.as_view(), name="run-events"),
     path("runs/<int:run_id>/checkpoints/<int:checkpoint_id>/download/", CheckpointDownloadView.as_view(),
          name="run-checkpoint-download"),
+    path("runs/<int:run_id>/dataset/", RunDatasetView.as_view(), name="run-dataset"),
     path("runs/<int:run_id>/sample-steps/", SampleStepsView.as_view(), name="run-sample-steps"),
     path("compare/", include("runs.api.compare_urls")),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),

@@ -14,8 +14,9 @@ def run_settings(run) -> dict:
 
 def _dataset_settings(dataset) -> dict:
     spec = dataset_spec(dataset)
-    # An upload's path on disk says nothing a person compares; its name does.
-    spec.pop("path", None)
+    # An upload's path on disk and its digest say nothing a person compares; its name does.
+    for where in ("path", "sha256", "size_bytes"):
+        spec.pop(where, None)
     return {"name": dataset.name, **spec, "prompt_format": dataset.prompt_format}
 
 

@@ -19,6 +19,9 @@ class Dataset(OwnedModel):
     source = models.CharField(max_length=20, choices=Source.choices)
     file = models.FileField(upload_to="datasets/%Y/%m/", blank=True)
     file_format = models.CharField(max_length=10, blank=True)
+    # An upload's content, as a worker on another machine checks and caches what it fetches.
+    sha256 = models.CharField(max_length=64, blank=True, editable=False)
+    size_bytes = models.PositiveBigIntegerField(null=True, blank=True, editable=False)
     hub_id = models.CharField(max_length=300, blank=True)
     split = models.CharField(max_length=100, blank=True, default="train")
     generator = models.CharField(max_length=100, blank=True)

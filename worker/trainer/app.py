@@ -104,7 +104,7 @@ class Trainer:
         process_s, started = process_age_s(), time.monotonic()
         self._start_reward_sandbox()
         self.rewards = load_rewards(self.spec.rewards, self.reward_sandbox)
-        self.dataset = load_dataset(self.spec.dataset)
+        self.dataset = self._load_dataset()
         # A LoRA checkpoint holds the adapter alone: the server starts from the base model
         # and is given the merged weights before the first rollout.
         model_source = self.spec.model if self.config.lora else (self.spec.resume_from or self.spec.model)
@@ -141,6 +141,18 @@ class Trainer:
         run page shows them at once, long before the first training step ends."""
         self.report.metrics(self.state.step, {f"setup/{name}": round(value, 3) for name, value in seconds.items()},
                             send_now=True)
+
+    def _load_dataset(self):
+        """An uploaded dataset's file comes from a shared disk, this worker's cache or the control
+        plane (data/fetch.py); the run's log says which."""
+        from worker.trainer.data.fetch import dataset_file
+
+        spec = self.spec.dataset
+        if spec.kind != "file":
+            return load_dataset(spec)
+        found = dataset_file(spec, self.spec.ingest.token if self.spec.ingest else None)
+        self.report.log(found.describe())
+        return load_dataset(spec, found.path)
 
     def _spawn_server(self, model_source: str) -> None:
         if self.spec.inference_url is None:

@@ -17,7 +17,11 @@ class _Strict(BaseModel):
 
 class DatasetSpec(_Strict):
     kind: Literal["file", "hub", "generator"]
-    path: str | None = Field(None, description="Local file (kind=file).")
+    path: str | None = Field(None, description="The file on the control plane's disk (kind=file): read "
+                             "directly by a worker that shares that disk.")
+    url: str | None = Field(None, description="Where a worker fetches the file with the run's token (kind=file).")
+    sha256: str | None = Field(None, pattern="^[0-9a-f]{64}$", description="The file's content (kind=file).")
+    size_bytes: int | None = Field(None, ge=0)
     format: Literal["jsonl", "csv", "parquet"] | None = None
     hub_id: str | None = None
     split: str = "train"

@@ -1,3 +1,4 @@
+import hashlib
 import re
 
 from django.conf import settings
@@ -24,11 +25,11 @@ class DatasetSerializer(serializers.ModelSerializer):
     class Meta:
         model = Dataset
         fields = [
-            "id", "name", "owner", "source", "file", "file_name", "file_format", "hub_id", "split",
-            "generator", "generator_params", "prompt_column", "prompt_format", "columns",
+            "id", "name", "owner", "source", "file", "file_name", "file_format", "sha256", "size_bytes", "hub_id",
+            "split", "generator", "generator_params", "prompt_column", "prompt_format", "columns",
             "row_count", "preview", "created_at", "updated_at",
         ]
-        read_only_fields = ["file_format", "prompt_format", "columns", "row_count", "preview"]
+        read_only_fields = ["file_format", "sha256", "size_bytes", "prompt_format", "columns", "row_count", "preview"]
 
     def get_file_name(self, dataset) -> str:
         return dataset.file.name.rsplit("/", 1)[-1] if dataset.file else ""
@@ -62,8 +63,7 @@ class DatasetSerializer(serializers.ModelSerializer):
             inspection = inspect_file(upload, fmt, prompt_column)
         except DatasetFileError as exc:
             raise serializers.ValidationError({exc.field: f"{upload.name}: {exc}"}) from None
-        upload.seek(0)
-        return {**attrs, "file_format": fmt, **inspection.stored_fields()}
+        return {**attrs, "file_format": fmt, **inspection.stored_fields(), **content_fields(upload)}
 
     def _check_hub(self, attrs):
         hub_id = attrs.get("hub_id", "")
@@ -79,6 +79,16 @@ class DatasetSerializer(serializers.ModelSerializer):
         except DatasetFileError as exc:
             raise serializers.ValidationError({exc.field: str(exc)}) from None
         return {**attrs, **checked, "file": None}
+
+
+def content_fields(upload) -> dict:
+    """The upload's sha256 and size, read in chunks; the file is left at its start for saving."""
+    digest = hashlib.sha256()
+    upload.seek(0)
+    for chunk in upload.chunks():
+        digest.update(chunk)
+    upload.seek(0)
+    return {"sha256": digest.hexdigest(), "size_bytes": upload.size}
 
 
 def too_large_message(size: int, filename: str = "the upload") -> str:

@@ -11,7 +11,7 @@ from runs.models import Run
 from worker.trainer.events import EventBatch
 
 
-def _bearer_token(request) -> str:
+def bearer_token(request) -> str:
     scheme, _, token = request.META.get("HTTP_AUTHORIZATION", "").partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise AuthenticationFailed("send the run's ingest token as 'Authorization: Bearer <token>'")
@@ -20,7 +20,7 @@ def _bearer_token(request) -> str:
 
 def authorized_run(request, run_id: int) -> Run:
     """The run whose token this is. A wrong token and an unknown run read the same, so ids don't leak."""
-    token = _bearer_token(request)
+    token = bearer_token(request)
     run = Run.objects.filter(pk=run_id).first()
     if run is None or not run.ingest_token_matches(token):
         raise AuthenticationFailed("this token is not valid for this run")

@@ -16,11 +16,12 @@ class DatasetError(ValueError):
 _FILE_BUILDERS = {"jsonl": "json", "csv": "csv", "parquet": "parquet"}
 
 
-def load_dataset(spec: DatasetSpec):
+def load_dataset(spec: DatasetSpec, file: Path | None = None):
+    """`file`: an uploaded dataset's file on this machine (data/fetch.py), by default spec.path."""
     import datasets
 
     if spec.kind == "file":
-        path = Path(spec.path or "")
+        path = Path(file or spec.path or "")
         if not path.is_file():
             raise DatasetError(f"dataset file {path} does not exist")
         fmt = spec.format or path.suffix.lstrip(".")

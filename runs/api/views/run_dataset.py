@@ -1,0 +1,53 @@
+"""`GET /api/runs/<id>/dataset/`: a run's uploaded dataset file, for its worker, with the run's token.
+
+A worker on another machine cannot read the control plane's DATA_DIR: it fetches the file here,
+streamed, and checks it against the sha256 its launch spec carries (also sent as a header).
+Only the run's own dataset: a token of another run reads as an unknown run (404), so run ids
+and datasets do not leak.
+"""
+from django.http import FileResponse, Http404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework.views import APIView
+
+from runs.api.views.ingest import bearer_token
+from runs.models import Dataset, Run
+
+CHECKSUM_HEADER = "X-Content-SHA256"
+
+
+def run_for_token(request, run_id: int) -> Run:
+    """The run this token belongs to, if it is run `run_id`; else Http404."""
+    token = bearer_token(request)
+    run = Run.objects.select_related("dataset").filter(pk=run_id).first()
+    if run is None or not run.ingest_token_matches(token):
+        raise Http404("no run with this id for this token")
+    return run
+
+
+class RunDatasetView(APIView):
+    authentication_classes = []
+    permission_classes = []
+
+    @extend_schema(
+        summary="A run's uploaded dataset file, for its worker",
+        description="Authorised by the run's own token (`Authorization: Bearer <token>`), as the ingest is. "
+                    f"The `{CHECKSUM_HEADER}` header carries the file's sha256.",
+        responses={(200, "application/octet-stream"): OpenApiResponse(OpenApiTypes.BINARY, description="The file."),
+                   401: OpenApiResponse(description="No bearer token."),
+                   404: OpenApiResponse(description="Not this run's token, no uploaded file, or the file is gone.")})
+    def get(self, request, run_id: int):
+        dataset = run_for_token(request, run_id).dataset
+        if dataset.source != Dataset.Source.UPLOAD or not dataset.file:
+            raise Http404("this run's dataset is not an uploaded file: the worker loads it itself")
+        try:
+            handle = dataset.file.open("rb")
+        except FileNotFoundError:
+            raise Http404(f"the file of dataset {dataset.name!r} is no longer on the control plane") from None
+        response = FileResponse(handle, as_attachment=True, filename=dataset.file.name.rsplit("/", 1)[-1],
+                                content_type="application/octet-stream")
+        response[CHECKSUM_HEADER] = dataset.sha256
+        return response
+
+    def get_authenticate_header(self, request):
+        return 'Bearer realm="run-ingest"'
