@@ -110,6 +110,7 @@ WHITENOISE_AUTOREFRESH = DEBUG
 
 MEDIA_ROOT = DATA_DIR / "uploads"
 RUNS_DIR = DATA_DIR / "runs"
+ARTIFACTS_DIR = DATA_DIR / "artifacts"  # checkpoints uploaded by workers (runs/artifacts/)
 MODELS_DIR = DATA_DIR / "models"
 
 # Uploads: above this size a dataset upload is refused with 413 before anything is stored.

@@ -78,6 +78,7 @@ class CheckpointRow(_Strict):
     size_bytes: int
     model_version: int
     created_at: datetime
+    in_store: bool = False
 
 
 # --- messages ------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ CONTROL_PLANE = ("runs", "controlplane")
 ALLOWED_FROM_WORKER = {
     "worker.broker": "the queue names and the Celery settings both sides must agree on",
     "worker.trainer.config": "the training config schema",
+    "worker.trainer.checkpoint_manifest": "what an uploaded checkpoint holds, checked before it is listed",
     "worker.trainer.events": "the event schema of the ingest",
     "worker.trainer.spec": "the launch spec a started run freezes",
     "worker.trainer.data.generators": "built-in dataset generators, previewed by the control plane",

@@ -2,7 +2,9 @@ import hashlib
 import hmac
 import secrets
 
-from django.db import models
+from django.db import models, transaction
+from django.db.models.signals import post_delete
+from django.dispatch import receiver
 from django.utils import timezone
 
 from runs.models.owned import OwnedModel
@@ -211,3 +213,12 @@ class RunReward(models.Model):
     class Meta:
         ordering = ["id"]
         constraints = [models.UniqueConstraint(fields=["run", "reward_function"], name="reward_once_per_run")]
+
+
+@receiver(post_delete, sender=Run)
+def remove_uploaded_checkpoints(sender, instance: Run, **kwargs):
+    """A deleted run's uploaded checkpoints go with it, once the delete has committed."""
+    from runs.artifacts.checkpoint_store import remove_run_artifacts
+
+    run_id = instance.pk
+    transaction.on_commit(lambda: remove_run_artifacts(run_id))

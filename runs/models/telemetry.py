@@ -56,10 +56,13 @@ class LogLine(models.Model):
 class Checkpoint(models.Model):
     run = models.ForeignKey("runs.Run", on_delete=models.CASCADE, related_name="checkpoints")
     step = models.PositiveIntegerField()
-    path = models.CharField(max_length=1000)
+    path = models.CharField(max_length=1000)  # where the worker wrote it
     size_bytes = models.PositiveBigIntegerField(default=0)
     model_version = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField()
+    # Uploaded whole to the control plane's store (runs/artifacts/checkpoint_store.py): it can be
+    # downloaded, and resumed from, wherever the worker ran.
+    in_store = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["step"]

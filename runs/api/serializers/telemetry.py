@@ -19,4 +19,4 @@ class LogLineSerializer(serializers.ModelSerializer):
 class CheckpointSerializer(serializers.ModelSerializer):
     class Meta:
         model = Checkpoint
-        fields = ["id", "step", "path", "size_bytes", "model_version", "created_at"]
+        fields = ["id", "step", "path", "size_bytes", "model_version", "created_at", "in_store"]

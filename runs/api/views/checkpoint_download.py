@@ -1,7 +1,8 @@
 """`GET /api/runs/<id>/checkpoints/<checkpoint id>/download/`: a checkpoint folder as a tar stream.
 
-Checkpoints are folders (model, tokenizer, trainer state) that the trainer writes under
-RUNS_DIR/<run id>/. Only folders inside that run's own directory on this machine are served:
+Checkpoints are folders (model, tokenizer, trainer state). One a worker uploaded is served from
+the control plane's store (runs/artifacts/checkpoint_store.py). Otherwise it is where the trainer
+wrote it, under RUNS_DIR/<run id>/: only folders inside that run's own directory here are served:
 a checkpoint whose worker ran elsewhere, or a reported path outside the run's folder, is a 404
 that says so, never a file from somewhere else. The tar is produced while it is sent, so a
 checkpoint of hundreds of MB costs no memory or temporary disk.
@@ -15,6 +16,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.views import APIView
 
+from runs.artifacts import checkpoint_store as store
 from runs.models import Run
 
 CHUNK = 1024 * 1024
@@ -30,6 +32,14 @@ def checkpoint_folder(run: Run, reported_path: str) -> Path:
                       "(on a worker on another machine?); fetch it from there")
     if not folder.is_dir():
         raise Http404("this checkpoint's files are no longer on disk (pruned by save_total_limit, or removed)")
+    return folder
+
+
+def stored_folder(checkpoint) -> Path:
+    """An uploaded checkpoint's folder in the control plane's store; Http404 when it is gone."""
+    folder = store.checkpoint_folder(checkpoint.run_id, checkpoint.step)
+    if not folder.is_dir():
+        raise Http404("this checkpoint's files are no longer in the control plane's store")
     return folder
 
 
@@ -71,7 +81,7 @@ class CheckpointDownloadView(APIView):
         checkpoint = run.checkpoints.filter(pk=checkpoint_id).first() if run else None
         if checkpoint is None:
             raise Http404("no such checkpoint")
-        folder = checkpoint_folder(run, checkpoint.path)
+        folder = stored_folder(checkpoint) if checkpoint.in_store else checkpoint_folder(run, checkpoint.path)
         response = StreamingHttpResponse(tar_stream(folder), content_type="application/x-tar")
         response["Content-Disposition"] = f'attachment; filename="run-{run.pk}-{folder.name}.tar"'
         return response

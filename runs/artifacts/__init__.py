@@ -1,0 +1,1 @@
+"""Where the files runs produce are kept on the control plane (checkpoints uploaded by workers)."""

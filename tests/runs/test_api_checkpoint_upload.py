@@ -1,0 +1,124 @@
+"""A worker uploads a checkpoint to the control plane: chunked, resumable, checked against its
+manifest, listed only once whole, downloadable wherever the worker ran."""
+import errno
+import hashlib
+import io
+import tarfile
+
+import pytest
+
+from runs.artifacts import checkpoint_store as store
+from runs.models import Checkpoint, Run, RunReward
+
+FILES = {"model.safetensors": bytes(range(256)) * 40, "trainer_state.pt": b"state" * 100,
+         "tokenizer/tokenizer.json": b'{"vocab": {}}'}
+
+
+@pytest.fixture(autouse=True)
+def artifacts_dir(settings, tmp_path):
+    settings.ARTIFACTS_DIR = tmp_path / "artifacts"
+    return settings.ARTIFACTS_DIR
+
+
+def manifest(step=20, files=FILES, **changes):
+    entries = [{"path": path, "size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+               for path, data in files.items()]
+    return {"step": step, "model_version": 7, "local_path": f"/worker/out/checkpoints/step-{step:07d}",
+            "files": entries, **changes}
+
+
+def put(client, run, path, data, offset=0, step=20, token=None):
+    return client.put(f"/api/runs/{run.pk}/uploads/{step}/files/{path}", data, content_type="application/octet-stream",
+                      HTTP_UPLOAD_OFFSET=str(offset), HTTP_AUTHORIZATION=f"Bearer {token or run.test_token}")
+
+
+def complete(client, run, body, step=20):
+    return client.post(f"/api/runs/{run.pk}/uploads/{step}/complete", body, format="json",
+                       HTTP_AUTHORIZATION=f"Bearer {run.test_token}")
+
+
+def upload_all(client, run, files=FILES, step=20, chunk=1000):
+    for path, data in files.items():
+        for offset in range(0, len(data), chunk):
+            assert put(client, run, path, data[offset:offset + chunk], offset, step).status_code == 200
+
+
+def test_an_uploaded_checkpoint_is_listed_once_whole_and_downloads_as_sent(anon_api, owner_api, started_run):
+    upload_all(anon_api, started_run)
+    assert owner_api.get(f"/api/runs/{started_run.pk}/checkpoints/").json() == []  # not before the manifest
+    response = complete(anon_api, started_run, manifest())
+    assert response.status_code == 200, response.content
+    listed = owner_api.get(f"/api/runs/{started_run.pk}/checkpoints/").json()
+    assert [(c["step"], c["in_store"], c["size_bytes"]) for c in listed] == [(20, True, sum(map(len, FILES.values())))]
+    download = owner_api.get(f"/api/runs/{started_run.pk}/checkpoints/{listed[0]['id']}/download/")
+    with tarfile.open(fileobj=io.BytesIO(b"".join(download.streaming_content))) as archive:
+        got = {member.name.split("/", 1)[1]: archive.extractfile(member).read()
+               for member in archive.getmembers() if member.isfile()}
+    assert got == FILES
+
+
+def test_an_interrupted_file_goes_on_from_what_arrived(anon_api, started_run):
+    data = FILES["model.safetensors"]
+    put(anon_api, started_run, "model.safetensors", data[:3000])
+    received = anon_api.get(f"/api/runs/{started_run.pk}/uploads/20/files/model.safetensors",
+                            HTTP_AUTHORIZATION=f"Bearer {started_run.test_token}").json()["received"]
+    assert received == 3000
+    again = put(anon_api, started_run, "model.safetensors", data[:5000], offset=0)  # a retry from the start
+    assert again.status_code == 409 and again.json()["received"] == 3000
+    assert put(anon_api, started_run, "model.safetensors", data[3000:], offset=3000).json()["received"] == len(data)
+
+
+def test_a_corrupted_file_is_asked_for_again_and_nothing_is_listed(anon_api, started_run):
+    corrupted = {**FILES, "trainer_state.pt": b"xtate" + FILES["trainer_state.pt"][5:]}
+    upload_all(anon_api, started_run, files=corrupted)
+    response = complete(anon_api, started_run, manifest())
+    assert response.status_code == 422 and response.json()["send_again"] == ["trainer_state.pt"]
+    assert not Checkpoint.objects.exists()
+    assert store.received_bytes(started_run.pk, 20, "trainer_state.pt") == 0  # removed, to be sent whole
+    upload_all(anon_api, started_run, files={"trainer_state.pt": FILES["trainer_state.pt"]})
+    assert complete(anon_api, started_run, manifest()).status_code == 200
+
+
+def test_another_runs_token_gets_404(anon_api, started_run, owner, dataset, config):
+    other = Run.objects.create(owner=owner, name="other", dataset=dataset, config=dict(config.values))
+    token = other.issue_ingest_token()
+    other.save()
+    assert put(anon_api, started_run, "model.safetensors", b"x", token=token).status_code == 404
+
+
+@pytest.mark.parametrize("path", ["../escape", "a/../../b", "%2Fetc%2Fpasswd"])
+def test_a_path_outside_the_checkpoint_is_refused(anon_api, started_run, path):
+    response = put(anon_api, started_run, path, b"x")
+    assert response.status_code in (400, 404)
+    assert not any(p.is_file() for p in store.run_root(started_run.pk).rglob("*"))
+
+
+def test_a_manifest_for_another_step_or_malformed_is_a_400(anon_api, started_run):
+    assert complete(anon_api, started_run, manifest(step=40)).status_code == 400
+    refused = complete(anon_api, started_run, manifest(files={"../x": b"1"}))
+    assert refused.status_code == 400 and "files.0.path" in " ".join(refused.json()["errors"])
+
+
+def test_a_full_disk_is_a_507_that_says_so_and_keeps_what_arrived(anon_api, started_run, monkeypatch):
+    data = FILES["model.safetensors"]
+    put(anon_api, started_run, "model.safetensors", data[:1000])
+
+    def disk_full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(store, "append_chunk", disk_full)
+    response = put(anon_api, started_run, "model.safetensors", data[1000:2000], offset=1000)
+    assert response.status_code == 507 and "disk is full" in response.json()["detail"]
+    assert store.received_bytes(started_run.pk, 20, "model.safetensors") == 1000
+
+
+def test_deleting_a_run_removes_its_uploaded_checkpoints(anon_api, started_run, django_capture_on_commit_callbacks,
+                                                         owner, dataset, config, reward):
+    upload_all(anon_api, started_run)
+    complete(anon_api, started_run, manifest())
+    folder = store.checkpoint_folder(started_run.pk, 20)
+    assert folder.is_dir()
+    with django_capture_on_commit_callbacks(execute=True):
+        RunReward.objects.filter(run=started_run).delete()
+        Run.objects.filter(pk=started_run.pk).delete()
+    assert not folder.exists()

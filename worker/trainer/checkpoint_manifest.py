@@ -1,0 +1,49 @@
+"""What a worker says a checkpoint it uploaded holds: shared by the trainer, which writes it,
+and the control plane, which checks every file against it before it lists the checkpoint."""
+import hashlib
+from pathlib import Path, PurePosixPath
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+
+def safe_relative_path(path: str) -> str:
+    """`path` as a relative POSIX path inside a checkpoint folder; ValueError for one that would
+    leave it (absolute, `..`, empty parts)."""
+    parts = PurePosixPath(path).parts
+    if not parts or path.startswith("/") or any(part in ("", ".", "..") for part in parts) or "\\" in path:
+        raise ValueError(f"{path!r} is not a relative path inside the checkpoint")
+    return "/".join(parts)
+
+
+class ManifestFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    path: str = Field(min_length=1, max_length=500)
+    size: int = Field(ge=0)
+    sha256: str = Field(pattern="^[0-9a-f]{64}$")
+
+    @field_validator("path")
+    @classmethod
+    def _inside(cls, path: str) -> str:
+        return safe_relative_path(path)
+
+
+class CheckpointManifest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    step: int = Field(ge=0)
+    model_version: int = Field(0, ge=0)
+    local_path: str = Field(min_length=1, max_length=1000, description="Where the worker wrote it.")
+    files: list[ManifestFile] = Field(min_length=1, max_length=10_000)
+
+    @property
+    def size_bytes(self) -> int:
+        return sum(file.size for file in self.files)
+
+
+def manifest_of(folder: Path, step: int, model_version: int) -> CheckpointManifest:
+    """Every file of a checkpoint folder with its size and sha256."""
+    files = []
+    for path in sorted(p for p in Path(folder).rglob("*") if p.is_file() and not p.is_symlink()):
+        with path.open("rb") as handle:
+            digest = hashlib.file_digest(handle, "sha256").hexdigest()
+        files.append(ManifestFile(path=path.relative_to(folder).as_posix(), size=path.stat().st_size, sha256=digest))
+    return CheckpointManifest(step=step, model_version=model_version, local_path=str(folder), files=files)
