@@ -1,4 +1,7 @@
 """Builds the frozen launch spec a worker receives (worker.trainer.spec.LaunchSpec)."""
+import secrets
+from pathlib import Path
+
 from django.conf import settings
 from django.urls import reverse
 
@@ -33,11 +36,28 @@ def build_launch_spec(run: Run, token: str, resume_from: Checkpoint | None = Non
                     for rr in run.run_rewards.select_related("reward_function")],
         "config": run.config,
         "ingest": {"url": ingest_url, "token": token},
+        "uploads_url": ingest_url.removesuffix("events/") + "uploads/",
+        "shared_disk": shared_disk_marker(settings.RUNS_DIR / str(run.pk)),
         "output_dir": str(settings.RUNS_DIR / str(run.pk)),
         "resume_from": resume_from.path if resume_from else None,
+        "resume_url": (ingest_url.removesuffix("events/") + f"uploads/{resume_from.step}/archive"
+                       if resume_from is not None and resume_from.in_store else None),
     })
     return spec.model_dump(mode="json")
 
 
+def shared_disk_marker(output_dir: Path) -> dict:
+    """Writes a fresh secret beside the run's output: a worker that can read it shares this disk
+    and needs not upload its checkpoints (worker/trainer/checkpoint_keeping.py)."""
+    marker = Path(output_dir) / ".control-plane-disk"
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    secret = secrets.token_urlsafe(24)
+    marker.write_text(secret)
+    return {"path": str(marker), "secret": secret}
+
+
 def without_secrets(spec: dict) -> dict:
-    return {**spec, "ingest": {**spec["ingest"], "token": "***"}}
+    hidden = {**spec, "ingest": {**spec["ingest"], "token": "***"}}
+    if spec.get("shared_disk"):
+        hidden["shared_disk"] = {**spec["shared_disk"], "secret": "***"}
+    return hidden

@@ -3,7 +3,8 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
 from runs.api.views.checkpoint_download import CheckpointDownloadView
-from runs.api.views.checkpoint_upload import CheckpointFileUploadView, CheckpointUploadCompleteView
+from runs.api.views.checkpoint_upload import (CheckpointArchiveView, CheckpointFileUploadView,
+                                              CheckpointUploadCompleteView)
 from runs.api.views.ingest import RunEventsView
 from runs.api.views.library import DatasetViewSet, RewardFunctionViewSet, TrainingConfigViewSet
 from runs.api.views.run_dataset import RunDatasetView
@@ -25,6 +26,8 @@ urlpatterns = [
          name="run-checkpoint-upload-file"),
     path("runs/<int:run_id>/uploads/<int:step>/complete", CheckpointUploadCompleteView.as_view(),
          name="run-checkpoint-upload-complete"),
+    path("runs/<int:run_id>/uploads/<int:step>/archive", CheckpointArchiveView.as_view(),
+         name="run-checkpoint-archive"),
     path("runs/<int:run_id>/sample-steps/", SampleStepsView.as_view(), name="run-sample-steps"),
     path("compare/", include("runs.api.compare_urls")),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),

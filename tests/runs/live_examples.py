@@ -11,7 +11,7 @@ SAMPLE_ROW = {
 LOG_LINE_ROW = {"id": 11, "time": "2024-05-01T12:00:00.250000Z", "level": "warning", "source": "trainer",
                 "message": "slow step"}
 CHECKPOINT_ROW = {"id": 5, "step": 3, "path": "/ckpt/3", "size_bytes": 1024, "model_version": 2,
-                  "created_at": "2024-05-01T12:00:00Z"}
+                  "created_at": "2024-05-01T12:00:00Z", "in_store": False}
 
 
 def wire_messages(run_id: int) -> dict[str, dict]:

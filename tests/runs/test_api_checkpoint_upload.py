@@ -122,3 +122,22 @@ def test_deleting_a_run_removes_its_uploaded_checkpoints(anon_api, started_run, 
         RunReward.objects.filter(run=started_run).delete()
         Run.objects.filter(pk=started_run.pk).delete()
     assert not folder.exists()
+
+
+def test_a_resumed_run_is_told_where_to_fetch_its_uploaded_checkpoint(anon_api, started_run, settings):
+    from runs.launch import build_launch_spec
+
+    settings.PUBLIC_URL = "http://controlplane.example.org"
+    upload_all(anon_api, started_run)
+    complete(anon_api, started_run, manifest())
+    checkpoint = Checkpoint.objects.get(run=started_run)
+    spec = build_launch_spec(started_run, started_run.test_token, resume_from=checkpoint)
+    assert spec["resume_from"] == "/worker/out/checkpoints/step-0000020"
+    assert spec["resume_url"] == f"http://controlplane.example.org/api/runs/{started_run.pk}/uploads/20/archive"
+    archive = anon_api.get(f"/api/runs/{started_run.pk}/uploads/20/archive",
+                           HTTP_AUTHORIZATION=f"Bearer {started_run.test_token}")
+    with tarfile.open(fileobj=io.BytesIO(b"".join(archive.streaming_content))) as tar:
+        assert {m.name.split("/", 1)[1] for m in tar.getmembers() if m.isfile()} == set(FILES)
+    missing = anon_api.get(f"/api/runs/{started_run.pk}/uploads/40/archive",
+                           HTTP_AUTHORIZATION=f"Bearer {started_run.test_token}")
+    assert missing.status_code == 404

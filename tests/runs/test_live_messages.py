@@ -122,4 +122,4 @@ def test_checkpoint_message_is_built_from_the_stored_row(run):
     message = CheckpointMessage.of(run, checkpoint)
     assert json.loads(message.model_dump_json())["payload"] == {
         "id": checkpoint.pk, "step": 3, "path": "/c/3", "size_bytes": 9, "model_version": 1,
-        "created_at": "2024-05-01T00:00:00Z"}
+        "created_at": "2024-05-01T00:00:00Z", "in_store": False}

@@ -13,7 +13,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from worker.trainer.checkpoints import TrainerState, checkpoint_size, load_trainer_state, save_checkpoint
+from worker.trainer.checkpoint_keeping import keeper_for
+from worker.trainer.checkpoints import TrainerState, load_trainer_state, save_checkpoint
 from worker.trainer.data.loading import load_dataset, render_prompt, reward_columns
 from worker.trainer.data.order import ConsumedFrontier, PromptOrder
 from worker.trainer.inference.cpu_sharing import CoreHandover, allowed_cpus, generation_cpus, sharing_mode
@@ -51,6 +52,8 @@ class Trainer:
         self.output_dir = Path(spec.output_dir)
         self.output_dir.mkdir(parents=True, exist_ok=True)
         self.report = ReportingSession(spec.ingest, f"trainer:{spec.attempt}", self.output_dir / "events")
+        # Listed by an event on the control plane's disk, else uploaded to it (checkpoint_keeping.py).
+        self.checkpoints = keeper_for(spec, self.output_dir, self.report)
         self.state = TrainerState(step=0, model_version=0, data_position=0)
         # Set up by _prepare in this order, stopped by _shutdown; None until then.
         self.reward_sandbox: SandboxPool | None = None
@@ -96,12 +99,14 @@ class Trainer:
                     part.stop() if hasattr(part, "stop") else part.close()
                 except Exception:  # shutting down: keep going, the others still need stopping
                     log.exception("while stopping %s", type(part).__name__)
+        self.checkpoints.close()
         self.report.close()
 
     # --- preparation ------------------------------------------------------------
     def _prepare(self) -> None:
         # Python and library imports before this point are part of the start-up shown.
         process_s, started = process_age_s(), time.monotonic()
+        self._fetch_checkpoint_to_resume()
         self._start_reward_sandbox()
         self.rewards = load_rewards(self.spec.rewards, self.reward_sandbox)
         self.dataset = self._load_dataset()
@@ -141,6 +146,18 @@ class Trainer:
         run page shows them at once, long before the first training step ends."""
         self.report.metrics(self.state.step, {f"setup/{name}": round(value, 3) for name, value in seconds.items()},
                             send_now=True)
+
+    def _fetch_checkpoint_to_resume(self) -> None:
+        """A resumed run's checkpoint, downloaded when another worker wrote it (checkpoint_fetch.py)."""
+        from worker.trainer.checkpoint_fetch import local_checkpoint
+
+        if not self.spec.resume_from:
+            return
+        token = self.spec.ingest.token if self.spec.ingest else None
+        local, fetched = local_checkpoint(self.spec.resume_from, self.spec.resume_url, token, self.output_dir)
+        if fetched:
+            self.report.log(f"checkpoint to resume from fetched from the control plane into {local}")
+        self.spec = self.spec.model_copy(update={"resume_from": local})
 
     def _load_dataset(self):
         """An uploaded dataset's file comes from a shared disk, this worker's cache or the control
@@ -369,8 +386,8 @@ class Trainer:
         self.state.data_position = self.frontier.frontier
         parts = self.parts
         path = save_checkpoint(self.output_dir, self.state, parts.unwrapped_model(), parts.tokenizer,
-                               parts.optimizer, parts.scheduler, keep_last=self.config.save_total_limit, merged=last)
-        self.report.checkpoint(self.state.step, str(path), checkpoint_size(path), self.state.model_version)
+                               parts.optimizer, parts.scheduler, merged=last)
+        self.checkpoints.keep(path, self.state)
 
 
 def run_trainer(spec: dict) -> str:

@@ -60,14 +60,16 @@ def save_checkpoint(output_dir: Path, state: TrainerState, model, tokenizer, opt
     shutil.rmtree(final, ignore_errors=True)
     partial.rename(final)
     if keep_last:
-        _prune(Path(output_dir) / "checkpoints", keep_last)
+        prune_checkpoints(output_dir, keep_last)
     return final
 
 
-def _prune(folder: Path, keep_last: int) -> None:
-    complete = sorted(p for p in folder.glob("step-*") if not p.name.endswith(".partial"))
+def prune_checkpoints(output_dir: Path, keep_last: int, may_remove=lambda folder: True) -> None:
+    """Removes the complete checkpoints older than the newest `keep_last`, those `may_remove` allows."""
+    complete = sorted(p for p in (Path(output_dir) / "checkpoints").glob("step-*") if not p.name.endswith(".partial"))
     for old in complete[:-keep_last]:
-        shutil.rmtree(old, ignore_errors=True)
+        if may_remove(old):
+            shutil.rmtree(old, ignore_errors=True)
 
 
 def load_trainer_state(checkpoint: Path, optimizer, scheduler) -> TrainerState:

@@ -44,6 +44,13 @@ class IngestSpec(_Strict):
     token: str
 
 
+class SharedDiskSpec(_Strict):
+    """A file the control plane wrote beside the run's output folder: a worker that reads this
+    secret there shares its disk, and leaves its checkpoints where the control plane reads them."""
+    path: str
+    secret: str = Field(min_length=16)
+
+
 class LaunchSpec(_Strict):
     run_id: int
     attempt: int = Field(1, ge=1, description="1 for the first start, +1 per resume.")
@@ -52,6 +59,11 @@ class LaunchSpec(_Strict):
     rewards: list[RewardSpec] = Field(min_length=1)
     config: TrainingConfig
     ingest: IngestSpec | None = Field(None, description="Control plane to report to; none = local JSONL only.")
+    uploads_url: str | None = Field(None, description="Where checkpoints are uploaded (the run's .../uploads/, "
+                                    "with the ingest token); none = they stay where they are written.")
+    shared_disk: SharedDiskSpec | None = Field(None, description="How a worker on the control plane's disk knows it.")
     output_dir: str
     inference_url: str | None = Field(None, description="vLLM server; set by the supervisor that starts it.")
     resume_from: str | None = Field(None, description="Checkpoint directory to continue from.")
+    resume_url: str | None = Field(None, description="Where a worker without resume_from on its disk fetches "
+                                   "that checkpoint (a tar, with the ingest token).")

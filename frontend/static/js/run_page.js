@@ -178,8 +178,10 @@
   }
 
   function checkpointRow(checkpoint) {
+    // Uploaded by a worker on another machine, or left where the worker wrote it (this machine's disk).
+    const keptOn = checkpoint.in_store ? "control plane (uploaded)" : "worker's disk";
     const cells = [`step ${checkpoint.step}`, String(checkpoint.model_version),
-      formatBytes(checkpoint.size_bytes || null), new Date(checkpoint.created_at).toLocaleString()];
+      formatBytes(checkpoint.size_bytes || null), new Date(checkpoint.created_at).toLocaleString(), keptOn];
     const link = element("a", { href: data.urls.download.replace("{id}", checkpoint.id), download: "", text: "Download (.tar)" });
     return element("tr", {}, ...cells.map((text) => element("td", { text })), element("td", {}, link));
   }

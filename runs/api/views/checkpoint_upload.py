@@ -4,11 +4,14 @@
 - `PUT  /api/runs/<id>/uploads/<step>/files/<path>`: a chunk, at the offset in `Upload-Offset`;
   409 with `received` when that is not where the file ends, so the worker sends from there;
 - `POST /api/runs/<id>/uploads/<step>/complete`: the manifest (worker/trainer/checkpoint_manifest.py).
-  Every file is checked; 422 names those to send again, else the checkpoint is listed.
+  Every file is checked; 422 names those to send again, else the checkpoint is listed;
+- `GET  /api/runs/<id>/uploads/<step>/archive`: a listed checkpoint as a tar, for a worker that
+  resumes the run without having written it.
 A full disk is a 507 that says so; what arrived before stays.
 """
 import errno
 
+from django.http import Http404, StreamingHttpResponse
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from pydantic import ValidationError as SchemaError
@@ -19,6 +22,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from runs.actions.checkpoints import register_uploaded_checkpoint
+from runs.api.views.checkpoint_download import tar_stream
 from runs.api.views.ingest import schema_problems
 from runs.api.views.run_dataset import run_for_token
 from runs.artifacts import checkpoint_store as store
@@ -120,3 +124,15 @@ class CheckpointUploadCompleteView(_RunTokenView):
         except OSError as exc:
             return _disk_full_or_raise(exc)
         return Response({"id": checkpoint.pk, "size_bytes": checkpoint.size_bytes})
+
+
+class CheckpointArchiveView(_RunTokenView):
+    @extend_schema(summary="An uploaded checkpoint as a tar, for the worker resuming the run",
+                   responses={(200, "application/x-tar"): OpenApiResponse(description="The checkpoint folder."),
+                              401: DETAIL, 404: DETAIL})
+    def get(self, request, run_id: int, step: int):
+        run = run_for_token(request, run_id)
+        folder = store.checkpoint_folder(run.pk, step)
+        if not run.checkpoints.filter(step=step, in_store=True).exists() or not folder.is_dir():
+            raise Http404(f"no uploaded checkpoint of step {step} in the control plane's store")
+        return StreamingHttpResponse(tar_stream(folder), content_type="application/x-tar")

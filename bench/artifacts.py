@@ -1,0 +1,167 @@
+"""What moving a run's bytes through the control plane costs on this machine: a worker fetching an
+uploaded dataset, a worker uploading a checkpoint, and a training step while an upload runs.
+
+    .venv/bin/python -m bench.artifacts [--dataset-mb 200] [--steps 4]
+
+A real control plane (uvicorn, a DATA_DIR and SQLite of its own) on this machine; each peer is a
+plain local copy of the same bytes, timed in the same run. The checkpoint is SmolLM2-135M's after
+one cpu-demo training step (model, optimizer state, tokenizer). The step rows train the cpu-demo
+`train_step` on bench/train_step.py's synthetic groups, alone and while checkpoints upload one
+after another. Nothing is asserted: the script prints one table.
+"""
+import argparse
+import hashlib
+import json
+import random
+import shutil
+import statistics
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from bench.report import markdown_table
+from tests.support.asgi_server import AsgiServer
+
+SEED = """
+import json
+from django.contrib.auth import get_user_model
+from runs.models import Dataset, RewardFunction, Run, RunReward
+from worker.trainer.config import TrainingConfig
+owner = get_user_model().objects.create_user("owner", password="owner-pass-123")
+dataset = Dataset.objects.create(owner=owner, name="big", source="upload", file_format="jsonl", sha256=SHA256,
+                                 size_bytes=SIZE, row_count=1)
+dataset.file.name = NAME
+dataset.save()
+reward = RewardFunction.objects.create(owner=owner, name="acc", kind="builtin", builtin="accuracy")
+run = Run.objects.create(owner=owner, name="bench", dataset=dataset, config=TrainingConfig().model_dump())
+RunReward.objects.create(run=run, reward_function=reward)
+token = run.issue_ingest_token()
+run.save()
+print(json.dumps({"run_id": run.pk, "token": token}))
+"""
+
+
+def write_dataset(path: Path, megabytes: int) -> str:
+    """A JSONL file of arithmetic prompts of about `megabytes`; returns its sha256."""
+    digest, rng, target = hashlib.sha256(), random.Random(0), megabytes * 2 ** 20
+    with path.open("wb") as out:
+        while out.tell() < target:
+            lines = "".join(json.dumps({"prompt": f"What is {rng.randint(0, 10**6)} + {rng.randint(0, 10**6)}?",
+                                        "answer": f"#### {rng.randint(0, 10**6)}"}) + "\n" for _ in range(10_000))
+            data = lines.encode()
+            digest.update(data)
+            out.write(data)
+    return digest.hexdigest()
+
+
+def timed(action) -> float:
+    started = time.perf_counter()
+    action()
+    return time.perf_counter() - started
+
+
+def dataset_rows(server, seeded, source: Path, sha256: str, work: Path) -> list[tuple]:
+    from worker.trainer.data.fetch import dataset_file
+    from worker.trainer.spec import DatasetSpec
+
+    spec = DatasetSpec(kind="file", format="jsonl", url=f"{server.url}/api/runs/{seeded['run_id']}/dataset/",
+                       sha256=sha256)
+    megabytes = source.stat().st_size / 2 ** 20
+    fetch_s = timed(lambda: dataset_file(spec, seeded["token"], cache_dir=work / "cache"))
+    copy_s = timed(lambda: shutil.copyfile(source, work / "copy.jsonl"))
+    return [(f"dataset fetch, {megabytes:.0f} MB JSONL", f"{megabytes / fetch_s:.0f} MB/s",
+             f"local copy {megabytes / copy_s:.0f} MB/s", f"{copy_s / fetch_s:.2f}x", "≥ 0.5x")]
+
+
+def trained_checkpoint(work: Path):
+    """SmolLM2-135M after one cpu-demo step, saved with its optimizer state; the step context too."""
+    from bench.train_step import PROMPTS_PER_STEP, synthetic_group
+    from worker.trainer import setup
+    from worker.trainer.checkpoints import TrainerState, save_checkpoint
+    from worker.trainer.config import PRESETS, TrainingConfig
+    from worker.trainer.models.prepare import prepare_default_model
+    from worker.trainer.step import batch_advantages, train_step
+
+    config = TrainingConfig(**{**PRESETS["cpu-demo"], "model": "default"})
+    parts = setup.build_training_parts(str(prepare_default_model().path), config)
+    ctx = parts.step_context(config)
+    rng = random.Random(0)
+
+    def step(index: int) -> float:
+        groups = [synthetic_group(rng, index * PROMPTS_PER_STEP + i) for i in range(PROMPTS_PER_STEP)]
+        return timed(lambda: train_step(ctx, groups, batch_advantages(groups, config.num_generations,
+                                                                      config.scale_rewards)))
+
+    step(0)
+    folder = save_checkpoint(work / "out", TrainerState(step=1, model_version=1, data_position=0),
+                             parts.unwrapped_model(), parts.tokenizer, parts.optimizer, parts.scheduler)
+    return folder, step
+
+
+def upload_once(url: str, token: str, folder: Path, step: int) -> float:
+    from worker.trainer.reporting.checkpoint_uploader import CheckpointUploader
+
+    uploader = CheckpointUploader(url, token, on_uploaded=lambda job: None, say=lambda level, message: None)
+    started = time.perf_counter()
+    uploader.submit(folder, step, step)
+    if not uploader.close(timeout_s=1800):
+        raise RuntimeError("the upload did not finish")
+    return time.perf_counter() - started
+
+
+def checkpoint_rows(url: str, token: str, folder: Path, work: Path) -> list[tuple]:
+    megabytes = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 2 ** 20
+    upload_s = upload_once(url, token, folder, 1)
+    copy_s = timed(lambda: shutil.copytree(folder, work / "copied-checkpoint"))
+    return [(f"checkpoint upload, {megabytes:.0f} MB", f"{upload_s:.1f} s", f"local copy {copy_s:.1f} s",
+             f"{upload_s / copy_s:.2f}x", "≤ 2x")]
+
+
+def step_rows(url: str, token: str, folder: Path, step, steps: int) -> list[tuple]:
+    alone = [step(i) for i in range(1, steps + 1)]
+    busy, uploads = threading.Event(), []
+
+    def keep_uploading():
+        number = 100
+        while busy.is_set():
+            uploads.append(upload_once(url, token, folder, number))
+            number += 1
+
+    busy.set()
+    thread = threading.Thread(target=keep_uploading, daemon=True)
+    thread.start()
+    during = [step(i) for i in range(steps + 1, 2 * steps + 1)]
+    busy.clear()
+    thread.join()
+    alone_s, during_s = statistics.median(alone), statistics.median(during)
+    return [("training step, median", f"{during_s:.2f} s while uploading ({len(uploads)} uploads)",
+             f"{alone_s:.2f} s alone", f"{during_s / alone_s - 1:+.1%}", "≤ +10%")]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--dataset-mb", type=int, default=200)
+    parser.add_argument("--steps", type=int, default=4)
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="bench-artifacts-"))
+    try:
+        (work / "cp" / "uploads" / "datasets").mkdir(parents=True)
+        source = work / "cp" / "uploads" / "datasets" / "big.jsonl"
+        sha256 = write_dataset(source, args.dataset_mb)
+        with AsgiServer(work / "cp") as server:
+            seeded = server.shell_json(f"SHA256 = {sha256!r}\nSIZE = {source.stat().st_size}\n"
+                                       f"NAME = 'datasets/big.jsonl'\n" + SEED)
+            url = f"{server.url}/api/runs/{seeded['run_id']}/uploads/"
+            rows = dataset_rows(server, seeded, source, sha256, work)
+            folder, step = trained_checkpoint(work)
+            rows += checkpoint_rows(url, seeded["token"], folder, work)
+            rows += step_rows(url, seeded["token"], folder, step, args.steps)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print("Moving a run's bytes through a control plane on this machine, against local copies")
+    print(markdown_table(("measure", "through the control plane", "peer", "ratio", "target"), rows))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,176 @@
+"""Checkpoints uploaded to a real control plane in the background: listed once whole, downloaded
+byte-identical, carried through the control plane going away, refused for another run."""
+import io
+import os
+import tarfile
+import threading
+import time
+
+import pytest
+
+from tests.support.asgi_server import SEED_RUN, AsgiServer, logged_in_client
+from worker.trainer.checkpoint_keeping import CheckpointKeeper, keeper_for, shares_the_control_planes_disk
+from worker.trainer.checkpoints import TrainerState
+from worker.trainer.reporting.checkpoint_uploader import CheckpointUploader
+from worker.trainer.spec import SharedDiskSpec
+
+
+class Said:
+    def __init__(self):
+        self.lines, self.uploaded = [], []
+        self.done = threading.Event()
+
+    def say(self, level, message):
+        self.lines.append((level, message))
+
+    def on_uploaded(self, job):
+        self.uploaded.append(job.step)
+        self.done.set()
+
+
+def checkpoint(folder, step, seed=0):
+    path = folder / "checkpoints" / f"step-{step:07d}"
+    (path / "tokenizer").mkdir(parents=True)
+    (path / "model.safetensors").write_bytes(os.urandom(300_000 + seed))
+    (path / "trainer_state.pt").write_bytes(b"state" * 1000)
+    (path / "tokenizer" / "tokenizer.json").write_text('{"vocab": {}}')
+    (path / "empty.txt").write_bytes(b"")
+    return path
+
+
+def downloaded(server, run_id):
+    owner = logged_in_client(server, "owner", "owner-pass-123")
+    listed = owner.get(f"/api/runs/{run_id}/checkpoints/").json()
+    files = {}
+    for item in listed:
+        body = owner.get(f"/api/runs/{run_id}/checkpoints/{item['id']}/download/").content
+        with tarfile.open(fileobj=io.BytesIO(body)) as archive:
+            files[item["step"]] = {m.name.split("/", 1)[1]: archive.extractfile(m).read()
+                                   for m in archive.getmembers() if m.isfile()}
+    return listed, files
+
+
+def local_files(path):
+    return {p.relative_to(path).as_posix(): p.read_bytes() for p in path.rglob("*") if p.is_file()}
+
+
+@pytest.fixture
+def control_plane(tmp_path):
+    (tmp_path / "cp").mkdir()
+    server = AsgiServer(tmp_path / "cp").start()
+    seeded = server.shell_json(SEED_RUN)
+    yield server, seeded, f"{server.url}/api/runs/{seeded['run_id']}/uploads/"
+    server.stop()
+
+
+def test_a_checkpoint_uploads_in_chunks_and_downloads_byte_identical(control_plane, tmp_path):
+    server, seeded, url = control_plane
+    said = Said()
+    uploader = CheckpointUploader(url, seeded["token"], said.on_uploaded, said.say, chunk_bytes=64 * 1024)
+    folder = checkpoint(tmp_path / "worker", 20)
+    uploader.submit(folder, 20, 5)
+    assert uploader.close(timeout_s=60) and said.uploaded == [20]
+    listed, files = downloaded(server, seeded["run_id"])
+    assert [(c["step"], c["in_store"], c["model_version"]) for c in listed] == [(20, True, 5)]
+    assert files[20] == local_files(folder)
+    assert any("checkpoint of step 20 uploaded" in message for _, message in said.lines)
+
+
+def test_the_control_plane_going_away_delays_the_upload_and_loses_nothing(control_plane, tmp_path):
+    server, seeded, url = control_plane
+    said = Said()
+    uploader = CheckpointUploader(url, seeded["token"], said.on_uploaded, said.say, chunk_bytes=32 * 1024,
+                                  max_backoff_s=0.5)
+    server.stop()
+    folder = checkpoint(tmp_path / "worker", 40)
+    uploader.submit(folder, 40, 9)
+    time.sleep(2)
+    assert said.uploaded == [] and any(level == "warning" and "did not answer" in message
+                                       for level, message in said.lines)
+    server.start()
+    assert said.done.wait(60) and uploader.close(timeout_s=10)
+    assert downloaded(server, seeded["run_id"])[1][40] == local_files(folder)
+
+
+def test_another_runs_token_is_refused_and_not_tried_forever(control_plane, tmp_path):
+    server, seeded, url = control_plane
+    said = Said()
+    uploader = CheckpointUploader(url, "not-this-runs-token", said.on_uploaded, said.say)
+    uploader.submit(checkpoint(tmp_path / "worker", 20), 20, 1)
+    assert uploader.close(timeout_s=30) and said.uploaded == []  # done with it: nothing left pending
+    assert any(level == "error" and "HTTP 404" in message for level, message in said.lines)
+    assert downloaded(server, seeded["run_id"])[0] == []
+
+
+class RecordingReport:
+    def __init__(self):
+        self.lines, self.checkpoints = [], []
+
+    def log(self, message, level="info"):
+        self.lines.append((level, message))
+
+    def checkpoint(self, step, path, size, version):
+        self.checkpoints.append(step)
+
+
+def test_an_uploading_worker_removes_local_copies_only_once_uploaded(control_plane, tmp_path):
+    server, seeded, url = control_plane
+    report = RecordingReport()
+    keeper = CheckpointKeeper(tmp_path / "worker", keep_last=1, report=report, uploads_url=url, token=seeded["token"])
+    folders = [checkpoint(tmp_path / "worker", step, seed=step) for step in (10, 20, 30)]
+    for step, folder in zip((10, 20, 30), folders):
+        keeper.keep(folder, TrainerState(step=step, model_version=step, data_position=0))
+    keeper.close(timeout_s=60)
+    assert report.checkpoints == []  # listed by the control plane once uploaded, not by an event
+    assert [p.exists() for p in folders] == [False, False, True]
+    assert [c["step"] for c in downloaded(server, seeded["run_id"])[0]] == [10, 20, 30]
+
+
+def test_a_worker_that_reads_the_control_planes_secret_shares_its_disk(tmp_path):
+    marker = tmp_path / ".control-plane-disk"
+    marker.write_text("s" * 24)
+    assert shares_the_control_planes_disk(SharedDiskSpec(path=str(marker), secret="s" * 24))
+    assert not shares_the_control_planes_disk(SharedDiskSpec(path=str(marker), secret="t" * 24))
+    assert not shares_the_control_planes_disk(SharedDiskSpec(path=str(tmp_path / "absent"), secret="s" * 24))
+    assert not shares_the_control_planes_disk(None)
+
+
+def test_a_worker_on_the_control_planes_disk_lists_by_event_and_uploads_nothing(tmp_path):
+    from worker.trainer.spec import LaunchSpec
+
+    marker = tmp_path / ".control-plane-disk"
+    marker.write_text("s" * 24)
+    spec = LaunchSpec.model_validate({
+        "run_id": 1, "model": "m", "dataset": {"kind": "generator", "generator": "arithmetic"},
+        "rewards": [{"name": "acc", "kind": "builtin", "builtin": "accuracy"}], "config": {},
+        "ingest": {"url": "http://cp/api/runs/1/events/", "token": "t"}, "output_dir": str(tmp_path),
+        "uploads_url": "http://cp/api/runs/1/uploads/", "shared_disk": {"path": str(marker), "secret": "s" * 24}})
+    report = RecordingReport()
+    keeper = keeper_for(spec, tmp_path, report)
+    assert keeper.uploader is None
+    keeper.keep(checkpoint(tmp_path, 5), TrainerState(step=5, model_version=5, data_position=0))
+    assert report.checkpoints == [5]
+    marker.write_text("another control plane's")
+    elsewhere = keeper_for(spec, tmp_path, report)
+    assert elsewhere.uploader is not None
+    elsewhere.close(timeout_s=1)
+
+
+def test_a_worker_that_never_saw_the_run_fetches_the_checkpoint_it_resumes_from(control_plane, tmp_path):
+    from worker.trainer.checkpoint_fetch import CheckpointFetchError, local_checkpoint
+
+    server, seeded, url = control_plane
+    said = Said()
+    uploader = CheckpointUploader(url, seeded["token"], said.on_uploaded, said.say)
+    written = checkpoint(tmp_path / "first-worker", 20)
+    uploader.submit(written, 20, 5)
+    assert uploader.close(timeout_s=60)
+    archive = f"{url}20/archive"
+    elsewhere = tmp_path / "second-worker"
+    resumed, fetched = local_checkpoint("/first/worker/out/checkpoints/step-0000020", archive, seeded["token"],
+                                        elsewhere)
+    assert fetched and resumed == str(elsewhere / "checkpoints" / "step-0000020")
+    assert local_files(elsewhere / "checkpoints" / "step-0000020") == local_files(written)
+    assert local_checkpoint(str(written), archive, seeded["token"], elsewhere) == (str(written), False)
+    with pytest.raises(CheckpointFetchError, match="HTTP 404"):
+        local_checkpoint("/gone/step-0000040", f"{url}40/archive", seeded["token"], tmp_path / "third", attempts=1)
