@@ -141,3 +141,46 @@ def test_a_resumed_run_is_told_where_to_fetch_its_uploaded_checkpoint(anon_api, 
     missing = anon_api.get(f"/api/runs/{started_run.pk}/uploads/40/archive",
                            HTTP_AUTHORIZATION=f"Bearer {started_run.test_token}")
     assert missing.status_code == 404
+
+
+LORA_FILES = {"adapter_model.safetensors": b"adapter", "adapter_config.json": b"{}", "tokenizer.json": b"{}",
+              "trainer_state.pt": b"optimizer", "merged/model.safetensors": b"merged weights",
+              "merged/config.json": b"{}", "merged/tokenizer.json": b"{}"}
+
+
+def exported(owner_api, run, part, files=FILES):
+    checkpoint = Checkpoint.objects.get(run=run)
+    response = owner_api.get(f"/api/runs/{run.pk}/checkpoints/{checkpoint.pk}/download/", {"part": part})
+    if response.status_code != 200:
+        return response.status_code, response.json()["detail"]
+    with tarfile.open(fileobj=io.BytesIO(b"".join(response.streaming_content))) as archive:
+        return 200, {m.name for m in archive.getmembers() if m.isfile()}
+
+
+def test_a_checkpoint_exports_as_a_model_ready_to_serve_without_its_optimizer_state(anon_api, owner_api,
+                                                                                 started_run):
+    upload_all(anon_api, started_run)
+    complete(anon_api, started_run, manifest())
+    assert exported(owner_api, started_run, "model") == (200, {
+        "step-0000020-model/model.safetensors", "step-0000020-model/tokenizer/tokenizer.json"})
+    status, detail = exported(owner_api, started_run, "adapter")
+    assert status == 404 and "not a LoRA adapter" in detail
+    assert exported(owner_api, started_run, "everything")[0] == 400
+
+
+def test_a_lora_runs_last_checkpoint_exports_its_adapter_and_its_merged_model(anon_api, owner_api, started_run):
+    upload_all(anon_api, started_run, files=LORA_FILES)
+    complete(anon_api, started_run, manifest(files=LORA_FILES))
+    assert exported(owner_api, started_run, "model") == (200, {
+        "step-0000020-model/model.safetensors", "step-0000020-model/config.json", "step-0000020-model/tokenizer.json"})
+    assert exported(owner_api, started_run, "adapter") == (200, {
+        "step-0000020-adapter/adapter_model.safetensors", "step-0000020-adapter/adapter_config.json",
+        "step-0000020-adapter/tokenizer.json"})
+
+
+def test_an_earlier_lora_checkpoint_says_where_the_merged_model_is(anon_api, owner_api, started_run):
+    adapter_only = {name: data for name, data in LORA_FILES.items() if not name.startswith("merged/")}
+    upload_all(anon_api, started_run, files=adapter_only)
+    complete(anon_api, started_run, manifest(files=adapter_only))
+    status, detail = exported(owner_api, started_run, "model")
+    assert status == 404 and "the run's last checkpoint also holds the merged model" in detail

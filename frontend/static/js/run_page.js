@@ -182,8 +182,22 @@
     const keptOn = checkpoint.in_store ? "control plane (uploaded)" : "worker's disk";
     const cells = [`step ${checkpoint.step}`, String(checkpoint.model_version),
       formatBytes(checkpoint.size_bytes || null), new Date(checkpoint.created_at).toLocaleString(), keptOn];
-    const link = element("a", { href: data.urls.download.replace("{id}", checkpoint.id), download: "", text: "Download (.tar)" });
-    return element("tr", {}, ...cells.map((text) => element("td", { text })), element("td", {}, link));
+    return element("tr", {}, ...cells.map((text) => element("td", { text })),
+      element("td", {}, ...exportLinks(checkpoint)));
+  }
+
+  // The whole checkpoint (to resume from) and what serves: the model without its optimizer state,
+  // or for LoRA the adapter, and the merged model that a run's last checkpoint holds.
+  function exportLinks(checkpoint) {
+    const url = data.urls.download.replace("{id}", checkpoint.id);
+    const newest = Math.max(...[...checkpoints.values()].map((c) => c.step));
+    const parts = [["all", "Checkpoint (.tar)"]];
+    if (data.lora) parts.push(["adapter", "Adapter"]);
+    if (!data.lora || checkpoint.step === newest) parts.push(["model", data.lora ? "Merged model" : "Model"]);
+    return parts.flatMap(([part, text], index) => [
+      ...(index ? [" · "] : []),
+      element("a", { href: part === "all" ? url : `${url}?part=${part}`, download: "", text }),
+    ]);
   }
 
   // --- live ------------------------------------------------------------------------------

@@ -52,6 +52,7 @@ def page_data(run) -> dict:
         "active_statuses": sorted(ACTIVE),
         "started_at": run.started_at, "finished_at": run.finished_at,
         "reward_names": [rr.reward_function.name for rr in run.run_rewards.all()],
+        "lora": bool(run.config.get("lora")),  # which parts a checkpoint exports (adapter, merged model)
         "urls": {
             "run": api, "metrics": reverse("run-metrics", args=[run.pk]),
             "samples": reverse("run-samples", args=[run.pk]),
