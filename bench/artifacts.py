@@ -122,11 +122,9 @@ def step_rows(url: str, token: str, folder: Path, step, steps: int) -> list[tupl
     alone = [step(i) for i in range(1, steps + 1)]
     busy, uploads = threading.Event(), []
 
-    def keep_uploading():
-        number = 100
+    def keep_uploading():  # the same step again and again: the store keeps one copy
         while busy.is_set():
-            uploads.append(upload_once(url, token, folder, number))
-            number += 1
+            uploads.append(upload_once(url, token, folder, 100))
 
     busy.set()
     thread = threading.Thread(target=keep_uploading, daemon=True)

@@ -1,6 +1,5 @@
 """What a worker says a checkpoint it uploaded holds: shared by the trainer, which writes it,
 and the control plane, which checks every file against it before it lists the checkpoint."""
-import hashlib
 from pathlib import Path, PurePosixPath
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -39,11 +38,7 @@ class CheckpointManifest(BaseModel):
         return sum(file.size for file in self.files)
 
 
-def manifest_of(folder: Path, step: int, model_version: int) -> CheckpointManifest:
-    """Every file of a checkpoint folder with its size and sha256."""
-    files = []
-    for path in sorted(p for p in Path(folder).rglob("*") if p.is_file() and not p.is_symlink()):
-        with path.open("rb") as handle:
-            digest = hashlib.file_digest(handle, "sha256").hexdigest()
-        files.append(ManifestFile(path=path.relative_to(folder).as_posix(), size=path.stat().st_size, sha256=digest))
-    return CheckpointManifest(step=step, model_version=model_version, local_path=str(folder), files=files)
+def files_in(folder: Path) -> list[str]:
+    """The relative paths of a checkpoint folder's files (links left out), in a stable order."""
+    return [path.relative_to(folder).as_posix()
+            for path in sorted(Path(folder).rglob("*")) if path.is_file() and not path.is_symlink()]

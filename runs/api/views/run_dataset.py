@@ -14,6 +14,7 @@ from runs.api.views.ingest import bearer_token
 from runs.models import Dataset, Run
 
 CHECKSUM_HEADER = "X-Content-SHA256"
+BLOCK = 1024 * 1024
 
 
 def run_for_token(request, run_id: int) -> Run:
@@ -46,6 +47,7 @@ class RunDatasetView(APIView):
             raise Http404(f"the file of dataset {dataset.name!r} is no longer on the control plane") from None
         response = FileResponse(handle, as_attachment=True, filename=dataset.file.name.rsplit("/", 1)[-1],
                                 content_type="application/octet-stream")
+        response.block_size = BLOCK  # Django's 4 KiB blocks cost a tenth of the throughput
         response[CHECKSUM_HEADER] = dataset.sha256
         return response
 

@@ -7,7 +7,9 @@ While the control plane is away, or its disk is full, the upload waits and tries
 growing pause; training never waits for it. A checkpoint is reported uploaded only once listed,
 and only then may the trainer remove its local copy.
 """
+import hashlib
 import logging
+import os
 import queue
 import threading
 import time
@@ -17,7 +19,7 @@ from pathlib import Path
 
 import httpx
 
-from worker.trainer.checkpoint_manifest import CheckpointManifest, manifest_of
+from worker.trainer.checkpoint_manifest import CheckpointManifest, ManifestFile, files_in
 
 log = logging.getLogger(__name__)
 CHUNK = 8 * 1024 * 1024
@@ -75,6 +77,7 @@ class CheckpointUploader:
 
     # --- the thread ----------------------------------------------------------------
     def _work(self) -> None:
+        yield_the_cpu()
         while (job := self._jobs.get()) is not None:
             try:
                 self._upload_until_listed(job)
@@ -89,17 +92,20 @@ class CheckpointUploader:
 
     def _upload_until_listed(self, job: UploadJob) -> None:
         started, backoff = time.monotonic(), 1.0
-        manifest = manifest_of(job.folder, job.step, job.model_version)
-        to_send = [file.path for file in manifest.files]
+        paths = files_in(job.folder)
+        sent: dict[str, ManifestFile] = {}
+        to_send = paths
         while not self._closing.is_set():
             try:
                 for path in to_send:
-                    self._send_file(job, path)
+                    sent[path] = self._send_file(job, path)
+                manifest = CheckpointManifest(step=job.step, model_version=job.model_version,
+                                              local_path=str(job.folder), files=[sent[path] for path in paths])
+                # The control plane asks again for files that arrived otherwise, or that changed since
+                # they were read (a cancel saves again the step it stopped at): they are read anew.
                 to_send = self._complete(manifest)
                 if not to_send:
                     break
-                # The folder may have been written again since (a cancel saves the step it stopped at).
-                manifest = manifest_of(job.folder, job.step, job.model_version)
             except TryAgain as exc:
                 self.say("warning", f"checkpoint of step {job.step}: {exc}; trying again in {backoff:.0f} s")
                 self._closing.wait(backoff)
@@ -111,20 +117,30 @@ class CheckpointUploader:
                          f"{time.monotonic() - started:.1f} s")
         self.on_uploaded(job)
 
-    def _send_file(self, job: UploadJob, relative: str) -> None:
+    def _send_file(self, job: UploadJob, relative: str) -> ManifestFile:
+        """Reads the file once, in order, hashing every byte and sending those the control plane
+        lacks (all, or the rest after a broken upload); an empty file is sent too."""
         url, path = f"{job.step}/files/{relative}", job.folder / relative
         size = path.stat().st_size
-        offset = self._call("GET", url).json()["received"]
-        if offset >= size > 0:
-            return
+        received = self._call("GET", url).json()["received"]
+        digest, position = hashlib.sha256(), 0
         with path.open("rb") as handle:
-            while True:  # an empty file is sent too: the control plane learns it exists
-                handle.seek(offset)
-                answer = self._call("PUT", url, content=handle.read(self.chunk_bytes),
-                                    headers={"Upload-Offset": str(offset)}, conflict_ok=True)
-                offset = answer.json()["received"]  # on a 409, where the control plane wants it from
-                if offset >= size:
-                    return
+            while True:
+                chunk = handle.read(self.chunk_bytes)
+                end = position + len(chunk)
+                while received < end or (size == 0 and received == 0 and not chunk):
+                    start = max(received, position)
+                    answer = self._call("PUT", url, content=chunk[start - position:],
+                                        headers={"Upload-Offset": str(start)}, conflict_ok=True)
+                    received = answer.json()["received"]  # on a 409, where the control plane is
+                    if received < position:  # it lost bytes already read past: the file again
+                        return self._send_file(job, relative)
+                    if size == 0:
+                        break
+                digest.update(chunk)
+                position = end
+                if position >= size or not chunk:  # not chunk: it shrank while read; the manifest says so
+                    return ManifestFile(path=relative, size=position, sha256=digest.hexdigest())
 
     def _complete(self, manifest: CheckpointManifest) -> list[str]:
         """Files the control plane asks for again ([] once the checkpoint is listed)."""
@@ -149,6 +165,15 @@ class CheckpointUploader:
         if answer.status_code >= 500:  # 507: its disk is full
             raise TryAgain(f"HTTP {answer.status_code} from the control plane: {detail}")
         raise UploadRefused(f"HTTP {answer.status_code}: {detail}")
+
+
+def yield_the_cpu() -> None:
+    """This thread at the lowest CPU priority (Linux sets it per thread): hashing and sending a
+    checkpoint takes the cores only when training leaves them idle."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+    except (AttributeError, OSError):
+        pass
 
 
 def _detail(answer: httpx.Response) -> str:

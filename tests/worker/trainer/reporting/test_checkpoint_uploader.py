@@ -174,3 +174,19 @@ def test_a_worker_that_never_saw_the_run_fetches_the_checkpoint_it_resumes_from(
     assert local_checkpoint(str(written), archive, seeded["token"], elsewhere) == (str(written), False)
     with pytest.raises(CheckpointFetchError, match="HTTP 404"):
         local_checkpoint("/gone/step-0000040", f"{url}40/archive", seeded["token"], tmp_path / "third", attempts=1)
+
+
+def test_an_upload_broken_off_goes_on_from_what_the_control_plane_holds(control_plane, tmp_path):
+    import httpx
+
+    server, seeded, url = control_plane
+    folder = checkpoint(tmp_path / "worker", 60)
+    head = (folder / "model.safetensors").read_bytes()[:100_000]
+    sent = httpx.put(f"{url}60/files/model.safetensors", content=head, headers={
+        "Upload-Offset": "0", "Authorization": f"Bearer {seeded['token']}"})
+    assert sent.json()["received"] == 100_000  # what a worker that died had sent
+    said = Said()
+    uploader = CheckpointUploader(url, seeded["token"], said.on_uploaded, said.say, chunk_bytes=64 * 1024)
+    uploader.submit(folder, 60, 3)
+    assert uploader.close(timeout_s=60) and said.uploaded == [60]
+    assert downloaded(server, seeded["run_id"])[1][60] == local_files(folder)
