@@ -21,11 +21,11 @@ MAX_STEPS = 6
 class LiveRun:
     """A control plane, a worker and one run on the tiny model, driven like a user would."""
 
-    def __init__(self, tmp_path, tiny_model_dir, heartbeat_timeout_s=60):
+    def __init__(self, tmp_path, tiny_model_dir, heartbeat_timeout_s=60, max_steps=MAX_STEPS):
         (tmp_path / "cp").mkdir()
         self.model = str(tiny_model_dir)
         self.server = AsgiServer(tmp_path / "cp", env={"RUN_HEARTBEAT_TIMEOUT_S": str(heartbeat_timeout_s)}).start()
-        seed = SEED_E2E_RUN.replace("max_steps=3", f"max_steps={MAX_STEPS}").replace("save_steps=2", "save_steps=1")
+        seed = SEED_E2E_RUN.replace("max_steps=3", f"max_steps={max_steps}").replace("save_steps=2", "save_steps=1")
         self.run_id = self.server.shell_json(f"MODEL = {self.model!r}\n" + seed)["run_id"]
         self.worker = None
         self.login()
@@ -143,7 +143,16 @@ def test_killed_worker_leaves_nothing_and_the_run_becomes_lost(tmp_path, tiny_mo
         live.close()
 
 
-def test_cancel_ends_the_run_within_30_s_with_a_checkpoint(live):
+@pytest.fixture
+def long_run(tmp_path, tiny_model_dir):
+    """A run the tiny model cannot finish before a cancel reaches it with the next heartbeat."""
+    run = LiveRun(tmp_path, tiny_model_dir, max_steps=200)
+    yield run
+    run.close()
+
+
+def test_cancel_ends_the_run_within_30_s_with_a_checkpoint(long_run):
+    live = long_run
     live.post("start")
     live.start_worker()
     running = live.wait_training()
