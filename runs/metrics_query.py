@@ -28,10 +28,23 @@ def series(run, name: str, step_min: int | None, step_max: int | None, max_point
     if bounds["lo"] is None:
         return {"step": [], "value": [], "min": [], "max": [], "downsampled": False}
     if bounds["count"] <= max_points:
-        rows = points.order_by("step", "id").values_list("step", "value")
+        rows = latest_per_step(points.order_by("step", "id").values_list("step", "value"))
         steps, values = _columns(rows, 2)
         return {"step": steps, "value": values, "min": values, "max": values, "downsampled": False}
     return _bucketed(points, bounds["lo"], bounds["hi"], max_points)
+
+
+def latest_per_step(rows):
+    """(step, value) rows in (step, id) order, one per step: the last stored. A run resumed from
+    an earlier checkpoint trains the steps after it again, and the later attempt's value is the
+    one that led to the model (both stay stored)."""
+    kept = []
+    for step, value in rows:
+        if kept and kept[-1][0] == step:
+            kept[-1] = (step, value)
+        else:
+            kept.append((step, value))
+    return kept
 
 
 def _bucketed(points, lo: int, hi: int, max_points: int) -> dict:

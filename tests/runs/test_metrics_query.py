@@ -153,3 +153,12 @@ def test_checkpoints_are_listed_in_step_order(owner_api, run):
     body = owner_api.get(f"/api/runs/{run.pk}/checkpoints/").json()
     assert [c["step"] for c in body] == [10, 20, 30]
     assert body[0]["path"] == "/ckpt/10" and body[0]["size_bytes"] == 10_000
+
+
+def test_a_step_trained_again_after_a_resume_charts_once_with_the_later_value(owner_api, run):
+    now = timezone.now()
+    for step, value in [(1, 0.1), (2, 0.2), (3, 0.3), (2, 0.25), (3, 0.35), (4, 0.4)]:  # resumed from step 1
+        MetricPoint.objects.create(run=run, name="train/loss", step=step, value=value, time=now)
+    got = owner_api.get(f"/api/runs/{run.pk}/metrics/", {"names": "train/loss"}).json()["series"]["train/loss"]
+    assert got["step"] == [1, 2, 3, 4] and got["value"] == [0.1, 0.25, 0.35, 0.4]
+    assert MetricPoint.objects.filter(run=run, step=2).count() == 2  # both attempts stay stored
