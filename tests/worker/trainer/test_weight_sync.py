@@ -12,6 +12,15 @@ from worker.trainer.weight_sync.nccl import NcclWeightSync  # noqa: E402
 from worker.trainer.weight_sync.server_api import ServerPause, VllmAdminClient  # noqa: E402
 
 
+@pytest.fixture(autouse=True)
+def files_under_tmp_path(monkeypatch):
+    """Syncs write under the test's tmp_path, not /dev/shm, which outlives the test."""
+    from worker.trainer.weight_sync import filesystem, lora_adapter
+
+    monkeypatch.setattr(filesystem, "shared_memory_dir", lambda fallback: fallback)
+    monkeypatch.setattr(lora_adapter, "shared_memory_dir", lambda fallback: fallback)
+
+
 class TiedModel(torch.nn.Module):
     def __init__(self):
         super().__init__()
