@@ -24,6 +24,8 @@ def dataset_spec(dataset: Dataset) -> dict:
 
 def build_launch_spec(run: Run, token: str, resume_from: Checkpoint | None = None) -> dict:
     ingest_url = settings.PUBLIC_URL + reverse("run-events", args=[run.pk])
+    # Beside the events: <uploads_url><step>/files/..., .../complete, .../archive (checkpoint_upload.py).
+    uploads_url = ingest_url.removesuffix("events/") + "uploads/"
     dataset = dataset_spec(run.dataset)
     if dataset["kind"] == "file":  # fetched with the run's token (runs/api/views/run_dataset.py)
         dataset["url"] = settings.PUBLIC_URL + reverse("run-dataset", args=[run.pk])
@@ -36,11 +38,11 @@ def build_launch_spec(run: Run, token: str, resume_from: Checkpoint | None = Non
                     for rr in run.run_rewards.select_related("reward_function")],
         "config": run.config,
         "ingest": {"url": ingest_url, "token": token},
-        "uploads_url": ingest_url.removesuffix("events/") + "uploads/",
+        "uploads_url": uploads_url,
         "shared_disk": shared_disk_marker(settings.RUNS_DIR / str(run.pk)),
         "output_dir": str(settings.RUNS_DIR / str(run.pk)),
         "resume_from": resume_from.path if resume_from else None,
-        "resume_url": (ingest_url.removesuffix("events/") + f"uploads/{resume_from.step}/archive"
+        "resume_url": (f"{uploads_url}{resume_from.step}/archive"
                        if resume_from is not None and resume_from.in_store else None),
     })
     return spec.model_dump(mode="json")

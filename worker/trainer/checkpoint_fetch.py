@@ -7,15 +7,12 @@ its own output folder, unpacks it through a partial folder, and resumes from the
 import shutil
 import tarfile
 import tempfile
-import time
 from pathlib import Path
 
-import httpx
-
-CHUNK = 1024 * 1024
+from worker.trainer.fetching import FetchError, RetryableFetchError, stream_to_file, with_retries
 
 
-class CheckpointFetchError(RuntimeError):
+class CheckpointFetchError(FetchError):
     """The checkpoint to resume from could not be had; the message says why."""
 
 
@@ -27,15 +24,9 @@ def local_checkpoint(resume_from: str, url: str | None, token: str | None, outpu
     target = Path(output_dir) / "checkpoints" / Path(resume_from).name
     if target.is_dir():
         return str(target), False
-    for attempt in range(1, attempts + 1):
-        try:
-            fetch_into(url, token, target)
-            return str(target), True
-        except (httpx.TransportError, tarfile.TarError) as exc:
-            if attempt == attempts:
-                raise CheckpointFetchError(f"checkpoint not fetched from {url} after {attempts} tries: {exc}") from exc
-            time.sleep(backoff_s * attempt)
-    raise AssertionError("unreachable")
+    with_retries(lambda: fetch_into(url, token, target), url, "checkpoint", attempts, backoff_s,
+                 refused=CheckpointFetchError)
+    return str(target), True
 
 
 def fetch_into(url: str, token: str | None, target: Path) -> None:
@@ -44,17 +35,12 @@ def fetch_into(url: str, token: str | None, target: Path) -> None:
     partial = Path(tempfile.mkdtemp(prefix=f"{target.name}.", suffix=".partial", dir=target.parent))
     try:
         archive = partial / "checkpoint.tar"
-        with httpx.stream("GET", url, headers={"Authorization": f"Bearer {token}"} if token else {},
-                          timeout=120) as response:
-            if response.status_code != 200:
-                response.read()
-                raise CheckpointFetchError(f"the control plane refused the checkpoint (HTTP {response.status_code}): "
-                                           f"{response.text[:300]}")
-            with archive.open("wb") as out:
-                for chunk in response.iter_bytes(CHUNK):
-                    out.write(chunk)
-        with tarfile.open(archive) as tar:
-            tar.extractall(partial / "unpacked", filter="data")  # no paths outside, no links out
+        stream_to_file(url, token, archive, "checkpoint", refused=CheckpointFetchError)
+        try:
+            with tarfile.open(archive) as tar:
+                tar.extractall(partial / "unpacked", filter="data")  # no paths outside, no links out
+        except tarfile.TarError as exc:
+            raise RetryableFetchError(f"the archive arrived broken: {exc}") from exc
         (folder,) = (partial / "unpacked").iterdir()
         folder.rename(target)
     finally:

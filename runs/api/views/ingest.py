@@ -18,11 +18,18 @@ def bearer_token(request) -> str:
     return token.strip()
 
 
-def authorized_run(request, run_id: int) -> Run:
-    """The run whose token this is. A wrong token and an unknown run read the same, so ids don't leak."""
+def run_of_token(request, run_id: int) -> Run | None:
+    """Run `run_id` if the request's bearer token is its own; None for a wrong token and for an
+    unknown run alike, so ids don't leak."""
     token = bearer_token(request)
     run = Run.objects.filter(pk=run_id).first()
-    if run is None or not run.ingest_token_matches(token):
+    return run if run is not None and run.ingest_token_matches(token) else None
+
+
+def authorized_run(request, run_id: int) -> Run:
+    """The run whose token this is, for the ingest: a 401 otherwise."""
+    run = run_of_token(request, run_id)
+    if run is None:
         raise AuthenticationFailed("this token is not valid for this run")
     return run
 

@@ -10,7 +10,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.views import APIView
 
-from runs.api.views.ingest import bearer_token
+from runs.api.views.ingest import run_of_token
 from runs.models import Dataset, Run
 
 CHECKSUM_HEADER = "X-Content-SHA256"
@@ -18,10 +18,10 @@ BLOCK = 1024 * 1024
 
 
 def run_for_token(request, run_id: int) -> Run:
-    """The run this token belongs to, if it is run `run_id`; else Http404."""
-    token = bearer_token(request)
-    run = Run.objects.select_related("dataset").filter(pk=run_id).first()
-    if run is None or not run.ingest_token_matches(token):
+    """The run this token belongs to, if it is run `run_id`; else Http404 (files, unlike events,
+    are answered as not found)."""
+    run = run_of_token(request, run_id)
+    if run is None:
         raise Http404("no run with this id for this token")
     return run
 

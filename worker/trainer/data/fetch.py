@@ -10,15 +10,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
-
+from worker.trainer.fetching import FetchError, RetryableFetchError, stream_to_file, with_retries
 from worker.trainer.models.paths import data_dir
 from worker.trainer.spec import DatasetSpec
 
-CHUNK = 1024 * 1024
 
-
-class DatasetFetchError(ValueError):
+class DatasetFetchError(FetchError):
     """The dataset's file could not be had; the message says why."""
 
 
@@ -57,19 +54,9 @@ def dataset_file(spec: DatasetSpec, token: str | None, cache_dir: Path | None = 
     if cached.is_file():
         return DatasetFile(cached, "cache")
     started = time.perf_counter()
-    for attempt in range(1, attempts + 1):
-        try:
-            download(spec.url, token, cached, spec.sha256)
-            return DatasetFile(cached, "fetched", time.perf_counter() - started)
-        except RetryableFetchError as exc:
-            if attempt == attempts:
-                raise DatasetFetchError(f"dataset not fetched from {spec.url} after {attempts} tries: {exc}") from exc
-            time.sleep(backoff_s * attempt)
-    raise AssertionError("unreachable")
-
-
-class RetryableFetchError(Exception):
-    """A fetch that may succeed when tried again: the server away, a broken stream, a bad checksum."""
+    with_retries(lambda: download(spec.url, token, cached, spec.sha256), spec.url, "dataset", attempts, backoff_s,
+                 refused=DatasetFetchError)
+    return DatasetFile(cached, "fetched", time.perf_counter() - started)
 
 
 def download(url: str, token: str | None, target: Path, sha256: str) -> None:
@@ -77,31 +64,10 @@ def download(url: str, token: str | None, target: Path, sha256: str) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(f"{target.name}.{time.time_ns()}.partial")
     digest = hashlib.sha256()
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
     try:
-        with httpx.stream("GET", url, headers=headers, timeout=60, follow_redirects=True) as response:
-            refuse_unless_ok(response, url)
-            with partial.open("wb") as out:
-                for chunk in response.iter_bytes(CHUNK):
-                    digest.update(chunk)
-                    out.write(chunk)
+        stream_to_file(url, token, partial, "dataset", on_chunk=digest.update, refused=DatasetFetchError)
         if digest.hexdigest() != sha256:
             raise RetryableFetchError(f"checksum mismatch: expected {sha256}, got {digest.hexdigest()}")
         partial.rename(target)
-    except httpx.TransportError as exc:
-        raise RetryableFetchError(f"the control plane did not answer: {exc}") from exc
     finally:
         partial.unlink(missing_ok=True)
-
-
-def refuse_unless_ok(response: httpx.Response, url: str) -> None:
-    if response.status_code == 200:
-        return
-    response.read()
-    if response.status_code >= 500:
-        raise RetryableFetchError(f"HTTP {response.status_code} from {url}")
-    try:
-        detail = response.json().get("detail", response.text)
-    except ValueError:
-        detail = response.text
-    raise DatasetFetchError(f"the control plane refused the dataset (HTTP {response.status_code}): {detail[:300]}")
