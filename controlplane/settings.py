@@ -111,6 +111,12 @@ WHITENOISE_AUTOREFRESH = DEBUG
 MEDIA_ROOT = DATA_DIR / "uploads"
 RUNS_DIR = DATA_DIR / "runs"
 ARTIFACTS_DIR = DATA_DIR / "artifacts"  # checkpoints uploaded by workers (runs/artifacts/)
+# Where uploaded checkpoints are kept once whole: empty for ARTIFACTS_DIR, or s3://bucket/prefix
+# for an S3-compatible bucket (credentials the AWS way: AWS_ACCESS_KEY_ID, ..., or an instance role).
+# Uploads still arrive in parts under ARTIFACTS_DIR/runs/<id>/uploads/ first.
+ARTIFACT_STORE_URL = env_url("ARTIFACT_STORE_URL", "", ("s3",))
+ARTIFACT_STORE_ENDPOINT_URL = env_url("ARTIFACT_STORE_ENDPOINT_URL", "", ("http", "https"))  # MinIO, R2, ...
+ARTIFACT_STORE_REGION = env_str("ARTIFACT_STORE_REGION", "us-east-1")
 MODELS_DIR = DATA_DIR / "models"
 
 # Uploads: above this size a dataset upload is refused with 413 before anything is stored.

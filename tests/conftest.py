@@ -13,6 +13,7 @@ from runs.models import Dataset, RewardFunction, Run, RunReward, TrainingConfig
 from worker.trainer.config import TrainingConfig as ConfigSchema
 
 from tests.support.api_clients import api_client_for
+from tests.support.s3_server import CREDENTIALS, S3Server
 
 pytest_plugins = ["tests.support.browser"]
 
@@ -138,3 +139,22 @@ def library_for(db):
         return {"dataset": dataset, "reward": reward, "config": config, "run": made}
 
     return make
+
+
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory):
+    """A real S3-compatible server (moto's), started once for the session."""
+    server = S3Server(tmp_path_factory.mktemp("s3")).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def s3_bucket(s3_server, settings, monkeypatch):
+    """The artifact store set to a new, empty bucket on that server; its name."""
+    for name, value in CREDENTIALS.items():
+        monkeypatch.setenv(name, value)
+    bucket = s3_server.new_bucket()
+    settings.ARTIFACT_STORE_URL = f"s3://{bucket}/grpo"
+    settings.ARTIFACT_STORE_ENDPOINT_URL = s3_server.url
+    return bucket

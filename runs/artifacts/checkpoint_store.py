@@ -1,10 +1,11 @@
-"""Checkpoints uploaded by workers, on the control plane's disk under ARTIFACTS_DIR.
+"""Checkpoints uploaded by workers: received on the control plane's disk, then kept in the store.
 
-A worker sends each file in chunks, each at the offset the store has received so far, so an
-upload broken off (the worker or the control plane gone) goes on where it stopped. The files
-gather in an upload folder of their own; only when the worker's manifest has been checked
-against every one of them (size and sha256) does the folder move, in one rename, to where
-checkpoints are listed from. A half-uploaded checkpoint therefore never appears.
+A worker sends each file in chunks, each at the offset received so far, so an upload broken
+off (the worker or the control plane gone) goes on where it stopped. The files gather in an
+upload folder under ARTIFACTS_DIR; only when the worker's manifest has been checked against
+every one of them (size and sha256) does the folder move into the artifact store
+(runs/artifacts/stores.py: this disk or a bucket), and only then is the checkpoint listed.
+A half-uploaded checkpoint therefore never appears.
 """
 import hashlib
 import shutil
@@ -12,6 +13,8 @@ from pathlib import Path
 
 from django.conf import settings
 
+from runs.artifacts.checkpoint_files import CheckpointFile
+from runs.artifacts.stores import artifact_store
 from worker.trainer.checkpoint_manifest import CheckpointManifest, safe_relative_path
 
 
@@ -25,10 +28,6 @@ class OffsetMismatch(Exception):
 
 def run_root(run_id: int) -> Path:
     return Path(settings.ARTIFACTS_DIR) / "runs" / str(run_id)
-
-
-def checkpoint_folder(run_id: int, step: int) -> Path:
-    return run_root(run_id) / "checkpoints" / f"step-{step:07d}"
 
 
 def upload_folder(run_id: int, step: int) -> Path:
@@ -74,18 +73,20 @@ def mismatched_files(run_id: int, step: int, manifest: CheckpointManifest) -> li
     return wrong
 
 
-def publish_checkpoint(run_id: int, step: int) -> Path:
-    """Moves a checked upload to where checkpoints are kept, replacing an older one of the step."""
-    final = checkpoint_folder(run_id, step)
-    final.parent.mkdir(parents=True, exist_ok=True)
-    if final.exists():
-        shutil.rmtree(final)
-    upload_folder(run_id, step).rename(final)
-    return final
+def publish_checkpoint(run_id: int, step: int) -> None:
+    """Moves a checked upload into the artifact store. StoreUnavailable leaves the upload as it was."""
+    artifact_store().publish(upload_folder(run_id, step), run_id, step)
+
+
+def checkpoint_files(run_id: int, step: int) -> list[CheckpointFile]:
+    """The files of the run's stored checkpoint of `step`; empty when the store lacks it."""
+    return artifact_store().files(run_id, step)
 
 
 def remove_run_artifacts(run_id: int) -> None:
+    """The run's uploads in progress and its stored checkpoints."""
     shutil.rmtree(run_root(run_id), ignore_errors=True)
+    artifact_store().remove_run(run_id)
 
 
 def _sha256(path: Path) -> str:

@@ -1,5 +1,6 @@
 """A worker uploads a checkpoint to the control plane: chunked, resumable, checked against its
-manifest, listed only once whole, downloadable wherever the worker ran."""
+manifest, listed only once whole, downloadable wherever the worker ran. Every test runs with
+both artifact stores: the filesystem and an S3 bucket on a real S3-compatible server."""
 import errno
 import hashlib
 import io
@@ -14,10 +15,12 @@ FILES = {"model.safetensors": bytes(range(256)) * 40, "trainer_state.pt": b"stat
          "tokenizer/tokenizer.json": b'{"vocab": {}}'}
 
 
-@pytest.fixture(autouse=True)
-def artifacts_dir(settings, tmp_path):
+@pytest.fixture(autouse=True, params=["filesystem", "s3"])
+def artifact_store(request, settings, tmp_path):
     settings.ARTIFACTS_DIR = tmp_path / "artifacts"
-    return settings.ARTIFACTS_DIR
+    if request.param == "s3":
+        request.getfixturevalue("s3_bucket")
+    return request.param
 
 
 def manifest(step=20, files=FILES, **changes):
@@ -116,12 +119,12 @@ def test_deleting_a_run_removes_its_uploaded_checkpoints(anon_api, started_run, 
                                                          owner, dataset, config, reward):
     upload_all(anon_api, started_run)
     complete(anon_api, started_run, manifest())
-    folder = store.checkpoint_folder(started_run.pk, 20)
-    assert folder.is_dir()
+    assert len(store.checkpoint_files(started_run.pk, 20)) == len(FILES)
     with django_capture_on_commit_callbacks(execute=True):
         RunReward.objects.filter(run=started_run).delete()
         Run.objects.filter(pk=started_run.pk).delete()
-    assert not folder.exists()
+    assert store.checkpoint_files(started_run.pk, 20) == []
+    assert not store.run_root(started_run.pk).exists()
 
 
 def test_a_resumed_run_is_told_where_to_fetch_its_uploaded_checkpoint(anon_api, started_run, settings):

@@ -7,7 +7,8 @@
   Every file is checked; 422 names those to send again, else the checkpoint is listed;
 - `GET  /api/runs/<id>/uploads/<step>/archive`: a listed checkpoint as a tar, for a worker that
   resumes the run without having written it.
-A full disk is a 507 that says so; what arrived before stays.
+A full disk is a 507 that says so, an artifact store (bucket) that is away a 503; what arrived
+before stays in both cases.
 """
 import errno
 
@@ -22,10 +23,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from runs.actions.checkpoints import register_uploaded_checkpoint
-from runs.api.views.checkpoint_download import tar_stream
+from runs.api.views.checkpoint_download import stored_files, store_unavailable
 from runs.api.views.ingest import schema_problems
 from runs.api.views.run_dataset import run_for_token
 from runs.artifacts import checkpoint_store as store
+from runs.artifacts.export import tar_stream
+from runs.artifacts.stores import StoreUnavailable
 from worker.trainer.checkpoint_manifest import CheckpointManifest
 
 CHUNK = 1024 * 1024
@@ -103,7 +106,9 @@ class CheckpointUploadCompleteView(_RunTokenView):
                    400: DETAIL, 401: DETAIL, 404: DETAIL,
                    422: OpenApiResponse(inline_serializer("UploadMismatch", {
                        "detail": serializers.CharField(), "send_again": serializers.ListField()}),
-                       description="Files missing or different from the manifest; send them again.")})
+                       description="Files missing or different from the manifest; send them again."),
+                   503: OpenApiResponse(DETAIL, description="The artifact store (a bucket) could not take it: "
+                                                            "complete again later; what arrived stays.")})
     def post(self, request, run_id: int, step: int):
         run = run_for_token(request, run_id)
         try:
@@ -121,6 +126,8 @@ class CheckpointUploadCompleteView(_RunTokenView):
                              "send_again": wrong}, status=status.HTTP_422_UNPROCESSABLE_ENTITY)
         try:
             checkpoint = register_uploaded_checkpoint(run, manifest, received_at=timezone.now())
+        except StoreUnavailable as exc:
+            return store_unavailable(exc)
         except OSError as exc:
             return _disk_full_or_raise(exc)
         return Response({"id": checkpoint.pk, "size_bytes": checkpoint.size_bytes})
@@ -129,10 +136,15 @@ class CheckpointUploadCompleteView(_RunTokenView):
 class CheckpointArchiveView(_RunTokenView):
     @extend_schema(summary="An uploaded checkpoint as a tar, for the worker resuming the run",
                    responses={(200, "application/x-tar"): OpenApiResponse(description="The checkpoint folder."),
-                              401: DETAIL, 404: DETAIL})
+                              401: DETAIL, 404: DETAIL,
+                              503: OpenApiResponse(DETAIL, description="The artifact store could not be reached.")})
     def get(self, request, run_id: int, step: int):
         run = run_for_token(request, run_id)
-        folder = store.checkpoint_folder(run.pk, step)
-        if not run.checkpoints.filter(step=step, in_store=True).exists() or not folder.is_dir():
+        if not run.checkpoints.filter(step=step, in_store=True).exists():
             raise Http404(f"no uploaded checkpoint of step {step} in the control plane's store")
-        return StreamingHttpResponse(tar_stream(folder), content_type="application/x-tar")
+        try:
+            files = stored_files(run.pk, step)
+        except StoreUnavailable as exc:
+            return store_unavailable(exc)
+        return StreamingHttpResponse(tar_stream([(file.path, file) for file in files], f"step-{step:07d}"),
+                                     content_type="application/x-tar")
