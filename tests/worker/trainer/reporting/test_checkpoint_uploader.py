@@ -190,3 +190,45 @@ def test_an_upload_broken_off_goes_on_from_what_the_control_plane_holds(control_
     uploader.submit(folder, 60, 3)
     assert uploader.close(timeout_s=60) and said.uploaded == [60]
     assert downloaded(server, seeded["run_id"])[1][60] == local_files(folder)
+
+
+@pytest.fixture
+def small_artifacts_disk(control_plane, tmp_path):
+    """The control plane's ARTIFACTS_DIR on a 128 KiB tmpfs (mounting needs root: skipped elsewhere);
+    `grow()` makes it roomy, as an operator freeing space would."""
+    import subprocess
+
+    mount_point = tmp_path / "cp" / "artifacts"
+    mount_point.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=128k", "tmpfs", str(mount_point)],
+                             capture_output=True, text=True)
+    if mounted.returncode:
+        pytest.skip(f"cannot mount a small tmpfs here ({mounted.stderr.strip()})")
+
+    def grow():
+        subprocess.run(["mount", "-o", "remount,size=16m", str(mount_point)], check=True)
+
+    yield grow
+    subprocess.run(["umount", "--lazy", str(mount_point)], check=False)
+
+
+def test_a_full_control_plane_disk_is_said_in_the_log_and_the_local_copy_waits(control_plane, small_artifacts_disk,
+                                                                               tmp_path):
+    server, seeded, url = control_plane
+    report = RecordingReport()
+    keeper = CheckpointKeeper(tmp_path / "worker", keep_last=1, report=report, uploads_url=url, token=seeded["token"])
+    keeper.uploader.max_backoff_s = 0.5
+    folders = [checkpoint(tmp_path / "worker", step, seed=step) for step in (10, 20)]
+    for step, folder in zip((10, 20), folders):
+        keeper.keep(folder, TrainerState(step=step, model_version=step, data_position=0))
+    deadline = time.monotonic() + 30
+    while not any("disk is full" in message for _, message in report.lines) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert any(level == "warning" and "HTTP 507" in message and "disk is full" in message
+               for level, message in report.lines)
+    assert all(folder.is_dir() for folder in folders)  # nothing pruned while the control plane lacks it
+    assert downloaded(server, seeded["run_id"])[0] == []
+    small_artifacts_disk()
+    keeper.close(timeout_s=60)
+    assert [c["step"] for c in downloaded(server, seeded["run_id"])[0]] == [10, 20]
+    assert [folder.exists() for folder in folders] == [False, True]
