@@ -9,7 +9,7 @@ from rest_framework.exceptions import APIException
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from runs.models import IllegalTransition
+from runs.models import IllegalTransition, Run, RunReward
 
 
 class PayloadTooLarge(APIException):
@@ -49,8 +49,13 @@ def exception_handler(exc, context):
 
 
 def protected_message(exc: ProtectedError, shown: int = 5) -> str:
-    # A reward is held by the run's RunReward row; name the run, which is what a person can delete.
-    holders = sorted({f"{holder._meta.verbose_name} {holder}"
-                      for holder in (getattr(obj, "run", obj) for obj in exc.protected_objects)})
+    """Names what holds the object. A reward is held by a run's RunReward row: the run is named,
+    as that is what a person can delete, read by id because it may be mid-delete itself."""
+    protected = list(exc.protected_objects)
+    run_ids = {obj.run_id for obj in protected if isinstance(obj, RunReward)}
+    holders = sorted({f"run {run}" for run in Run.objects.filter(pk__in=run_ids)} |
+                     {f"{obj._meta.verbose_name} {obj}" for obj in protected if not isinstance(obj, RunReward)})
+    if not holders:
+        return "still used by runs that are being deleted; try again in a moment"
     more = f" and {len(holders) - shown} more" if len(holders) > shown else ""
     return f"still used by {', '.join(holders[:shown])}{more}; delete those first"

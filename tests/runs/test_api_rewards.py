@@ -1,7 +1,7 @@
 """Reward functions: built-ins with checked parameters, and Python code checked before it is saved."""
 import pytest
 
-from runs.models import RewardFunction
+from runs.models import RunReward, RewardFunction
 from tests.support.reward_authors import grant_reward_authoring
 
 
@@ -138,6 +138,17 @@ def test_deleting_a_reward_used_by_a_run_is_refused_with_a_reason(owner_api, run
     assert response.status_code == 409
     assert run.name in response.json()["detail"]
     assert RewardFunction.objects.filter(pk=reward.pk).exists()
+
+
+def test_a_reward_held_by_a_run_being_deleted_is_a_409_not_a_crash(run, reward):
+    """The race schemathesis found: the holding RunReward outlives its run for a moment."""
+    from django.db.models import ProtectedError
+
+    from runs.api.errors import exception_handler
+
+    orphan = RunReward(run_id=run.pk + 1000, reward_function=reward)
+    response = exception_handler(ProtectedError("held", [orphan]), {})
+    assert response.status_code == 409 and "being deleted" in response.data["detail"]
 
 
 @pytest.mark.parametrize("source", ["x = " + "-" * 20000 + "1", "x = " + "+".join(["1"] * 20000)])
