@@ -118,6 +118,9 @@ ARTIFACT_STORE_URL = env_url("ARTIFACT_STORE_URL", "", ("s3",))
 ARTIFACT_STORE_ENDPOINT_URL = env_url("ARTIFACT_STORE_ENDPOINT_URL", "", ("http", "https"))  # MinIO, R2, ...
 ARTIFACT_STORE_REGION = env_str("ARTIFACT_STORE_REGION", "us-east-1")
 MODELS_DIR = DATA_DIR / "models"
+# The Hugging Face Hub that checkpoints are pushed to (runs/actions/hub_push.py): huggingface.co,
+# or a Hub of one's own (an Enterprise deployment, a mirror) at its base URL.
+HF_HUB_ENDPOINT = env_url("HF_HUB_ENDPOINT", "https://huggingface.co", ("http", "https")).rstrip("/")
 
 # Uploads: above this size a dataset upload is refused with 413 before anything is stored.
 DATASET_UPLOAD_MAX_BYTES = env_int("DATASET_UPLOAD_MAX_MB", 200, minimum=1) * 1024 * 1024

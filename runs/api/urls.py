@@ -5,6 +5,7 @@ from rest_framework.routers import DefaultRouter
 from runs.api.views.checkpoint_download import CheckpointDownloadView
 from runs.api.views.checkpoint_upload import (CheckpointArchiveView, CheckpointFileUploadView,
                                               CheckpointUploadCompleteView)
+from runs.api.views.hub_push import CheckpointPushView, RunPushesView
 from runs.api.views.ingest import RunEventsView
 from runs.api.views.library import DatasetViewSet, RewardFunctionViewSet, TrainingConfigViewSet
 from runs.api.views.run_dataset import RunDatasetView
@@ -21,6 +22,9 @@ urlpatterns = [
     path("runs/<int:run_id>/events/", RunEventsView.as_view(), name="run-events"),
     path("runs/<int:run_id>/checkpoints/<int:checkpoint_id>/download/", CheckpointDownloadView.as_view(),
          name="run-checkpoint-download"),
+    path("runs/<int:run_id>/checkpoints/<int:checkpoint_id>/push/", CheckpointPushView.as_view(),
+         name="run-checkpoint-push"),
+    path("runs/<int:run_id>/pushes/", RunPushesView.as_view(), name="run-pushes"),
     path("runs/<int:run_id>/dataset/", RunDatasetView.as_view(), name="run-dataset"),
     path("runs/<int:run_id>/uploads/<int:step>/files/<path:path>", CheckpointFileUploadView.as_view(),
          name="run-checkpoint-upload-file"),

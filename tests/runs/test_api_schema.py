@@ -39,6 +39,15 @@ def test_the_schema_documents_query_parameters(schema):
     assert {"after", "page"} <= names("/api/runs/{id}/logs/")
 
 
+def test_the_schema_says_a_hub_push_is_accepted_for_later_and_never_returns_the_token(schema):
+    push = schema["paths"]["/api/runs/{run_id}/checkpoints/{checkpoint_id}/push/"]["post"]
+    assert set(push["responses"]) == {"202", "400", "404", "503"} and "in the background" in push["description"]
+    components = schema["components"]["schemas"]
+    assert components["HubPushRequest"]["properties"]["token"]["writeOnly"] is True
+    assert "token" not in components["HubPush"]["properties"]
+    assert "get" in schema["paths"]["/api/runs/{run_id}/pushes/"]
+
+
 def test_the_schema_is_also_served_as_yaml(owner_api):
     response = owner_api.get("/api/schema/")
     assert response.status_code == 200

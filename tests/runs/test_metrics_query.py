@@ -139,6 +139,23 @@ def test_logs_after_a_line_return_only_newer_lines(owner_api, run):
     assert len(lines) == 6
 
 
+def test_logs_filter_by_lowest_level_and_by_source(owner_api, run):
+    LogLine.objects.bulk_create([LogLine(run=run, time=timezone.now(), level=level, source=source, message=level)
+                                 for level, source in [("debug", "trainer"), ("info", "worker"),
+                                                       ("warning", "trainer"), ("error", "worker")]])
+
+    def messages(**params):
+        response = owner_api.get(f"/api/runs/{run.pk}/logs/", params)
+        assert response.status_code == 200, response.content
+        return [line["message"] for line in response.json()["results"]]
+
+    assert messages(level="warning") == ["warning", "error"]
+    assert messages(level="error", source="worker") == ["error"]
+    assert messages(source="trainer") == ["debug", "warning"]
+    refused = owner_api.get(f"/api/runs/{run.pk}/logs/", {"level": "loud"})
+    assert refused.status_code == 400 and "level" in refused.json()
+
+
 @pytest.mark.parametrize("after", ["soon", "-1"])
 def test_a_bad_after_is_a_400_naming_it(owner_api, run, after):
     response = owner_api.get(f"/api/runs/{run.pk}/logs/", {"after": after})

@@ -152,6 +152,9 @@
   });
   const logs = new RunPage.LogPanel($("logs"), data.logs);
   const checkpoints = new Map();
+  const hubPushes = new RunPage.HubPushes($("checkpoints"), {
+    pushUrl: data.urls.push, listUrl: data.urls.pushes, hubUrl: data.hub_endpoint, pushes: data.pushes,
+  });
 
   async function samplesSince() {
     const newest = completions.newest();
@@ -182,19 +185,34 @@
     const keptOn = checkpoint.in_store ? "control plane (uploaded)" : "worker's disk";
     const cells = [`step ${checkpoint.step}`, String(checkpoint.model_version),
       formatBytes(checkpoint.size_bytes || null), new Date(checkpoint.created_at).toLocaleString(), keptOn];
+    const push = element("button", { type: "button", class: "link", text: "Push to Hub",
+      "aria-label": `Push step ${checkpoint.step} to the Hugging Face Hub` });
+    push.addEventListener("click", () => hubPushes.open(checkpoint, pushParts(checkpoint)));
     return element("tr", {}, ...cells.map((text) => element("td", { text })),
-      element("td", {}, ...exportLinks(checkpoint)));
+      element("td", {}, ...exportLinks(checkpoint)), element("td", {}, push));
   }
 
   // The whole checkpoint (to resume from) and what serves: the model without its optimizer state,
   // or for LoRA the adapter, and the merged model that a run's last checkpoint holds.
-  function exportLinks(checkpoint) {
-    const url = data.urls.download.replace("{id}", checkpoint.id);
+  function exportParts(checkpoint) {
     const newest = Math.max(...[...checkpoints.values()].map((c) => c.step));
     const parts = [["all", "Checkpoint (.tar)"]];
     if (data.lora) parts.push(["adapter", "Adapter"]);
     if (!data.lora || checkpoint.step === newest) parts.push(["model", data.lora ? "Merged model" : "Model"]);
-    return parts.flatMap(([part, text], index) => [
+    return parts;
+  }
+
+  // The same parts offered for a push, what serves first (the API's default is the model).
+  function pushParts(checkpoint) {
+    const labels = { model: data.lora ? "Merged model (ready to serve)" : "Model (ready to serve)",
+                     adapter: "LoRA adapter", all: "Whole checkpoint (with optimizer state)" };
+    const exported = exportParts(checkpoint).map(([part]) => part);
+    return ["model", "adapter", "all"].filter((part) => exported.includes(part)).map((part) => [part, labels[part]]);
+  }
+
+  function exportLinks(checkpoint) {
+    const url = data.urls.download.replace("{id}", checkpoint.id);
+    return exportParts(checkpoint).flatMap(([part, text], index) => [
       ...(index ? [" · "] : []),
       element("a", { href: part === "all" ? url : `${url}?part=${part}`, download: "", text }),
     ]);

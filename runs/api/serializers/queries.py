@@ -34,8 +34,13 @@ class SamplesQuery(StepRangeQuery):
     step = serializers.IntegerField(required=False, min_value=0, help_text="Only this step.")
 
 
+LOG_LEVELS = ["debug", "info", "warning", "error"]  # in rising order
+
+
 class LogsQuery(serializers.Serializer):
     after = serializers.IntegerField(required=False, min_value=0, default=0, help_text="Only lines with a larger id.")
+    level = serializers.ChoiceField(LOG_LEVELS, required=False, help_text="Only lines at this level or above.")
+    source = serializers.CharField(required=False, max_length=40, help_text="Only lines from this source.")
 
 
 def parsed(query_class, request) -> dict:

@@ -10,7 +10,7 @@ from runs import metrics_query
 from runs.actions.liveness import mark_lost_runs
 from runs.actions.lifecycle import cancel_run, clone_run, resume_run, start_run
 from runs.api.errors import launch_checked
-from runs.api.serializers.queries import LogsQuery, MetricsQuery, SamplesQuery, parsed
+from runs.api.serializers.queries import LOG_LEVELS, LogsQuery, MetricsQuery, SamplesQuery, parsed
 from runs.api.serializers.runs import RunSerializer
 from runs.api.serializers.telemetry import CheckpointSerializer, LogLineSerializer, SampleSerializer
 from runs.api.views.owned import OwnedViewSet
@@ -105,11 +105,16 @@ class RunViewSet(OwnedViewSet):
     @action(detail=True, methods=["get"], pagination_class=TelemetryPagination)
     def logs(self, request, pk=None):
         run = self.get_object()
-        after = parsed(LogsQuery, request)["after"]
-        return self._paginated(run.log_lines.filter(id__gt=after), LogLineSerializer)
+        q = parsed(LogsQuery, request)
+        lines = run.log_lines.filter(id__gt=q["after"])
+        if "level" in q:
+            lines = lines.filter(level__in=LOG_LEVELS[LOG_LEVELS.index(q["level"]):])
+        if "source" in q:
+            lines = lines.filter(source=q["source"])
+        return self._paginated(lines, LogLineSerializer)
 
     @extend_schema(responses=CheckpointSerializer(many=True))
-    @action(detail=True, methods=["get"])
+    @action(detail=True, methods=["get"], pagination_class=None)
     def checkpoints(self, request, pk=None):
         return Response(CheckpointSerializer(self.get_object().checkpoints.all(), many=True).data)
 

@@ -1,12 +1,14 @@
 """The live run page (/runs/<id>/). The server renders the run and what is cheap to gather
 (status, frozen config, the steps that have samples, the log tail, checkpoints); the page's
 scripts fetch the metric series over REST, then follow the run's websocket."""
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 from django.urls import path, reverse
 
 from runs import metrics_query
 from runs.actions.liveness import mark_lost_runs
+from runs.api.serializers.hub_push import HubPushSerializer
 from runs.api.serializers.telemetry import CheckpointSerializer, LogLineSerializer
 from runs.events import status_payload
 from runs.models import Run, RunStatus
@@ -59,12 +61,17 @@ def page_data(run) -> dict:
             "sample_steps": reverse("run-sample-steps", args=[run.pk]),
             "logs": reverse("run-logs", args=[run.pk]), "checkpoints": reverse("run-checkpoints", args=[run.pk]),
             "download": reverse("run-checkpoint-download", args=[run.pk, 0]).replace("/0/", "/{id}/"),
+            "push": reverse("run-checkpoint-push", args=[run.pk, 0]).replace("/0/", "/{id}/"),
+            "pushes": reverse("run-pushes", args=[run.pk]),
             "socket": f"/ws/runs/{run.pk}/",
         },
         "metric_names": names, "first_series": first_series(run, names), "max_points": MAX_POINTS,
         "sample_steps": list(run.samples.order_by("step").values_list("step", flat=True).distinct()),
         "logs": log_tail(run),
         "checkpoints": checkpoint_rows(run),
+        # Pushes to the Hub: the form posts to urls.push, the list polls urls.pushes while one is going.
+        "pushes": HubPushSerializer(run.hub_pushes.select_related("checkpoint", "requested_by"), many=True).data,
+        "hub_endpoint": settings.HF_HUB_ENDPOINT,
     }
 
 

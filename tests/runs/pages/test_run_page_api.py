@@ -34,8 +34,7 @@ def test_a_checkpoint_downloads_as_a_tar_of_its_folder(owner_api, run, runs_dir)
     assert f'filename="run-{run.pk}-step-0000003.tar"' in response["Content-Disposition"]
     archive = tarfile.open(fileobj=io.BytesIO(b"".join(response.streaming_content)))
     names = sorted(archive.getnames())
-    assert names == ["step-0000003/config.json", "step-0000003/model.safetensors", "step-0000003/sub",
-                     "step-0000003/sub/trainer_state.pt"]
+    assert names == ["step-0000003/config.json", "step-0000003/model.safetensors", "step-0000003/sub/trainer_state.pt"]
     assert archive.extractfile("step-0000003/model.safetensors").read() == bytes(range(256)) * 5
     assert archive.extractfile("step-0000003/sub/trainer_state.pt").read() == b"state"
 

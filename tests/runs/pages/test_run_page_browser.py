@@ -161,8 +161,14 @@ def test_the_run_page_follows_events_as_a_trainer_sends_them(page, live_server, 
     assert "length" in groups.inner_text() and "0.700" in groups.inner_text()
     assert groups.locator("details.fold").count() == 1  # the 40-line completion is folded
 
+    trainer.log("loading the model")
     trainer.log("step 3 done", level="warning")
     page.wait_for_selector("#log-lines li.log-warning")
+    page.select_option("#log-level", "warning")  # warnings and errors only, counted in the select
+    assert page.locator("#log-level option:checked").inner_text() == "warnings and errors (1)"
+    assert page.locator("#log-lines li:visible").all_inner_texts()[-1].endswith("step 3 done")
+    assert page.locator("#log-lines li:visible", has_text="loading the model").count() == 0
+    page.select_option("#log-level", "all")
     trainer.checkpoint(3, str(tmp_path / "step-3"))
     page.wait_for_selector("#checkpoint-rows tr")
     assert "step 3" in page.locator("#checkpoint-rows").inner_text()

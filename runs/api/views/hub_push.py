@@ -1,0 +1,65 @@
+"""Pushing a checkpoint to the Hugging Face Hub, and the pushes of a run.
+
+`POST /api/runs/<id>/checkpoints/<checkpoint id>/push/` checks the request and that the part
+can be read here, records the push and answers 202 at once; the push goes on in the background
+(runs/actions/hub_push.py). `GET /api/runs/<id>/pushes/` is where its progress shows.
+"""
+from django.http import Http404
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from runs.actions.hub_push import PushRequest, start_push
+from runs.api.serializers.hub_push import HubPushRequestSerializer, HubPushSerializer
+from runs.api.views.checkpoint_download import files_of, store_unavailable
+from runs.artifacts.export import NoSuchPart
+from runs.artifacts.stores import StoreUnavailable
+from runs.models import Checkpoint, Run
+
+PUSH_DESCRIPTION = (
+    "Starts pushing a part of the checkpoint to a Hugging Face Hub repository (the Hub this control plane is "
+    "configured for, HF_HUB_ENDPOINT), creating the repository if needed, and answers 202 with the push at once. "
+    "The push runs in the background: poll GET /api/runs/{run_id}/pushes/ until its status is pushed (with "
+    "commit_url) or failed (detail says why: a refused token, an unreachable Hub, ...). The token is used for "
+    "this push only and is never stored or returned.")
+
+
+def visible_checkpoint(user, run_id: int, checkpoint_id: int) -> Checkpoint:
+    """The checkpoint if its run is one `user` may see; a 404 otherwise, also for someone else's run."""
+    run = Run.objects.visible_to(user).filter(pk=run_id).first()
+    checkpoint = run.checkpoints.select_related("run").filter(pk=checkpoint_id).first() if run else None
+    if checkpoint is None:
+        raise Http404("no such checkpoint")
+    return checkpoint
+
+
+class CheckpointPushView(APIView):
+    @extend_schema(
+        request=HubPushRequestSerializer, description=PUSH_DESCRIPTION,
+        responses={202: OpenApiResponse(HubPushSerializer, description="The push, started (status pushing)."),
+                   400: OpenApiResponse(description="A malformed repo_id, an unknown part, or no token; "
+                                                    "the answer names the field."),
+                   404: OpenApiResponse(description="No such run or checkpoint, the checkpoint has no such part, "
+                                                    "or its files are not readable here."),
+                   503: OpenApiResponse(description="The artifact store (a bucket) could not be reached.")})
+    def post(self, request, run_id: int, checkpoint_id: int):
+        checkpoint = visible_checkpoint(request.user, run_id, checkpoint_id)
+        body = HubPushRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            push = start_push(checkpoint, files_of(checkpoint), PushRequest(**body.validated_data), request.user)
+        except NoSuchPart as exc:
+            raise Http404(str(exc)) from None
+        except StoreUnavailable as exc:
+            return store_unavailable(exc)
+        return Response(HubPushSerializer(push).data, status=status.HTTP_202_ACCEPTED)
+
+
+class RunPushesView(APIView):
+    @extend_schema(responses=HubPushSerializer(many=True),
+                   description="The run's pushes to the Hub, newest first, with their status and progress.")
+    def get(self, request, run_id: int):
+        run = Run.objects.visible_or_404(request.user, run_id)
+        pushes = run.hub_pushes.select_related("checkpoint", "requested_by")
+        return Response(HubPushSerializer(pushes, many=True).data)

@@ -1,0 +1,59 @@
+"""A push of a checkpoint to the Hugging Face Hub: what was asked, and how it went.
+
+The row is the truth a page or a script polls: the push itself runs in the web process
+(runs/actions/hub_push.py) and writes its progress here. The token the push used is never
+stored; it lives only in the memory of that push.
+"""
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+from runs.artifacts.export import PARTS
+
+
+class HubPushStatus(models.TextChoices):
+    PUSHING = "pushing", "Pushing"
+    PUSHED = "pushed", "Pushed"
+    FAILED = "failed", "Failed"
+
+
+class HubPush(models.Model):
+    run = models.ForeignKey("runs.Run", on_delete=models.CASCADE, related_name="hub_pushes")
+    checkpoint = models.ForeignKey("runs.Checkpoint", on_delete=models.CASCADE, related_name="hub_pushes")
+    repo_id = models.CharField(max_length=96, help_text="owner/name on the Hub.")
+    part = models.CharField(max_length=10, choices=[(part, part) for part in PARTS])
+    private = models.BooleanField(default=True, help_text="Only for a repository the push creates.")
+    status = models.CharField(max_length=10, choices=HubPushStatus.choices, default=HubPushStatus.PUSHING)
+    detail = models.TextField(blank=True, help_text="Progress while pushing; what went wrong when failed.")
+    commit_url = models.URLField(max_length=500, blank=True)
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL,
+                                     related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self):
+        return f"{self.repo_id} ← run {self.run_id} ({self.status})"
+
+    # The push writes through these while it runs. Each is one UPDATE of the fields it changes,
+    # which does nothing once the run (and so this row) has been deleted under it.
+    def note_progress(self, detail: str) -> None:
+        self._write(detail=detail)
+
+    def mark_pushed(self, commit_url: str, detail: str) -> None:
+        self._finish(status=HubPushStatus.PUSHED, detail=detail, commit_url=commit_url)
+
+    def mark_failed(self, reason: str) -> None:
+        self._finish(status=HubPushStatus.FAILED, detail=reason)
+
+    def _finish(self, **fields) -> None:
+        if self.status != HubPushStatus.PUSHING:
+            raise ValueError(f"push {self.pk} is {self.status} already")
+        self._write(finished_at=timezone.now(), **fields)
+
+    def _write(self, **fields) -> None:
+        for name, value in fields.items():
+            setattr(self, name, value)
+        HubPush.objects.filter(pk=self.pk).update(**fields)
