@@ -13,8 +13,11 @@ from pathlib import Path
 
 from worker.settings import WorkerSettings
 from worker.trainer.precision import answer_for_children
+from worker.trainer.process_groups import ended_how
 from worker.trainer.reporting.session import ReportingSession
+from worker.trainer.run_folder import on_this_worker
 from worker.trainer.spec import LaunchSpec
+from worker.trainer.output_lines import log_parts
 from worker.trainer_process import TrainerProcess, trainer_command
 
 log = logging.getLogger(__name__)
@@ -23,9 +26,11 @@ WATCH_INTERVAL_S = 0.5
 
 class RunSupervisor:
     def __init__(self, spec: LaunchSpec, settings: WorkerSettings):
-        self.spec, self.settings = spec, settings
-        self.output_dir = Path(spec.output_dir)
-        self.report = ReportingSession(spec.ingest, f"supervisor:{spec.attempt}", self.output_dir / "events")
+        # The control plane's folder for the run, or this worker's own where it does not share that disk.
+        self.spec, self.settings = on_this_worker(spec), settings
+        self.output_dir = Path(self.spec.output_dir)
+        self.report = ReportingSession(spec.ingest, f"supervisor:{spec.attempt}", self.output_dir / "events",
+                                       log_source="worker")
         self.server = self.trainer = None
         self.server_ready = False
 
@@ -92,8 +97,12 @@ class RunSupervisor:
         # same answer, so its weight files match what the server serves.
         env = {**env, **answer_for_children()}
         self.trainer = TrainerProcess(argv, env, self.output_dir / "logs" / f"trainer-{self.spec.attempt}.log",
-                                      forward=lambda line: self.report.log(line, level="info"),
+                                      forward=self._forward_output,
                                       lines_per_s=self.settings.log_lines_per_s).start()
+
+    def _forward_output(self, line: str) -> None:
+        level, source, message = log_parts(line)
+        self.report.log(message, level=level, source=source)
 
     def _watch(self) -> str:
         cancel_seen_at = None
@@ -102,9 +111,8 @@ class RunSupervisor:
             if code is not None:
                 return self._trainer_ended(code)
             if not self.server.running():
-                reason = "the vLLM server died; its last output:\n" + "\n".join(self.server.output_tail(30))
-                self.report.status("failed", reason)
-                return "failed"
+                return self._failed(f"the vLLM server {ended_how(self.server.exit_code())}",
+                                    self.server.output_tail(30))
             self._note_when_server_ready()
             if self.report.cancel_requested.is_set():
                 cancel_seen_at = cancel_seen_at or time.monotonic()
@@ -118,7 +126,12 @@ class RunSupervisor:
             return "finished"  # the trainer reported succeeded or cancelled itself
         # Repeating a failure the trainer already reported changes nothing; this one covers
         # a trainer that could not report (killed, crashed before its reporter started).
-        self.report.status("failed", self.trainer.failure_reason())
+        return self._failed(f"the trainer {ended_how(code)}", list(self.trainer.tail))
+
+    def _failed(self, how: str, last_lines: list[str]) -> str:
+        """How a child ended, first, in the run's log and its reason; then its last lines."""
+        self.report.log(how, level="error")
+        self.report.status("failed", f"{how}; its last output:\n" + "\n".join(last_lines) if last_lines else how)
         return "failed"
 
     def _stop_children(self) -> None:

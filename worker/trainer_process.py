@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from worker.trainer.process_groups import stop_process_group
 from worker.trainer.process_lifetime import kill_me_with_parent
+from worker.trainer.output_lines import last_redraw
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
@@ -71,7 +72,7 @@ class TrainerProcess:
             for raw in self.process.stdout:
                 log.write(raw)
                 log.flush()
-                line = raw.decode("utf-8", "replace").rstrip()
+                line = last_redraw(raw.decode("utf-8", "replace").rstrip())
                 self.tail.append(line)
                 if line and self.limiter.allow():
                     self.forward(line)
@@ -80,12 +81,6 @@ class TrainerProcess:
 
     def exit_code(self) -> int | None:
         return self.process.poll()
-
-    def failure_reason(self) -> str:
-        code = self.process.returncode
-        how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
-        tail = "\n".join(self.tail)
-        return f"the trainer {how}; its last output:\n{tail}" if tail else f"the trainer {how}"
 
     def stop(self, grace_s: float = 10.0) -> None:
         """SIGTERM to its process group, then SIGKILL after `grace_s`."""

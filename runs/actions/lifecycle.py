@@ -1,6 +1,7 @@
 """Start, cancel, resume and clone: each one transaction, one status change, one live event."""
 from django.db import transaction
 
+from runs.artifacts import checkpoint_store
 from runs.events import publish
 from runs.launch import build_launch_spec, without_secrets
 from runs.live_messages import StatusMessage
@@ -42,6 +43,8 @@ def resume_run(run: Run) -> Run:
     if checkpoint is None:
         raise IllegalTransition(run, "queued", f"run {run.pk} has no checkpoint to resume from; clone it to start over")
     _enqueue(run, resume_from=checkpoint)
+    run_id = run.pk
+    transaction.on_commit(lambda: checkpoint_store.discard_partial_uploads(run_id))
     return run
 
 

@@ -83,6 +83,13 @@ def checkpoint_files(run_id: int, step: int) -> list[CheckpointFile]:
     return artifact_store().files(run_id, step)
 
 
+def discard_partial_uploads(run_id: int) -> None:
+    """Uploads the run's earlier attempt left unfinished. A resumed attempt writes its own
+    checkpoint of the same step, which would otherwise be appended to the stale bytes, fail its
+    checksum and be sent twice."""
+    shutil.rmtree(run_root(run_id) / "uploads", ignore_errors=True)
+
+
 def remove_run_artifacts(run_id: int) -> None:
     """The run's uploads in progress and its stored checkpoints."""
     shutil.rmtree(run_root(run_id), ignore_errors=True)

@@ -187,3 +187,15 @@ def test_an_earlier_lora_checkpoint_says_where_the_merged_model_is(anon_api, own
     complete(anon_api, started_run, manifest(files=adapter_only))
     status, detail = exported(owner_api, started_run, "model")
     assert status == 404 and "the run's last checkpoint also holds the merged model" in detail
+
+
+def test_resuming_a_run_discards_what_its_last_attempt_left_half_uploaded(anon_api, owner_api, started_run,
+                                                                          django_capture_on_commit_callbacks):
+    upload_all(anon_api, started_run)
+    complete(anon_api, started_run, manifest())
+    put(anon_api, started_run, "model.safetensors", FILES["model.safetensors"][:1000], step=30)
+    Run.objects.filter(pk=started_run.pk).update(status="lost")
+    with django_capture_on_commit_callbacks(execute=True):
+        assert owner_api.post(f"/api/runs/{started_run.pk}/resume/").status_code == 200
+    assert store.received_bytes(started_run.pk, 30, "model.safetensors") == 0  # the new attempt sends it whole
+    assert len(store.checkpoint_files(started_run.pk, 20)) == len(FILES)  # what was whole stays

@@ -10,6 +10,7 @@ from worker import tasks
 from worker.settings import WorkerSettings, WorkerSettingsError
 from worker.supervisor import RunSupervisor
 from worker.trainer.config import TrainingConfig
+from worker.trainer.process_groups import ended_how
 from worker.trainer.spec import LaunchSpec
 from worker.trainer_process import RateLimiter, TrainerProcess, trainer_command
 
@@ -130,8 +131,7 @@ def wait_exit(process, timeout_s=20):
 def test_a_dying_trainer_leaves_its_last_lines_as_the_reason(tmp_path):
     process, forwarded = child(tmp_path, "print('loading'); print('boom: CUDA OOM'); raise SystemExit(3)")
     assert wait_exit(process) == 3
-    reason = process.failure_reason()
-    assert "exited with code 3" in reason and "boom: CUDA OOM" in reason
+    assert ended_how(process.exit_code()) == "exited with code 3" and list(process.tail)[-1] == "boom: CUDA OOM"
     assert forwarded == ["loading", "boom: CUDA OOM"]
     assert "boom" in (tmp_path / "trainer.log").read_text()
 
@@ -150,4 +150,32 @@ def test_a_trainer_ignoring_sigterm_is_killed(tmp_path):
         time.sleep(0.05)
     process.stop(grace_s=0.5)
     assert process.exit_code() == -9
-    assert "killed by signal 9" in process.failure_reason()
+    assert ended_how(process.exit_code()) == "was killed by SIGKILL (signal 9)"
+
+
+@pytest.mark.parametrize(("child", "code", "how"), [
+    ("trainer", -9, "the trainer was killed by SIGKILL (signal 9)"),
+    ("trainer", 3, "the trainer exited with code 3"),
+    ("server", -9, "the vLLM server was killed by SIGKILL (signal 9)"),
+])
+def test_a_child_that_ends_is_named_with_how_first_in_the_log_and_the_reason(tmp_path, control_plane, child,
+                                                                             code, how):
+    import json
+    from types import SimpleNamespace
+
+    supervisor = RunSupervisor(LaunchSpec.model_validate(spec(tmp_path, control_plane.url)), SETTINGS)
+    supervisor.report.start()
+    last_lines = ["step 3 done", "Traceback: boom"]
+    if child == "trainer":
+        supervisor.trainer = SimpleNamespace(exit_code=lambda: code, tail=last_lines)
+        supervisor.server = SimpleNamespace(running=lambda: True)
+    else:
+        supervisor.trainer = SimpleNamespace(exit_code=lambda: None)
+        supervisor.server = SimpleNamespace(running=lambda: False, exit_code=lambda: code,
+                                            output_tail=lambda lines: last_lines)
+    assert supervisor._watch() == "failed"
+    supervisor.report.close(timeout_s=5)
+    events = [json.loads(line) for line in (tmp_path / "out" / "events" / "events-supervisor-1.jsonl").open()]
+    assert ("error", how) in [(event["level"], event["message"]) for event in events if event["type"] == "log"]
+    (status,) = [event for event in events if event["type"] == "status"]
+    assert status["message"] == f"{how}; its last output:\nstep 3 done\nTraceback: boom"

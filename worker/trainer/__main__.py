@@ -7,12 +7,16 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from worker.trainer.output_lines import LOG_FORMAT
+
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m worker.trainer", description=__doc__)
     parser.add_argument("--spec", required=True, type=Path, help="launch spec JSON (worker.trainer.spec.LaunchSpec)")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
+    for chatty in ("httpx", "httpcore"):  # a line per request to vLLM and the control plane
+        logging.getLogger(chatty).setLevel(logging.WARNING)
     try:
         spec = json.loads(args.spec.read_text())
     except (OSError, json.JSONDecodeError) as exc:

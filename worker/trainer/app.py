@@ -329,6 +329,10 @@ class Trainer:
             last = self.state.step == self.config.max_steps
             if last or self.state.step % self.config.save_steps == 0:
                 self._save(last=last)
+        # A run that says it succeeded has its checkpoints on the control plane (or says which stay
+        # on this disk): its final model is there to download, and nothing is lost if this worker
+        # goes away once it is done. A cancel does not wait: the supervisor's grace bounds it.
+        self.checkpoints.close()
         self.report.status("succeeded", f"trained {self.state.step} steps")
         return "succeeded"
 

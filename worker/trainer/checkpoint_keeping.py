@@ -11,18 +11,10 @@ from pathlib import Path
 
 from worker.trainer.checkpoints import TrainerState, checkpoint_size, prune_checkpoints
 from worker.trainer.reporting.checkpoint_uploader import CheckpointUploader, UploadJob
-from worker.trainer.spec import LaunchSpec, SharedDiskSpec
+from worker.trainer.run_folder import shares_the_control_planes_disk
+from worker.trainer.spec import LaunchSpec
 
 UPLOAD_WAIT_S = 600.0  # at the end of a run, how long the last uploads may still take
-
-
-def shares_the_control_planes_disk(shared_disk: SharedDiskSpec | None) -> bool:
-    if shared_disk is None:
-        return False
-    try:
-        return Path(shared_disk.path).read_text() == shared_disk.secret
-    except OSError:
-        return False
 
 
 def keeper_for(spec: LaunchSpec, output_dir: Path, report) -> "CheckpointKeeper":
@@ -38,6 +30,7 @@ class CheckpointKeeper:
                  token: str | None = None):
         self.output_dir, self.keep_last, self.report = Path(output_dir), keep_last, report
         self._uploaded: set[Path] = set()
+        self._closed = False
         self._lock = threading.Lock()
         self.uploader = (CheckpointUploader(uploads_url, token or "", on_uploaded=self._on_uploaded,
                                             say=lambda level, message: report.log(message, level=level))
@@ -51,9 +44,11 @@ class CheckpointKeeper:
             self.uploader.submit(folder, state.step, state.model_version)
 
     def close(self, timeout_s: float = UPLOAD_WAIT_S) -> None:
-        """Waits for the uploads still going, saying so; what is not uploaded stays on this disk."""
-        if self.uploader is None:
+        """Waits for the uploads still going, saying so; what is not uploaded stays on this disk.
+        Once: a run that succeeded waited before saying so, and its shutdown must not wait again."""
+        if self.uploader is None or self._closed:
             return
+        self._closed = True
         if self.uploader.pending:
             self.report.log(f"waiting up to {timeout_s:.0f} s for {self.uploader.pending} checkpoint upload(s)")
         if not self.uploader.close(timeout_s):

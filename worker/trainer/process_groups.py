@@ -31,3 +31,14 @@ def kill_process_group(process: subprocess.Popen) -> int | None:
     """SIGKILL to the group at once (orphans of an exited leader too), then reap the leader."""
     signal_group(process.pid, signal.SIGKILL)
     return process.wait()
+
+
+def ended_how(returncode: int) -> str:
+    """How a child ended, for people: `was killed by SIGKILL (signal 9)` or `exited with code 1`."""
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            return f"was killed by signal {-returncode}"
+        return f"was killed by {name} (signal {-returncode})"
+    return f"exited with code {returncode}"

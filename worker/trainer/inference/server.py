@@ -101,6 +101,9 @@ class VLLMServer:
     def running(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
 
+    def exit_code(self) -> int | None:
+        return self._proc.poll() if self._proc else None
+
     def output_tail(self, lines: int = 40) -> list[str]:
         with self._tail_lock:
             return list(self._tail)[-lines:]

@@ -8,8 +8,11 @@ from worker.trainer.reporting.reporter import Reporter
 
 
 class ReportingSession:
-    def __init__(self, ingest, source: str, folder: Path, heartbeat_s: float = 5.0, flush_interval_s: float = 1.0):
-        """`ingest` is the spec's IngestSpec, or None to keep events in the local JSONL only."""
+    def __init__(self, ingest, source: str, folder: Path, heartbeat_s: float = 5.0, flush_interval_s: float = 1.0,
+                 log_source: str = "trainer"):
+        """`ingest` is the spec's IngestSpec, or None to keep events in the local JSONL only.
+        `log_source`: what the run's log shows as the source of this session's own lines."""
+        self.log_source = log_source
         self.cancel_requested = threading.Event()
         self.step = 0
         client = IngestClient(ingest.url, ingest.token, source=source) if ingest else None
@@ -36,8 +39,9 @@ class ReportingSession:
         self.reporter.emit({"type": "status", "status": status, "message": message})
         self.reporter.send_soon()  # a status is what a watching page waits for
 
-    def log(self, message: str, level: str = "info") -> None:
-        self.reporter.emit({"type": "log", "level": level, "source": "trainer", "message": message[:20000]})
+    def log(self, message: str, level: str = "info", source: str | None = None) -> None:
+        self.reporter.emit({"type": "log", "level": level, "source": (source or self.log_source)[:40],
+                            "message": message[:20000]})
 
     def metrics(self, step: int, values: dict[str, float], send_now: bool = False) -> None:
         self.step = step
