@@ -137,8 +137,11 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "DEFAULT_SCHEMA_CLASS": "runs.api.schema.DocumentedErrorsSchema",
+    "DEFAULT_PAGINATION_CLASS": "runs.api.pagination.StrictPageNumberPagination",
+    # JSON bodies only (a form field cannot say whether `{}` is an object or a string); the
+    # dataset upload takes multipart itself.
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "runs.api.errors.exception_handler",
 }
@@ -147,6 +150,9 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Datasets, reward functions, training configs and runs; event ingest for workers.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Request bodies get components of their own, without the read-only fields (which are
+    # ignored when sent, so an object read can be sent back as it is).
+    "COMPONENT_SPLIT_REQUEST": True,
     # Docs assets served from our own static files: no CDN needed.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

@@ -41,9 +41,10 @@ def test_the_schema_documents_query_parameters(schema):
 
 def test_the_schema_says_a_hub_push_is_accepted_for_later_and_never_returns_the_token(schema):
     push = schema["paths"]["/api/runs/{run_id}/checkpoints/{checkpoint_id}/push/"]["post"]
-    assert set(push["responses"]) == {"202", "400", "404", "503"} and "in the background" in push["description"]
+    assert set(push["responses"]) == {"202", "400", "401", "403", "404", "409", "415", "503"}
+    assert "in the background" in push["description"]
     components = schema["components"]["schemas"]
-    assert components["HubPushRequest"]["properties"]["token"]["writeOnly"] is True
+    assert components["PushToHubRequest"]["properties"]["token"]["writeOnly"] is True
     assert "token" not in components["HubPush"]["properties"]
     assert "get" in schema["paths"]["/api/runs/{run_id}/pushes/"]
 

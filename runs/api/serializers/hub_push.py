@@ -7,7 +7,7 @@ from runs.artifacts.export import PARTS
 from runs.models import HubPush
 
 
-class HubPushRequestSerializer(serializers.Serializer):
+class PushToHubSerializer(serializers.Serializer):
     repo_id = serializers.CharField(max_length=96, help_text=(
         "The Hub repository to push to, as owner/name (a user or an organization, then the model's name); "
         "created when it does not exist."))

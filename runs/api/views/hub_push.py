@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from runs.actions.hub_push import PushRequest, start_push
-from runs.api.serializers.hub_push import HubPushRequestSerializer, HubPushSerializer
+from runs.api.serializers.hub_push import PushToHubSerializer, HubPushSerializer
 from runs.api.views.checkpoint_download import files_of, store_unavailable
 from runs.artifacts.export import NoSuchPart
 from runs.artifacts.stores import StoreUnavailable
@@ -36,7 +36,7 @@ def visible_checkpoint(user, run_id: int, checkpoint_id: int) -> Checkpoint:
 
 class CheckpointPushView(APIView):
     @extend_schema(
-        request=HubPushRequestSerializer, description=PUSH_DESCRIPTION,
+        request=PushToHubSerializer, description=PUSH_DESCRIPTION,
         responses={202: OpenApiResponse(HubPushSerializer, description="The push, started (status pushing)."),
                    400: OpenApiResponse(description="A malformed repo_id, an unknown part, or no token; "
                                                     "the answer names the field."),
@@ -45,7 +45,7 @@ class CheckpointPushView(APIView):
                    503: OpenApiResponse(description="The artifact store (a bucket) could not be reached.")})
     def post(self, request, run_id: int, checkpoint_id: int):
         checkpoint = visible_checkpoint(request.user, run_id, checkpoint_id)
-        body = HubPushRequestSerializer(data=request.data)
+        body = PushToHubSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         try:
             push = start_push(checkpoint, files_of(checkpoint), PushRequest(**body.validated_data), request.user)

@@ -3,7 +3,6 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.decorators import action
-from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
 
 from runs import metrics_query
@@ -12,15 +11,10 @@ from runs.actions.lifecycle import cancel_run, clone_run, resume_run, start_run
 from runs.api.errors import launch_checked
 from runs.api.serializers.queries import LOG_LEVELS, LogsQuery, MetricsQuery, SamplesQuery, parsed
 from runs.api.serializers.runs import RunSerializer
+from runs.api.pagination import TelemetryPagination
 from runs.api.serializers.telemetry import CheckpointSerializer, LogLineSerializer, SampleSerializer
 from runs.api.views.owned import OwnedViewSet
 from runs.models import IllegalTransition, Run
-
-
-class TelemetryPagination(PageNumberPagination):
-    page_size = 100
-    page_size_query_param = "page_size"
-    max_page_size = 1000
 
 
 class CloneRequest(serializers.Serializer):

@@ -1,0 +1,55 @@
+"""The OpenAPI schema lists the errors each operation can really answer, not only its success.
+
+Every error of this API is a JSON object: `detail` says what is wrong, and a refused field is
+a key of its own with its messages (runs/api/errors.py). Which statuses an operation can give
+follows from what it takes and who may call it, so they are added here once instead of on
+every view; an operation that documents one itself keeps its own words.
+"""
+from drf_spectacular.openapi import AutoSchema
+from rest_framework.parsers import MultiPartParser
+
+ERROR_BODY = {
+    "type": "object",
+    "properties": {"detail": {"type": "string", "description": "What is wrong, for people."}},
+    "additionalProperties": True,
+    "description": "`detail`, or one key per refused field with its messages.",
+}
+WRITES = ("POST", "PUT", "PATCH", "DELETE")
+WHY = {
+    "400": "The request was refused: the answer names each field or parameter and what is wrong with it.",
+    "401": "No credentials, or credentials that are not valid.",
+    "403": "Not allowed for this account (or a session request without its CSRF token).",
+    "404": "No such object visible to this account, or no such page.",
+    "409": "Conflicts with the object's state or with objects that depend on it; `detail` says which.",
+    "413": "The upload is larger than this control plane accepts.",
+    "415": "A body of a media type this operation does not take.",
+}
+
+
+class DocumentedErrorsSchema(AutoSchema):
+    def _get_response_bodies(self, direction="response"):
+        responses = super()._get_response_bodies(direction)
+        for code in self._error_statuses():
+            responses.setdefault(code, {"description": WHY[code],
+                                        "content": {"application/json": {"schema": ERROR_BODY}}})
+        return responses
+
+    def _error_statuses(self) -> list[str]:
+        has_body = self.method in ("POST", "PUT", "PATCH")
+        codes = ["401"]
+        if self.view.permission_classes or self.view.authentication_classes:
+            codes.append("403")
+        if has_body or self._has_query_parameters():
+            codes.append("400")
+        if "{" in self.path or self._is_list_view():
+            codes.append("404")
+        if self.method in WRITES:
+            codes.append("409")
+        if has_body and self.view.parser_classes:  # no parsers: the body is read as bytes
+            codes.append("415")
+            if any(issubclass(parser, MultiPartParser) for parser in self.view.parser_classes):
+                codes.append("413")
+        return codes
+
+    def _has_query_parameters(self) -> bool:
+        return any(parameter.get("in") == "query" for parameter in self._get_parameters())
