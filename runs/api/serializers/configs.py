@@ -1,10 +1,12 @@
 from pydantic import ValidationError as SchemaError
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from runs import config_values
-from runs.api.serializers.fields import unique_name_for_owner
+from runs.api.serializers.fields import StrictTextModelSerializer, unique_name_for_owner
 from runs.models import TrainingConfig
 from worker.trainer.config import PRESETS, errors_by_field
+from worker.trainer.config import TrainingConfig as ConfigSchema
 
 
 def complete_config(*layers: dict) -> dict:
@@ -15,11 +17,30 @@ def complete_config(*layers: dict) -> dict:
         raise serializers.ValidationError(errors_by_field(exc)) from None
 
 
-class TrainingConfigSerializer(serializers.ModelSerializer):
+def knob_schema() -> dict:
+    """The OpenAPI schema of a config's `values`: every knob with its type and range, from the
+    trainer's own schema; any other key is refused. Rules between knobs (a batch that holds
+    whole groups, ...) are checked on save and named in the 400."""
+    knobs = {}
+    for name, spec in ConfigSchema.model_json_schema()["properties"].items():
+        spec = {key: value for key, value in spec.items() if key not in ("title", "group", "default")}
+        if variants := spec.pop("anyOf", None):
+            (typed,) = [variant for variant in variants if variant.get("type") != "null"]
+            spec = {**spec, **typed, "nullable": True}
+        knobs[name] = spec
+    return {"type": "object", "properties": knobs, "additionalProperties": False}
+
+
+@extend_schema_field(knob_schema())
+class KnobsField(serializers.DictField):
+    """Knobs of a training config, by name."""
+
+
+class TrainingConfigSerializer(StrictTextModelSerializer):
     owner = serializers.CharField(source="owner.username", read_only=True)
     preset = serializers.ChoiceField(choices=sorted(PRESETS), write_only=True, required=False,
                                      help_text="Start from a preset; `values` override it.")
-    values = serializers.DictField(required=False, help_text="Knobs to set; the rest take their defaults.")
+    values = KnobsField(required=False, help_text="Knobs to set; the rest take their defaults.")
 
     class Meta:
         model = TrainingConfig
@@ -36,3 +57,4 @@ class TrainingConfigSerializer(serializers.ModelSerializer):
         except serializers.ValidationError as exc:
             raise serializers.ValidationError({"values": exc.detail}) from None
         return attrs
+

@@ -5,7 +5,7 @@ from django.conf import settings
 from rest_framework import serializers
 
 from runs.api.errors import PayloadTooLarge
-from runs.api.serializers.fields import unique_name_for_owner
+from runs.api.serializers.fields import StrictTextModelSerializer, unique_name_for_owner
 from runs.datasets.formats import DatasetFileError, detect_format
 from runs.datasets.validation import generator_fields, inspect_file
 from runs.models import Dataset
@@ -16,11 +16,12 @@ HUB_ID = re.compile(r"^(?!.*\.\.)[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?$")
 SOURCE_FIELDS = ("source", "file", "hub_id", "split", "generator", "generator_params", "prompt_column")
 
 
-class DatasetSerializer(serializers.ModelSerializer):
+class DatasetSerializer(StrictTextModelSerializer):
     owner = serializers.CharField(source="owner.username", read_only=True)
     # Empty files are let through so that the refusal can name the file.
     file = serializers.FileField(write_only=True, required=False, allow_empty_file=True)
     file_name = serializers.SerializerMethodField()
+    generator_params = serializers.DictField(required=False, help_text="The generator's parameters (source=generator).")
 
     class Meta:
         model = Dataset

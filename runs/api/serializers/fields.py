@@ -1,3 +1,4 @@
+"""Fields shared by the API's serializers (the pages' forms validate through them too)."""
 from rest_framework import serializers
 
 
@@ -7,6 +8,24 @@ class VisiblePrimaryKeyField(serializers.PrimaryKeyRelatedField):
 
     def get_queryset(self):
         return super().get_queryset().visible_to(self.context["request"].user)
+
+
+class StrictCharField(serializers.CharField):
+    """Text that must be sent as text: DRF would store the number 0 as "0" and an object as its repr."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StrictTextModelSerializer(serializers.ModelSerializer):
+    """Model text columns read with StrictCharField."""
+    def build_standard_field(self, field_name, model_field):
+        field_class, kwargs = super().build_standard_field(field_name, model_field)
+        if field_class is serializers.CharField:
+            field_class = StrictCharField
+        return field_class, kwargs
 
 
 def unique_name_for_owner(serializer, model, name: str) -> str:

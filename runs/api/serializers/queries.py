@@ -5,14 +5,9 @@ from runs import metrics_query
 
 
 class StepRangeQuery(serializers.Serializer):
-    step_min = serializers.IntegerField(required=False, min_value=0)
-    step_max = serializers.IntegerField(required=False, min_value=0)
-
-    def validate(self, attrs):
-        low, high = attrs.get("step_min"), attrs.get("step_max")
-        if low is not None and high is not None and low > high:
-            raise serializers.ValidationError({"step_max": "must not be below step_min"})
-        return attrs
+    # A step_max below step_min is an empty range, answered with nothing, as any filter would.
+    step_min = serializers.IntegerField(required=False, min_value=0, help_text="Only steps from this one.")
+    step_max = serializers.IntegerField(required=False, min_value=0, help_text="Only steps up to this one.")
 
 
 class MetricsQuery(StepRangeQuery):

@@ -1,17 +1,19 @@
 from pydantic import ValidationError as SchemaError
 from rest_framework import serializers
 
-from runs.api.serializers.fields import unique_name_for_owner
+from runs.api.serializers.fields import StrictCharField, StrictTextModelSerializer, unique_name_for_owner
 from runs.models import RewardFunction
 from worker.trainer.rewards.catalog import BUILTINS
 from worker.trainer.rewards.source_check import source_problems
 
 
-class RewardFunctionSerializer(serializers.ModelSerializer):
+class RewardFunctionSerializer(StrictTextModelSerializer):
     owner = serializers.CharField(source="owner.username", read_only=True)
     # Kept exactly as typed: trimming would shift the line numbers that errors point at.
-    source = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False,
+    source = StrictCharField(required=False, allow_blank=True, trim_whitespace=False,
                                    help_text="Python defining reward(prompts, completions, **columns) (kind=code).")
+
+    params = serializers.DictField(required=False, help_text="The built-in's parameters (kind=builtin).")
 
     class Meta:
         model = RewardFunction

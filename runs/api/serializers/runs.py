@@ -1,8 +1,8 @@
 from django.db import transaction
 from rest_framework import serializers
 
-from runs.api.serializers.configs import complete_config
-from runs.api.serializers.fields import VisiblePrimaryKeyField
+from runs.api.serializers.configs import KnobsField, complete_config
+from runs.api.serializers.fields import StrictTextModelSerializer, VisiblePrimaryKeyField
 from runs.models import Dataset, RewardFunction, Run, RunReward, TrainingConfig
 from runs.models.run import RunAction
 
@@ -17,12 +17,12 @@ class RunRewardSerializer(serializers.ModelSerializer):
         fields = ["reward_function", "name", "weight"]
 
 
-class RunSerializer(serializers.ModelSerializer):
+class RunSerializer(StrictTextModelSerializer):
     owner = serializers.CharField(source="owner.username", read_only=True)
     dataset = VisiblePrimaryKeyField(queryset=Dataset.objects.all())
     config_template = VisiblePrimaryKeyField(queryset=TrainingConfig.objects.all(), required=False, allow_null=True)
     rewards = RunRewardSerializer(source="run_rewards", many=True)
-    config = serializers.DictField(required=False, help_text="Knobs on top of the template's (or the defaults).")
+    config = KnobsField(required=False, help_text="Knobs on top of the template's (or the defaults).")
     max_steps = serializers.IntegerField(read_only=True)
     allowed_actions = serializers.ListField(
         child=serializers.ChoiceField(choices=RunAction.choices), read_only=True,

@@ -2,7 +2,7 @@
 
 The compare page reads the same endpoints, so a notebook gets what the page shows.
 """
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -14,8 +14,16 @@ from runs.api.serializers.compare import (
 from runs.api.serializers.queries import parsed
 from runs.compare.comparison import build_comparison
 from runs.compare.samples import side_by_side
-from runs.compare.selection import missing_runs
+from runs.compare.selection import MAX_RUNS, MIN_RUNS, missing_runs
 from runs.models import Run
+
+# `runs=3,5,7`: an array in OpenAPI's comma-separated form, so that a client knows 2 to 8
+# different ids are needed before the server says so.
+RUNS_PARAMETER = OpenApiParameter(
+    "runs", {"type": "array", "items": {"type": "integer", "minimum": 0}, "minItems": MIN_RUNS,
+             "maxItems": MAX_RUNS, "uniqueItems": True},
+    OpenApiParameter.QUERY, required=True, style="form", explode=False,
+    description=f"Ids of the {MIN_RUNS} to {MAX_RUNS} runs to compare, comma-separated, such as 3,5,7.")
 
 
 def visible_runs(request, run_ids: list[int]) -> list[Run]:
@@ -30,8 +38,9 @@ def visible_runs(request, run_ids: list[int]) -> list[Run]:
     return [found[run_id] for run_id in run_ids]
 
 
+
 class CompareView(APIView):
-    @extend_schema(parameters=[CompareQuery], responses=ComparisonSchema, operation_id="compare_runs")
+    @extend_schema(parameters=[CompareQuery, RUNS_PARAMETER], responses=ComparisonSchema, operation_id="compare_runs")
     def get(self, request):
         query = parsed(CompareQuery, request)
         runs = visible_runs(request, query["runs"])
@@ -39,7 +48,7 @@ class CompareView(APIView):
 
 
 class CompareSamplesView(APIView):
-    @extend_schema(parameters=[CompareSamplesQuery], responses=SamplesSideBySideSchema,
+    @extend_schema(parameters=[CompareSamplesQuery, RUNS_PARAMETER], responses=SamplesSideBySideSchema,
                    operation_id="compare_samples")
     def get(self, request):
         query = parsed(CompareSamplesQuery, request)
