@@ -131,11 +131,17 @@ def services_pass(extra: list[str]) -> Outcome:
     name = "services (PostgreSQL, Redis)"
     problem = services_problem()
     if problem is None:
-        return run_pytest(name, ["-m", "not slow and not trainer and not browser", *extra], pass_env(SERVICES))
+        marks = "not slow and not trainer and not browser and not contract"
+        return run_pytest(name, ["-m", marks, *extra], pass_env(SERVICES))
     if in_ci():
         return Outcome(name, f"FAILED: CI=true but the services are not reachable. {problem}")
     print(f"\nSkipping the services pass: {problem}", flush=True)
     return Outcome(name, "skipped: services not reachable (set CI=true to make this an error)")
+
+
+def contract_counts_path() -> Path:
+    """Where tests/api_contract/ leaves its counts (schemathesis: operations, cases, findings)."""
+    return Path(os.environ.get("TEST_ARTIFACTS_DIR", ROOT / "var" / "test-artifacts")) / "api-contract.txt"
 
 
 def summary(outcomes: list[Outcome]) -> None:
@@ -148,11 +154,15 @@ def summary(outcomes: list[Outcome]) -> None:
         verdict = "OK, but not every pass ran"
     else:
         verdict = "all passes OK"
+    contract = contract_counts_path()
+    if contract.is_file():  # written by tests/api_contract/ in this run
+        print(f"  API contract: {contract.read_text().strip()}")
     print(f"  => {verdict}", flush=True)
 
 
 def main(argv: list[str]) -> int:
     fast = argv[:1] == ["--fast"]
+    contract_counts_path().unlink(missing_ok=True)
     extra = argv[1:] if fast else argv
     embedded = "embedded (SQLite, in-memory layer, filesystem broker)"
     outcomes = [lint_pass(), run_pytest(embedded, ["-m", "not slow", *extra], pass_env({}))]

@@ -19,7 +19,7 @@ WHY = {
     "400": "The request was refused: the answer names each field or parameter and what is wrong with it.",
     "401": "No credentials, or credentials that are not valid.",
     "403": "Not allowed for this account (or a session request without its CSRF token).",
-    "404": "No such object visible to this account, or no such page.",
+    "404": "No such object visible to this account (in the path or named in the request), or no such page.",
     "409": "Conflicts with the object's state or with objects that depend on it; `detail` says which.",
     "413": "The upload is larger than this control plane accepts.",
     "415": "A body of a media type this operation does not take.",
@@ -41,8 +41,7 @@ class DocumentedErrorsSchema(AutoSchema):
             codes.append("403")
         if has_body or self._has_query_parameters():
             codes.append("400")
-        if "{" in self.path or self._is_list_view():
-            codes.append("404")
+        codes.append("404")  # an id in the path, the body or the query that is not there, a page past the end
         if self.method in WRITES:
             codes.append("409")
         if has_body and self.view.parser_classes:  # no parsers: the body is read as bytes

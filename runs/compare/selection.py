@@ -2,6 +2,7 @@
 and the page, with a message that names what is wrong."""
 MIN_RUNS = 2
 MAX_RUNS = 8
+MAX_ID = 2**63 - 1  # the database's largest id
 
 
 class BadSelection(ValueError):
@@ -14,7 +15,7 @@ def parse_run_ids(text: str) -> list[int]:
     for part in (piece.strip() for piece in text.split(",")):
         if not part:
             continue
-        if not part.isdigit() or not part.isascii():
+        if not part.isdigit() or not part.isascii() or int(part) > MAX_ID:
             raise BadSelection(f"{part!r} is not a run id (run ids are whole numbers, separated by commas)")
         if int(part) not in ids:
             ids.append(int(part))

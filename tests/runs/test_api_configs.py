@@ -107,3 +107,16 @@ def test_deleting_a_config_keeps_the_runs_made_from_it(owner_api, run, config):
     assert owner_api.delete(f"/api/configs/{config.pk}/").status_code == 204
     run.refresh_from_db()
     assert run.config_template is None and run.config["max_steps"] == 5
+
+
+@pytest.mark.parametrize(("knob", "value", "said"), [("beta", True, "must be number"),
+                                                     ("num_generations", "8", "must be integer"),
+                                                     ("save_total_limit", "3", "must be integer or null")])
+def test_a_knob_sent_as_json_must_have_its_json_type(owner_api, knob, value, said):
+    response = create(owner_api, name="typed", values={knob: value})
+    assert response.status_code == 400 and response.json()["values"][knob] == [said]
+
+
+def test_a_text_field_sent_as_a_number_is_refused(owner_api):
+    response = create(owner_api, name="described", description=0)
+    assert response.status_code == 400 and "description" in response.json()

@@ -1,4 +1,6 @@
 from pydantic import ValidationError as SchemaError
+from functools import cache
+
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -17,6 +19,7 @@ def complete_config(*layers: dict) -> dict:
         raise serializers.ValidationError(errors_by_field(exc)) from None
 
 
+@cache
 def knob_schema() -> dict:
     """The OpenAPI schema of a config's `values`: every knob with its type and range, from the
     trainer's own schema; any other key is refused. Rules between knobs (a batch that holds
@@ -27,13 +30,41 @@ def knob_schema() -> dict:
         if variants := spec.pop("anyOf", None):
             (typed,) = [variant for variant in variants if variant.get("type") != "null"]
             spec = {**spec, **typed, "nullable": True}
+        for bound, inclusive in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
+            if bound in spec:  # JSON Schema's numeric bound, as OpenAPI 3.0 writes it
+                spec[inclusive], spec[bound] = spec[bound], True
         knobs[name] = spec
     return {"type": "object", "properties": knobs, "additionalProperties": False}
 
 
+JSON_TYPES = {"integer": (int,), "number": (int, float), "string": (str,), "boolean": (bool,)}
+
+
 @extend_schema_field(knob_schema())
 class KnobsField(serializers.DictField):
-    """Knobs of a training config, by name."""
+    """Knobs of a training config, by name. Sent as JSON, each must have its JSON type: the
+    trainer's schema would read `true` as 1.0 and "8" as 8, which a JSON client did not mean
+    (a page's form sends text, which that schema reads)."""
+
+    def to_internal_value(self, data):
+        values = super().to_internal_value(data)
+        request = self.context.get("request")
+        if not getattr(request, "content_type", "").startswith("application/json"):
+            return values
+        knobs = knob_schema()["properties"]
+        wrong = {name: [f"must be {knobs[name]['type']}{' or null' if knobs[name].get('nullable') else ''}"]
+                 for name, value in values.items() if name in knobs and not _of_type(value, knobs[name])}
+        if wrong:
+            raise serializers.ValidationError(wrong)
+        return values
+
+
+def _of_type(value, knob: dict) -> bool:
+    if value is None:
+        return bool(knob.get("nullable"))
+    if isinstance(value, bool) and knob.get("type") != "boolean":
+        return False
+    return isinstance(value, JSON_TYPES.get(knob.get("type"), (object,)))
 
 
 class TrainingConfigSerializer(StrictTextModelSerializer):

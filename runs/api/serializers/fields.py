@@ -19,8 +19,9 @@ class StrictCharField(serializers.CharField):
         return super().to_internal_value(data)
 
 
+# Model text columns read with StrictCharField. (A comment, not a docstring: the schema would
+# show a docstring as the description of every serializer built on this one.)
 class StrictTextModelSerializer(serializers.ModelSerializer):
-    """Model text columns read with StrictCharField."""
     def build_standard_field(self, field_name, model_field):
         field_class, kwargs = super().build_standard_field(field_name, model_field)
         if field_class is serializers.CharField:

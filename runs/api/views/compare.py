@@ -14,13 +14,13 @@ from runs.api.serializers.compare import (
 from runs.api.serializers.queries import parsed
 from runs.compare.comparison import build_comparison
 from runs.compare.samples import side_by_side
-from runs.compare.selection import MAX_RUNS, MIN_RUNS, missing_runs
+from runs.compare.selection import MAX_ID, MAX_RUNS, MIN_RUNS, missing_runs
 from runs.models import Run
 
 # `runs=3,5,7`: an array in OpenAPI's comma-separated form, so that a client knows 2 to 8
 # different ids are needed before the server says so.
 RUNS_PARAMETER = OpenApiParameter(
-    "runs", {"type": "array", "items": {"type": "integer", "minimum": 0}, "minItems": MIN_RUNS,
+    "runs", {"type": "array", "items": {"type": "integer", "minimum": 0, "maximum": MAX_ID}, "minItems": MIN_RUNS,
              "maxItems": MAX_RUNS, "uniqueItems": True},
     OpenApiParameter.QUERY, required=True, style="form", explode=False,
     description=f"Ids of the {MIN_RUNS} to {MAX_RUNS} runs to compare, comma-separated, such as 3,5,7.")

@@ -24,6 +24,12 @@ class DatasetViewSet(OwnedViewSet):
     serializer_class = DatasetSerializer
     parser_classes = [MultiPartParser, FormParser, JSONParser]
 
+    def get_parsers(self):
+        """A file is sent when a dataset is made; a change (name, description) is JSON."""
+        if getattr(self, "request", None) is not None and self.request.method in ("PUT", "PATCH"):
+            return [JSONParser()]
+        return super().get_parsers()
+
     def initial(self, request, *args, **kwargs):
         # Refuse an oversized upload from its Content-Length, before reading the body (and so
         # before authentication, whose CSRF check would parse it). The margin is for form fields.
