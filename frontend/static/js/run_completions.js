@@ -11,10 +11,22 @@
   const CACHE_STEPS = 30;
 
   /* Text in a <pre>, folded behind a <details> summary when it is long. */
-  function foldable(text, className) {
+  // Where a user turn starts in the chat templates of the common families (ChatML, Llama 3,
+  // Gemma, Phi/Zephyr, Mistral). A prompt's folded preview starts at its last one: the question
+  // asked, not the system prompt before it.
+  const USER_TURN = /<\|im_start\|>user|<\|start_header_id\|>user<\|end_header_id\|>|<start_of_turn>user|<\|user\|>|\[INST\]/g;
+  const SPECIAL_TOKEN = /<\|[^|>]*\|>|<\/?(start_of_turn|end_of_turn)>|\[\/?INST\]/g;
+
+  function lastUserTurn(text) {
+    let start = 0;
+    for (const match of text.matchAll(USER_TURN)) start = match.index + match[0].length;
+    return text.slice(start).replace(SPECIAL_TOKEN, " ");
+  }
+
+  function foldable(text, className, previewOf = (whole) => whole) {
     const lines = text.split("\n").length;
     if (text.length <= FOLD_CHARS && lines <= FOLD_LINES) return element("pre", { class: className, text });
-    const preview = text.slice(0, PREVIEW_CHARS).replace(/\s+/g, " ");
+    const preview = previewOf(text).trim().slice(0, PREVIEW_CHARS).replace(/\s+/g, " ");
     return element("details", { class: "fold" },
       element("summary", { text: `${preview}… (${text.length} characters, ${lines} lines)` }),
       element("pre", { class: className, text }));
@@ -150,7 +162,7 @@
         element("td", { class: "num", text: String(sample.num_tokens) })));
       return element("article", { class: "sample-group", "aria-label": `Step ${step}, group ${group}` },
         element("h3", { text: `Group ${group}` }),
-        element("div", { class: "prompt" }, element("span", { class: "muted small", text: "Prompt" }), foldable(samples[0].prompt, "prompt-text")),
+        element("div", { class: "prompt" }, element("span", { class: "muted small", text: "Prompt" }), foldable(samples[0].prompt, "prompt-text", lastUserTurn)),
         element("div", { class: "table-scroll" },
           element("table", { class: "table samples-table" }, element("thead", {}, head), element("tbody", {}, ...rows))));
     }

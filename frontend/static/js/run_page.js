@@ -41,6 +41,10 @@
     const error = $("run-error");
     error.hidden = !status.error;
     error.textContent = status.error || "";
+    // The reason a run ended: drawn as an error only when it failed (not "trained 60 steps").
+    const failed = ["failed", "lost"].includes(status.status);
+    error.classList.toggle("error", failed);
+    error.classList.toggle("run-error", failed);
     $("run-attempt").textContent = String(status.attempt);
     showProgress(status.step);
   }

@@ -62,12 +62,12 @@ class Trainer:
             "rollout/reward/accuracy_std": 0.2, "train/loss": 1.0 / step, "train/kl_to_sampler": 0.01,
             "system/step_time_s": 2.0, "train/grad_norm": 0.5}})
 
-    def samples(self, step: int, completion: str):
+    def samples(self, step: int, completion: str, prompt: str = "What is 2 + 2?"):
         return self.send({"type": "samples", "step": step, "samples": [
-            {"group": 0, "prompt": "What is 2 + 2?", "completion": completion,
+            {"group": 0, "prompt": prompt, "completion": completion,
              "rewards": {"accuracy": 1.0, "format": 0.0}, "total_reward": 1.0, "advantage": 0.7,
              "model_version": step, "staleness": 1, "num_tokens": 4, "finish_reason": "stop"},
-            {"group": 0, "prompt": "What is 2 + 2?", "completion": "five\n" * 40,
+            {"group": 0, "prompt": prompt, "completion": "five\n" * 40,
              "rewards": {"accuracy": 0.0, "format": 0.0}, "total_reward": 0.0, "advantage": -0.7,
              "model_version": step, "staleness": 1, "num_tokens": 80, "finish_reason": "length"}]})
 
@@ -274,3 +274,22 @@ def test_another_users_run_page_is_not_found(page, live_server, library):
     other = live_server.api("other")
     assert other.get(f"/runs/{run_id}/").status_code == 404
     assert page.goto(f"{live_server.url}/runs/{run_id}/").status == 200
+
+
+def test_a_long_prompt_previews_its_question_and_a_success_is_not_drawn_as_an_error(page, live_server, library):
+    run_id = started_run(live_server, library, "plainly")
+    trainer = Trainer(live_server, run_id)
+    page.goto(f"{live_server.url}/runs/{run_id}/")
+    wait_live(page)
+    trainer.status("starting")
+    trainer.status("running")
+    system = "You are a careful assistant who shows every step of the working. " * 12
+    chat = (f"<|im_start|>system\n{system}<|im_end|>\n<|im_start|>user\nWhat is 17 * 3?<|im_end|>\n"
+            "<|im_start|>assistant\n")
+    trainer.samples(1, "51", prompt=chat)
+    page.wait_for_selector("#sample-groups .prompt details.fold summary")
+    assert page.locator("#sample-groups .prompt summary").inner_text().startswith("What is 17 * 3?")
+    trainer.status("succeeded", "trained 1 steps")
+    page.wait_for_function("document.querySelector('#run-status').textContent === 'Succeeded'")
+    reason = page.locator("#run-error")
+    assert reason.inner_text() == "trained 1 steps" and "error" not in reason.get_attribute("class").split()
