@@ -73,6 +73,14 @@ def test_the_trainer_imports_no_framework_nor_the_control_plane_nor_the_celery_s
     assert violations(python_files("worker/trainer"), forbidden) == []
 
 
+def test_the_api_client_needs_nothing_but_http():
+    """It runs on a laptop with requirements.txt at most: no Django, no worker, no control plane."""
+    def forbidden(module):
+        return is_within(module, ("django", "rest_framework", "worker", "torch") + CONTROL_PLANE)
+
+    assert violations(python_files("client"), forbidden) == []
+
+
 def test_the_celery_side_never_touches_the_database():
     assert violations(python_files("worker"), lambda module: is_within(module, ("django",) + CONTROL_PLANE)) == []
 

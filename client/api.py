@@ -1,0 +1,90 @@
+"""The REST API as Python calls, thinly over httpx: what a script or a notebook automates.
+
+    api = ControlPlane("http://127.0.0.1:8000", token="...")
+    run = api.create_run(name="gsm8k", dataset=3, rewards=[1, 2], config={"max_steps": 60})
+    api.start_run(run["id"])
+
+Every call returns the API's JSON as it is; an answer other than 2xx raises ApiError with the
+server's words (one line per refused field), so a script fails with the reason, not a traceback
+of the HTTP library.
+"""
+from pathlib import Path
+
+import httpx
+
+FINISHED = ("succeeded", "failed", "cancelled", "lost")
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, body):
+        self.status, self.body = status, body
+        super().__init__(f"HTTP {status}: {describe_problem(body)}")
+
+
+def describe_problem(body) -> str:
+    if isinstance(body, dict):
+        parts = [str(body["detail"])] if "detail" in body else []
+        parts += [f"{field}: {' '.join(map(str, messages)) if isinstance(messages, list) else messages}"
+                  for field, messages in body.items() if field != "detail"]
+        return "; ".join(parts) or "no reason given"
+    return str(body)[:500]
+
+
+class ControlPlane:
+    def __init__(self, url: str, token: str, timeout_s: float = 30.0, transport: httpx.BaseTransport | None = None):
+        self.http = httpx.Client(base_url=url.rstrip("/") + "/api/", timeout=timeout_s, transport=transport,
+                                 headers={"Authorization": f"Token {token}", "Accept": "application/json"})
+
+    def close(self) -> None:
+        self.http.close()
+
+    # --- runs ------------------------------------------------------------------------
+    def runs(self, page: int = 1) -> dict:
+        return self._call("GET", "runs/", params={"page": page})
+
+    def run(self, run_id: int) -> dict:
+        return self._call("GET", f"runs/{run_id}/")
+
+    def create_run(self, name: str, dataset: int, rewards: list[int], config: dict | None = None,
+                   config_template: int | None = None) -> dict:
+        body = {"name": name, "dataset": dataset, "rewards": [{"reward_function": r} for r in rewards],
+                "config": config or {}, "config_template": config_template}
+        return self._call("POST", "runs/", json=body)
+
+    def start_run(self, run_id: int) -> dict:
+        return self._call("POST", f"runs/{run_id}/start/")
+
+    def cancel_run(self, run_id: int) -> dict:
+        return self._call("POST", f"runs/{run_id}/cancel/")
+
+    def resume_run(self, run_id: int) -> dict:
+        return self._call("POST", f"runs/{run_id}/resume/")
+
+    def logs(self, run_id: int, after: int = 0, level: str | None = None) -> list[dict]:
+        params = {"after": after, "page_size": 1000, **({"level": level} if level else {})}
+        return self._call("GET", f"runs/{run_id}/logs/", params=params)["results"]
+
+    def last_metrics(self, run_id: int, names: list[str]) -> dict[str, float]:
+        """The latest value of each named metric the run reported."""
+        answer = self._call("GET", f"runs/{run_id}/metrics/", params={"names": ",".join(names), "max_points": 10})
+        return {name: series["value"][-1] for name, series in answer["series"].items() if series["value"]}
+
+    # --- library ---------------------------------------------------------------------
+    def datasets(self) -> dict:
+        return self._call("GET", "datasets/")
+
+    def upload_dataset(self, path: Path, name: str, prompt_column: str = "prompt") -> dict:
+        with Path(path).open("rb") as handle:
+            return self._call("POST", "datasets/", data={"name": name, "source": "upload",
+                                                         "prompt_column": prompt_column},
+                              files={"file": (Path(path).name, handle)}, timeout=None)
+
+    def _call(self, method: str, url: str, **kwargs):
+        answer = self.http.request(method, url, **kwargs)
+        try:
+            body = answer.json()
+        except ValueError:
+            body = answer.text
+        if not answer.is_success:
+            raise ApiError(answer.status_code, body)
+        return body

@@ -1,0 +1,97 @@
+"""`./grpo` against a live control plane: upload a dataset, create, start, cancel and list runs,
+watch one to its end, and say why a request was refused."""
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from client.api import ControlPlane
+from client.cli import main
+from tests.support.asgi_server import SEED_RUN, AsgiServer
+
+ROOT = Path(__file__).resolve().parents[2]
+API_TOKEN = """
+import json
+from django.contrib.auth import get_user_model
+from rest_framework.authtoken.models import Token
+from runs.models import RewardFunction
+owner = get_user_model().objects.get(username="owner")
+print(json.dumps({"key": Token.objects.create(user=owner).key, "reward": RewardFunction.objects.get().pk}))
+"""
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("cp")
+    with AsgiServer(folder) as live:
+        live.seeded = {**live.shell_json(SEED_RUN), **live.shell_json(API_TOKEN)}
+        yield live
+
+
+def grpo(server, capsys, *argv) -> tuple[int, str, str]:
+    api = ControlPlane(server.url, server.seeded["key"])
+    code = main(list(argv), api=api)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_a_dataset_uploaded_and_a_run_made_started_and_cancelled_from_the_shell(server, capsys, tmp_path):
+    data = tmp_path / "sums.jsonl"
+    data.write_text("".join(f'{{"prompt": "What is {i} + {i}?", "answer": "{2 * i}"}}\n' for i in range(20)))
+    code, out, _ = grpo(server, capsys, "datasets", "upload", str(data))
+    assert code == 0 and "'sums': 20 rows (jsonl)" in out
+    dataset_id = int(out.split()[1])
+    code, out, _ = grpo(server, capsys, "runs", "create", "--name", "from-the-shell", "--dataset", str(dataset_id),
+                        "--reward", str(server.seeded["reward"]), "--set", "max_steps=5", "--set", "beta=0.01")
+    assert code == 0 and "created (created)" in out
+    run_id = int(out.split()[1])
+    assert grpo(server, capsys, "runs", "start", str(run_id))[1].strip().endswith(": queued")
+    code, out, _ = grpo(server, capsys, "runs", "list")
+    listed = [line.split() for line in out.splitlines()]
+    assert listed[0] == ["id", "name", "status", "step"] and [str(run_id), "from-the-shell", "queued", "0/5"] in listed
+    assert grpo(server, capsys, "runs", "cancel", str(run_id))[0] == 0
+
+
+def test_a_refused_request_says_why_and_exits_2(server, capsys):
+    code, _, err = grpo(server, capsys, "runs", "resume", str(server.seeded["run_id"]))
+    assert code == 2 and err.startswith("refused: HTTP 409: ") and "only failed, cancelled or lost" in err
+    code, _, err = grpo(server, capsys, "runs", "create", "--name", "x", "--dataset", "999999", "--reward", "1")
+    assert code == 2 and "dataset: " in err
+
+
+def report(server, events):
+    run_id, token = server.seeded["run_id"], server.seeded["token"]
+    numbered = [{"seq": seq, **event} for seq, event in enumerate(events, start=report.seq)]
+    report.seq += len(events)
+    answer = httpx.post(f"{server.url}/api/runs/{run_id}/events/", json={"source": "cli-test", "events": numbered},
+                        headers={"Authorization": f"Bearer {token}"})
+    assert answer.status_code == 200, answer.text
+
+
+report.seq = 1
+
+
+def test_watch_follows_a_run_to_its_end_with_its_warnings(server, capsys):
+    def trainer():
+        report(server, [{"type": "status", "status": "starting"}, {"type": "status", "status": "running"}])
+        for step in (1, 2, 3):
+            time.sleep(0.3)
+            report(server, [{"type": "metrics", "step": step, "values": {"train/reward": step / 4}}])
+        report(server, [{"type": "log", "level": "warning", "message": "reward sandbox slow"},
+                        {"type": "status", "status": "succeeded", "message": "trained 3 steps"}])
+
+    feeding = threading.Thread(target=trainer)
+    feeding.start()
+    code, out, err = grpo(server, capsys, "runs", "watch", str(server.seeded["run_id"]), "--every", "0.2")
+    feeding.join()
+    assert code == 0
+    assert "warning: reward sandbox slow" in out + err
+    assert out.strip().splitlines()[-1] == f"run {server.seeded['run_id']} succeeded at step 3: trained 3 steps"
+
+
+def test_the_launcher_runs_the_command_line_from_the_checkout():
+    shown = subprocess.run([str(ROOT / "grpo"), "runs", "--help"], capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 0 and "watch" in shown.stdout
