@@ -74,7 +74,7 @@ for index in range(RUNS):
     RunReward.objects.create(run=run, reward_function=reward, weight=1.0)
     rng = random.Random(index)
     for name in METRICS:
-        insert_metric_rows([(run.pk, name, step, math.tanh(step / POINTS * (index + 1)) + rng.gauss(0, 0.1), times[step])
+        insert_metric_rows([(run.pk, name, step, math.tanh(step / POINTS * (index + 1)) + rng.gauss(0, 0.1), times[step], 1)
                             for step in range(1, POINTS + 1)])
     Sample.objects.bulk_create([Sample(run=run, step=POINTS, group=0, prompt="What is 12 * 7?",
                                        completion=f"run {index}: 84", total_reward=1.0) for _ in range(8)])

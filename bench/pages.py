@@ -76,7 +76,7 @@ for label, points in %(runs)r:
     run.save()
     moment = database_time(timezone.now())
     rng = random.Random(0)
-    rows = [metric_row(run.pk, name, step, math.sin(step / 50 + i) + rng.random() * 0.1, moment)
+    rows = [metric_row(run.pk, name, step, math.sin(step / 50 + i) + rng.random() * 0.1, moment, 1)
             for step in range(1, steps + 1) for i, name in enumerate(NAMES)]
     for start in range(0, len(rows), 20000):
         insert_metric_rows(rows[start:start + 20000])

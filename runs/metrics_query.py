@@ -7,7 +7,7 @@ and the min and max so a chart can still show spikes.
 from django.db.models import Avg, BigIntegerField, Count, F, Max, Min
 from django.db.models.functions import Cast
 
-from runs.models import MetricPoint
+from runs.models import MetricPoint, RetrainedMetricPoint
 
 DEFAULT_MAX_POINTS = 1000
 MAX_POINTS_LIMIT = 20000
@@ -32,6 +32,20 @@ def series(run, name: str, step_min: int | None, step_max: int | None, max_point
         steps, values = _columns(rows, 2)
         return {"step": steps, "value": values, "min": values, "max": values, "downsampled": False}
     return _bucketed(points, bounds["lo"], bounds["hi"], max_points)
+
+
+def earlier_attempts(run, names: list[str]) -> dict[str, dict[str, list]]:
+    """Per name, the values earlier attempts reported at steps trained again since (runs/actions/
+    metric_rows.py set_aside_retrained_points), in step order."""
+    rows = (RetrainedMetricPoint.objects.filter(run=run, name__in=names).order_by("name", "step", "attempt")
+            .values_list("name", "step", "value", "attempt"))
+    found: dict[str, dict[str, list]] = {}
+    for name, step, value, attempt in rows:
+        series = found.setdefault(name, {"step": [], "value": [], "attempt": []})
+        series["step"].append(step)
+        series["value"].append(value)
+        series["attempt"].append(attempt)
+    return found
 
 
 def latest_per_step(rows):

@@ -72,7 +72,7 @@ def _apply_status(run, event, pending):
 def _apply_metrics(run, event, pending):
     time = _event_time(event)
     stored_time = database_time(time)
-    pending.metrics += [metric_row(run.pk, name, event.step, value, stored_time)
+    pending.metrics += [metric_row(run.pk, name, event.step, value, stored_time, run.attempt)
                         for name, value in event.values.items()]
     pending.live_metrics.append(MetricPointRow(step=event.step, time=time.timestamp(), values=event.values))
     run.current_step = max(run.current_step, event.step)

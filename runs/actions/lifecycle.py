@@ -1,6 +1,7 @@
 """Start, cancel, resume and clone: each one transaction, one status change, one live event."""
 from django.db import transaction
 
+from runs.actions.metric_rows import set_aside_retrained_points
 from runs.artifacts import checkpoint_store
 from runs.events import publish
 from runs.launch import build_launch_spec, without_secrets
@@ -42,6 +43,7 @@ def resume_run(run: Run) -> Run:
     checkpoint = run.checkpoints.order_by("-step").first()
     if checkpoint is None:
         raise IllegalTransition(run, "queued", f"run {run.pk} has no checkpoint to resume from; clone it to start over")
+    set_aside_retrained_points(run, checkpoint.step)
     _enqueue(run, resume_from=checkpoint)
     run_id = run.pk
     transaction.on_commit(lambda: checkpoint_store.discard_partial_uploads(run_id))

@@ -6,14 +6,14 @@ elsewhere cost a small fraction of that.
 """
 from django.db import connection
 
-from runs.models import MetricPoint
+from runs.models import MetricPoint, RetrainedMetricPoint
 
-COLUMNS = ("run", "name", "step", "value", "time")
+COLUMNS = ("run", "name", "step", "value", "time", "attempt")
 
 
-def metric_row(run_id: int, name: str, step: int, value: float, time) -> tuple:
+def metric_row(run_id: int, name: str, step: int, value: float, time, attempt: int) -> tuple:
     """A row for insert_metric_rows; `time` already adapted with database_time()."""
-    return (run_id, name, step, value, time)
+    return (run_id, name, step, value, time, attempt)
 
 
 def database_time(moment):
@@ -34,3 +34,16 @@ def insert_metric_rows(rows: list[tuple]) -> None:
         else:
             placeholders = ", ".join(["%s"] * len(COLUMNS))
             cursor.executemany(f"INSERT INTO {table} ({columns}) VALUES ({placeholders})", rows)
+
+
+def set_aside_retrained_points(run, checkpoint_step: int) -> int:
+    """Moves the run's points after `checkpoint_step`, which a resume from that checkpoint trains
+    again, to RetrainedMetricPoint (with their attempt); how many. Called when the resume is
+    queued, so that charts never show two values for one step."""
+    later = MetricPoint.objects.filter(run=run, step__gt=checkpoint_step)
+    fields = ("name", "step", "value", "time", "attempt")
+    moved = RetrainedMetricPoint.objects.bulk_create(
+        (RetrainedMetricPoint(run=run, **dict(zip(fields, row))) for row in later.values_list(*fields).iterator()),
+        batch_size=2000)
+    later.delete()
+    return len(moved)

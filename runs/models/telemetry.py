@@ -8,6 +8,7 @@ class MetricPoint(models.Model):
     step = models.PositiveIntegerField()
     value = models.FloatField()
     time = models.DateTimeField()
+    attempt = models.PositiveIntegerField(default=1)  # the run's attempt that reported it
 
     class Meta:
         # "One name, a step range" is how charts and comparisons read. On PostgreSQL the index
@@ -16,6 +17,21 @@ class MetricPoint(models.Model):
         indexes = [models.Index(fields=["run", "name", "step"], include=["value", "time"],
                                 name="metric_run_name_step")]
 
+
+
+class RetrainedMetricPoint(models.Model):
+    """A point of an earlier attempt at a step the run trained again after a resume. Charts and
+    comparisons read MetricPoint, which then holds each step once, the value of the attempt that
+    led to the model; these are kept, with their attempt, for who wants to see both."""
+    run = models.ForeignKey("runs.Run", on_delete=models.CASCADE, related_name="retrained_points")
+    name = models.CharField(max_length=200)
+    step = models.PositiveIntegerField()
+    value = models.FloatField()
+    time = models.DateTimeField()
+    attempt = models.PositiveIntegerField()
+
+    class Meta:
+        indexes = [models.Index(fields=["run", "name", "step"], name="retrained_run_name_step")]
 
 class Sample(models.Model):
     run = models.ForeignKey("runs.Run", on_delete=models.CASCADE, related_name="samples")

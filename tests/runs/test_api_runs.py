@@ -281,3 +281,28 @@ def test_the_verbs_agree_with_the_allowed_actions(owner_api, run, broker, status
 def test_the_allowed_actions_are_read_only(owner_api, run):
     response = owner_api.patch(f"/api/runs/{run.pk}/", {"allowed_actions": []}, format="json")
     assert response.status_code == 200 and response.json()["allowed_actions"][0] == "start"
+
+
+def test_a_resumed_run_charts_each_step_once_and_keeps_the_earlier_attempts_values(
+        owner_api, anon_api, started_run, broker, django_capture_on_commit_callbacks):
+    from tests.runs.test_ingest import post_events
+
+    def report(steps, reward, source, token):
+        events = [{"seq": i + 1, "type": "metrics", "step": step, "values": {"train/reward": reward}}
+                  for i, step in enumerate(steps)]
+        assert post_events(anon_api, started_run, events, token=token, source=source).status_code == 200
+
+    report(range(1, 24), 0.25, "trainer:1", started_run.test_token)  # killed at step 23, its last checkpoint at 20
+    Checkpoint.objects.create(run=started_run, step=20, path="/ckpt/20", created_at=timezone.now())
+    Run.objects.filter(pk=started_run.pk).update(status=RunStatus.FAILED)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert owner_api.post(f"/api/runs/{started_run.pk}/resume/").status_code == 200
+    _, spec = broker.call_args.kwargs["args"]
+    report(range(21, 26), 0.75, "trainer:2", spec["ingest"]["token"])
+    answer = owner_api.get(f"/api/runs/{started_run.pk}/metrics/", {"earlier_attempts": "true"}).json()
+    series = answer["series"]["train/reward"]
+    assert series["step"] == list(range(1, 26))
+    assert series["value"][19:] == [0.25] + [0.75] * 5
+    assert answer["earlier_attempts"]["train/reward"] == {"step": [21, 22, 23], "value": [0.25] * 3,
+                                                          "attempt": [1, 1, 1]}
+    assert "earlier_attempts" not in owner_api.get(f"/api/runs/{started_run.pk}/metrics/").json()

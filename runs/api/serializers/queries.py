@@ -17,6 +17,10 @@ class MetricsQuery(StepRangeQuery):
                                   help_text="Comma-separated metric names; all when omitted or empty.")
     max_points = serializers.IntegerField(required=False, min_value=2, max_value=metrics_query.MAX_POINTS_LIMIT,
                                           default=metrics_query.DEFAULT_MAX_POINTS)
+    earlier_attempts = serializers.BooleanField(
+        required=False, default=False,
+        help_text="Also the values of earlier attempts at steps the run trained again after a resume "
+                  "(`earlier_attempts`: per name, step, value and attempt); the series hold the latest.")
 
     def validate_names(self, value) -> list[str]:
         names = [name.strip() for name in value.split(",") if name.strip()]

@@ -77,14 +77,17 @@ class RunViewSet(OwnedViewSet):
         q = parsed(MetricsQuery, request)
         available = metrics_query.metric_names(run)
         wanted = q.get("names") or available
-        return Response({
+        answer = {
             "run": run.pk,
             "names": available,
             "series": {
                 name: metrics_query.series(run, name, q.get("step_min"), q.get("step_max"), q["max_points"])
                 for name in wanted
             },
-        })
+        }
+        if q["earlier_attempts"]:
+            answer["earlier_attempts"] = metrics_query.earlier_attempts(run, wanted)
+        return Response(answer)
 
     @extend_schema(parameters=[SamplesQuery], responses=SampleSerializer(many=True))
     @action(detail=True, methods=["get"], pagination_class=TelemetryPagination)
