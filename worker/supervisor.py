@@ -14,6 +14,8 @@ from pathlib import Path
 from worker.settings import WorkerSettings
 from worker.trainer.precision import answer_for_children
 from worker.trainer.process_groups import ended_how
+from worker.trainer.reporting.client import IngestClient
+from worker.trainer.reporting.reporter import Reporter
 from worker.trainer.reporting.session import ReportingSession
 from worker.trainer.run_folder import on_this_worker
 from worker.trainer.spec import LaunchSpec
@@ -22,6 +24,7 @@ from worker.trainer_process import TrainerProcess, trainer_command
 
 log = logging.getLogger(__name__)
 WATCH_INTERVAL_S = 0.5
+TRAINER_LEFTOVERS_WAIT_S = 300.0  # the control plane away for longer: the run is marked lost
 
 
 class RunSupervisor:
@@ -33,6 +36,7 @@ class RunSupervisor:
                                        log_source="worker")
         self.server = self.trainer = None
         self.server_ready = False
+        self.trainer_finished = False
 
     def run(self) -> str:
         self.report.start()
@@ -51,7 +55,26 @@ class RunSupervisor:
             return "failed"
         finally:
             self._stop_children()
+            self._deliver_trainer_leftovers()
             self.report.close()
+
+    def _deliver_trainer_leftovers(self, timeout_s: float = TRAINER_LEFTOVERS_WAIT_S) -> None:
+        """Sends what the trainer reported but could not deliver before it exited (the control
+        plane was away as it ended): its last status would otherwise stay on this disk and the
+        run would stay `running` until it was marked lost."""
+        if not self.trainer_finished or self.spec.ingest is None:
+            return  # a trainer that failed or was stopped: the supervisor has said how it ended
+        source = f"trainer:{self.spec.attempt}"
+        client = IngestClient(self.spec.ingest.url, self.spec.ingest.token, source=source)
+        leftovers = Reporter(client, self.output_dir / "events", source=source)
+        if leftovers.backlog:
+            self.report.log(f"sending {leftovers.backlog} event(s) the trainer could not deliver")
+            leftovers.start()
+            if not leftovers.close(timeout_s):
+                log.warning("run %s: %d trainer event(s) still undelivered", self.spec.run_id, leftovers.backlog)
+        else:
+            leftovers.outbox.close()
+            client.close()
 
     def _still_wanted(self) -> bool:
         """False for a redelivered message: the run already started, finished or was cancelled."""
@@ -107,12 +130,13 @@ class RunSupervisor:
     def _watch(self) -> str:
         cancel_seen_at = None
         while True:
-            code = self.trainer.exit_code()
-            if code is not None:
-                return self._trainer_ended(code)
+            # The server first: a trainer that fails because vLLM died is not the news.
             if not self.server.running():
                 return self._failed(f"the vLLM server {ended_how(self.server.exit_code())}",
                                     self.server.output_tail(30))
+            code = self.trainer.exit_code()
+            if code is not None:
+                return self._trainer_ended(code)
             self._note_when_server_ready()
             if self.report.cancel_requested.is_set():
                 cancel_seen_at = cancel_seen_at or time.monotonic()
@@ -123,6 +147,7 @@ class RunSupervisor:
 
     def _trainer_ended(self, code: int) -> str:
         if code == 0:
+            self.trainer_finished = True
             return "finished"  # the trainer reported succeeded or cancelled itself
         # Repeating a failure the trainer already reported changes nothing; this one covers
         # a trainer that could not report (killed, crashed before its reporter started).

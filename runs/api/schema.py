@@ -6,6 +6,7 @@ follows from what it takes and who may call it, so they are added here once inst
 every view; an operation that documents one itself keeps its own words.
 """
 from drf_spectacular.openapi import AutoSchema
+from rest_framework import serializers
 from rest_framework.parsers import MultiPartParser
 
 ERROR_BODY = {
@@ -15,6 +16,8 @@ ERROR_BODY = {
     "description": "`detail`, or one key per refused field with its messages.",
 }
 WRITES = ("POST", "PUT", "PATCH", "DELETE")
+# DRF's text fields refuse the NUL character (PostgreSQL cannot store it); the schema says so.
+NO_NUL = r"^[^\x00]*$"
 WHY = {
     "400": "The request was refused: the answer names each field or parameter and what is wrong with it.",
     "401": "No credentials, or credentials that are not valid.",
@@ -26,7 +29,23 @@ WHY = {
 }
 
 
+def _text_fields():
+    from runs.api.serializers.fields import StrictCharField
+
+    return (serializers.CharField, StrictCharField)
+
+
+TEXT_FIELDS = _text_fields()
+
+
 class DocumentedErrorsSchema(AutoSchema):
+    def _map_serializer_field(self, field, direction, bypass_extensions=False):
+        schema = super()._map_serializer_field(field, direction, bypass_extensions)
+        if (direction == "request" and type(field) in TEXT_FIELDS and schema.get("type") == "string"
+                and "pattern" not in schema):
+            schema = {**schema, "pattern": NO_NUL}
+        return schema
+
     def _get_response_bodies(self, direction="response"):
         responses = super()._get_response_bodies(direction)
         for code in self._error_statuses():

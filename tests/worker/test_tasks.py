@@ -179,3 +179,18 @@ def test_a_child_that_ends_is_named_with_how_first_in_the_log_and_the_reason(tmp
     assert ("error", how) in [(event["level"], event["message"]) for event in events if event["type"] == "log"]
     (status,) = [event for event in events if event["type"] == "status"]
     assert status["message"] == f"{how}; its last output:\nstep 3 done\nTraceback: boom"
+
+
+def test_what_a_finished_trainer_could_not_deliver_is_sent_by_its_worker(tmp_path, control_plane):
+    from worker.trainer.reporting.reporter import Reporter
+
+    supervisor = RunSupervisor(LaunchSpec.model_validate(spec(tmp_path, control_plane.url)), SETTINGS)
+    offline = Reporter(None, tmp_path / "out" / "events", source="trainer:1")  # the control plane was away
+    offline.emit({"type": "metrics", "step": 6, "values": {"train/loss": 0.5}})
+    offline.emit({"type": "status", "status": "succeeded", "message": "trained 6 steps"})
+    offline.outbox.close()
+    supervisor._deliver_trainer_leftovers(timeout_s=10)
+    assert control_plane.received == []  # only a trainer that exited 0 is trusted to have ended well
+    supervisor.trainer_finished = True
+    supervisor._deliver_trainer_leftovers(timeout_s=10)
+    assert control_plane.received == [1, 2]
