@@ -16,8 +16,10 @@ ERROR_BODY = {
     "description": "`detail`, or one key per refused field with its messages.",
 }
 WRITES = ("POST", "PUT", "PATCH", "DELETE")
-# DRF's text fields refuse the NUL character (PostgreSQL cannot store it); the schema says so.
+# DRF's text fields refuse the NUL character (PostgreSQL cannot store it) and, unless blank is
+# allowed, text that is only whitespace (it is trimmed first); the schema says so.
 NO_NUL = r"^[^\x00]*$"
+NOT_BLANK = r"^[^\x00]*[^\s\x00][^\x00]*$"
 WHY = {
     "400": "The request was refused: the answer names each field or parameter and what is wrong with it.",
     "401": "No credentials, or credentials that are not valid.",
@@ -43,7 +45,8 @@ class DocumentedErrorsSchema(AutoSchema):
         schema = super()._map_serializer_field(field, direction, bypass_extensions)
         if (direction == "request" and type(field) in TEXT_FIELDS and schema.get("type") == "string"
                 and "pattern" not in schema):
-            schema = {**schema, "pattern": NO_NUL}
+            blank_refused = not field.allow_blank and field.trim_whitespace
+            schema = {**schema, "pattern": NOT_BLANK if blank_refused else NO_NUL}
         return schema
 
     def _get_response_bodies(self, direction="response"):

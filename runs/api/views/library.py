@@ -4,7 +4,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied, ValidationError
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import JSONParser, MultiPartParser
 from rest_framework.response import Response
 
 from runs.api.errors import PayloadTooLarge
@@ -22,7 +22,7 @@ from runs.rewards.rows import RowsUnavailable, rows_to_score
 class DatasetViewSet(OwnedViewSet):
     model = Dataset
     serializer_class = DatasetSerializer
-    parser_classes = [MultiPartParser, FormParser, JSONParser]
+    parser_classes = [MultiPartParser, JSONParser]  # a file comes as multipart; the rest may be JSON
 
     def get_parsers(self):
         """A file is sent when a dataset is made; a change (name, description) is JSON."""
