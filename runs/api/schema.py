@@ -31,19 +31,10 @@ WHY = {
 }
 
 
-def _text_fields():
-    from runs.api.serializers.fields import StrictCharField
-
-    return (serializers.CharField, StrictCharField)
-
-
-TEXT_FIELDS = _text_fields()
-
-
 class DocumentedErrorsSchema(AutoSchema):
     def _map_serializer_field(self, field, direction, bypass_extensions=False):
         schema = super()._map_serializer_field(field, direction, bypass_extensions)
-        if (direction == "request" and type(field) in TEXT_FIELDS and schema.get("type") == "string"
+        if (direction == "request" and isinstance(field, serializers.CharField) and schema.get("type") == "string"
                 and "pattern" not in schema):
             blank_refused = not field.allow_blank and field.trim_whitespace
             schema = {**schema, "pattern": NOT_BLANK if blank_refused else NO_NUL}

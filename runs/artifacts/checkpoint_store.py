@@ -8,14 +8,17 @@ every one of them (size and sha256) does the folder move into the artifact store
 A half-uploaded checkpoint therefore never appears.
 """
 import hashlib
+import logging
 import shutil
 from pathlib import Path
 
 from django.conf import settings
 
 from runs.artifacts.checkpoint_files import CheckpointFile
-from runs.artifacts.stores import artifact_store
+from runs.artifacts.stores import StoreUnavailable, artifact_store, step_folder
 from worker.trainer.checkpoint_manifest import CheckpointManifest, safe_relative_path
+
+log = logging.getLogger(__name__)
 
 
 class OffsetMismatch(Exception):
@@ -31,7 +34,7 @@ def run_root(run_id: int) -> Path:
 
 
 def upload_folder(run_id: int, step: int) -> Path:
-    return run_root(run_id) / "uploads" / f"step-{step:07d}"
+    return run_root(run_id) / "uploads" / step_folder(step)
 
 
 def partial_file(run_id: int, step: int, relative: str) -> Path:
@@ -91,9 +94,13 @@ def discard_partial_uploads(run_id: int) -> None:
 
 
 def remove_run_artifacts(run_id: int) -> None:
-    """The run's uploads in progress and its stored checkpoints."""
+    """The run's uploads in progress and its stored checkpoints. Runs after the delete has
+    committed: a bucket that is away leaves its objects behind, said in the log, not a 500."""
     shutil.rmtree(run_root(run_id), ignore_errors=True)
-    artifact_store().remove_run(run_id)
+    try:
+        artifact_store().remove_run(run_id)
+    except StoreUnavailable as exc:
+        log.warning("run %s deleted, its checkpoints left in the store: %s", run_id, exc)
 
 
 def _sha256(path: Path) -> str:

@@ -37,8 +37,13 @@ def run_key(run_id: int) -> str:
     return f"runs/{run_id}"
 
 
+def step_folder(step: int) -> str:
+    """A checkpoint folder's name, as the trainer writes it (step-0000040)."""
+    return f"step-{step:07d}"
+
+
 def checkpoint_key(run_id: int, step: int) -> str:
-    return f"{run_key(run_id)}/checkpoints/step-{step:07d}"
+    return f"{run_key(run_id)}/checkpoints/{step_folder(step)}"
 
 
 class FilesystemStore:

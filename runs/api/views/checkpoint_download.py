@@ -19,7 +19,7 @@ from rest_framework.views import APIView
 from runs.artifacts import checkpoint_store as store
 from runs.artifacts.checkpoint_files import CheckpointFile, folder_files
 from runs.artifacts.export import PARTS, NoSuchPart, export_files, tar_stream
-from runs.artifacts.stores import StoreUnavailable
+from runs.artifacts.stores import StoreUnavailable, step_folder
 from runs.models import Checkpoint, Run
 
 
@@ -50,7 +50,7 @@ def files_of(checkpoint: Checkpoint) -> list[CheckpointFile]:
 
 
 def folder_name(checkpoint: Checkpoint) -> str:
-    return f"step-{checkpoint.step:07d}" if checkpoint.in_store else Path(checkpoint.path).name
+    return step_folder(checkpoint.step) if checkpoint.in_store else Path(checkpoint.path).name
 
 
 def store_unavailable(exc: StoreUnavailable) -> Response:

@@ -28,7 +28,7 @@ from runs.api.views.ingest import schema_problems
 from runs.api.views.run_dataset import run_for_token
 from runs.artifacts import checkpoint_store as store
 from runs.artifacts.export import tar_stream
-from runs.artifacts.stores import StoreUnavailable
+from runs.artifacts.stores import StoreUnavailable, step_folder
 from worker.trainer.checkpoint_manifest import CheckpointManifest
 
 CHUNK = 1024 * 1024
@@ -146,5 +146,5 @@ class CheckpointArchiveView(_RunTokenView):
             files = stored_files(run.pk, step)
         except StoreUnavailable as exc:
             return store_unavailable(exc)
-        return StreamingHttpResponse(tar_stream([(file.path, file) for file in files], f"step-{step:07d}"),
+        return StreamingHttpResponse(tar_stream([(file.path, file) for file in files], step_folder(step)),
                                      content_type="application/x-tar")

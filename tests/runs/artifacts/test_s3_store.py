@@ -68,3 +68,17 @@ def test_a_store_url_without_a_bucket_is_refused_with_the_setting_named(settings
     settings.ARTIFACT_STORE_URL = url
     with pytest.raises(ImproperlyConfigured, match="ARTIFACT_STORE_URL"):
         artifact_store()
+
+
+def test_deleting_a_run_while_the_bucket_is_away_deletes_it_and_says_what_stayed(
+        anon_api, owner_api, started_run, s3_bucket, settings, django_capture_on_commit_callbacks, caplog):
+    from runs.models import Run, RunReward
+
+    upload_all(anon_api, started_run)
+    complete(anon_api, started_run, manifest())
+    settings.ARTIFACT_STORE_ENDPOINT_URL = f"http://127.0.0.1:{free_port()}"
+    with django_capture_on_commit_callbacks(execute=True):
+        RunReward.objects.filter(run=started_run).delete()
+        Run.objects.filter(pk=started_run.pk).delete()
+    assert not Run.objects.filter(pk=started_run.pk).exists()
+    assert "checkpoints left in the store" in caplog.text
