@@ -40,4 +40,4 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
     async def _forward(self, message):
         await self.send(text_data=message["text"])  # already JSON: see runs.events.publish
 
-    run_status = run_metrics = run_samples = run_log = run_checkpoint = _forward
+    run_status = run_metrics = run_samples = run_log = run_checkpoint = run_evaluation = run_alarm = _forward

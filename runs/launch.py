@@ -29,6 +29,9 @@ def build_launch_spec(run: Run, token: str, resume_from: Checkpoint | None = Non
     dataset = dataset_spec(run.dataset)
     if dataset["kind"] == "file":  # fetched with the run's token (runs/api/views/run_dataset.py)
         dataset["url"] = settings.PUBLIC_URL + reverse("run-dataset", args=[run.pk])
+    eval_dataset = dataset_spec(run.eval_dataset) if run.eval_dataset else None
+    if eval_dataset and eval_dataset["kind"] == "file":
+        eval_dataset["url"] = settings.PUBLIC_URL + reverse("run-dataset", args=[run.pk]) + "?role=eval"
     spec = LaunchSpec.model_validate({
         "run_id": run.pk,
         "attempt": run.attempt,
@@ -36,6 +39,9 @@ def build_launch_spec(run: Run, token: str, resume_from: Checkpoint | None = Non
         "dataset": dataset,
         "rewards": [rr.reward_function.launch_spec(rr.weight)
                     for rr in run.run_rewards.select_related("reward_function")],
+        "eval_dataset": eval_dataset,
+        "eval_rewards": [rr.reward_function.launch_spec(rr.weight)
+                         for rr in run.run_eval_rewards.select_related("reward_function")],
         "config": run.config,
         "ingest": {"url": ingest_url, "token": token},
         "uploads_url": uploads_url,

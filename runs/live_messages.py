@@ -81,6 +81,24 @@ class CheckpointRow(_Strict):
     in_store: bool = False
 
 
+class EvaluationRow(_Strict):
+    """That an evaluation was stored: the page fetches its outcomes (its eval/ metrics come
+    as run.metrics)."""
+    step: int
+    model_version: int
+    examples: int
+
+
+class AlarmRow(_Strict):
+    id: int
+    kind: str
+    step: int
+    message: str
+    values: dict[str, float]
+    stopped_run: bool
+    created_at: datetime
+
+
 # --- messages ------------------------------------------------------------------------------
 
 class _Message(_Strict):
@@ -144,13 +162,32 @@ class CheckpointMessage(_RunMessage):
         return cls(run=run.pk, payload=checkpoint)
 
 
+class EvaluationMessage(_RunMessage):
+    type: Literal["run.evaluation"] = "run.evaluation"
+    payload: EvaluationRow
+
+    @classmethod
+    def of(cls, run, row: EvaluationRow) -> "EvaluationMessage":
+        return cls(run=run.pk, payload=row)
+
+
+class AlarmMessage(_RunMessage):
+    type: Literal["run.alarm"] = "run.alarm"
+    payload: AlarmRow
+
+    @classmethod
+    def of(cls, run, alarm) -> "AlarmMessage":
+        return cls(run=run.pk, payload=alarm)
+
+
 class PongMessage(_Message):
     """The answer to a client's {"type": "ping"}."""
     type: Literal["pong"] = "pong"
 
 
 # What runs.events.publish sends to a run's group, after a commit; the consumer sends the rest.
-PublishedMessage = StatusMessage | MetricsMessage | SamplesMessage | LogMessage | CheckpointMessage
+PublishedMessage = (StatusMessage | MetricsMessage | SamplesMessage | LogMessage | CheckpointMessage
+                    | EvaluationMessage | AlarmMessage)
 PUBLISHED = get_args(PublishedMessage)
 MESSAGES = (HelloMessage, PongMessage, *PUBLISHED)
 LiveMessage = Annotated[HelloMessage | PongMessage | PublishedMessage, Field(discriminator="type")]

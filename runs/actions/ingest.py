@@ -12,15 +12,18 @@ from django.utils import timezone
 
 from runs.actions.metric_rows import database_time, insert_metric_rows, metric_row
 from runs.events import publish
+from runs.alarms.watch import watch_signals
 from runs.live_messages import (
     CheckpointMessage,
+    EvaluationMessage,
+    EvaluationRow,
     LogMessage,
     MetricPointRow,
     MetricsMessage,
     SamplesMessage,
     StatusMessage,
 )
-from runs.models import Checkpoint, EventCursor, LogLine, Run, RunStatus, Sample
+from runs.models import Checkpoint, EvalOutcome, EventCursor, LogLine, Run, RunStatus, Sample
 from worker.trainer.events import EventBatch, IngestReply
 
 
@@ -31,6 +34,8 @@ class _Pending:
     samples: list = field(default_factory=list)
     logs: list = field(default_factory=list)
     live_metrics: list[MetricPointRow] = field(default_factory=list)
+    outcomes: list = field(default_factory=list)
+    evaluations: list[EvaluationRow] = field(default_factory=list)
     status_changed: bool = False
 
 
@@ -52,6 +57,9 @@ def ingest_batch(run: Run, batch: EventBatch) -> IngestReply:
         for event in fresh:
             _APPLY[event.type](run, event, pending)
         _write(run, pending)
+        # After the points are stored: alarms read the run's recent signals (runs/alarms/).
+        if pending.live_metrics:
+            watch_signals(run, [point.step for point in pending.live_metrics])
         if fresh:
             cursor.last_seq = fresh[-1].seq
             cursor.save(update_fields=["last_seq"])
@@ -97,6 +105,18 @@ def _apply_checkpoint(run, event, pending):
     publish(CheckpointMessage.of(run, checkpoint))
 
 
+def _apply_evaluation(run, event, pending):
+    for example in event.examples:
+        answers = [answer.model_dump() for answer in example.answers]
+        totals = [a["total_reward"] for a in answers if a["total_reward"] is not None]
+        pending.outcomes.append(EvalOutcome(
+            run=run, step=event.step, model_version=event.model_version, index=example.index, key=example.key,
+            prompt=example.prompt, answers=answers, passed=sum(a["passed"] for a in answers),
+            samples=len(answers), score=sum(totals) / len(totals) if totals else None))
+    pending.evaluations.append(EvaluationRow(step=event.step, model_version=event.model_version,
+                                             examples=len(event.examples)))
+
+
 def _apply_heartbeat(run, event, pending):
     if event.step is not None:
         run.current_step = max(run.current_step, event.step)
@@ -105,6 +125,7 @@ def _apply_heartbeat(run, event, pending):
 _APPLY = {
     "status": _apply_status, "metrics": _apply_metrics, "samples": _apply_samples,
     "log": _apply_log, "checkpoint": _apply_checkpoint, "heartbeat": _apply_heartbeat,
+    "evaluation": _apply_evaluation,
 }
 
 
@@ -113,6 +134,11 @@ def _write(run, pending):
     insert_metric_rows(pending.metrics)
     Sample.objects.bulk_create(pending.samples, batch_size=500)
     LogLine.objects.bulk_create(pending.logs, batch_size=1000)
+    # A resumed run evaluates a step again: the latest answers stand.
+    EvalOutcome.objects.bulk_create(pending.outcomes, batch_size=500, update_conflicts=True,
+                                    unique_fields=["run", "step", "index"],
+                                    update_fields=["model_version", "key", "prompt", "answers", "passed", "samples",
+                                                   "score"])
 
 
 def _publish(run, pending):
@@ -124,3 +150,5 @@ def _publish(run, pending):
         publish(SamplesMessage.of(run, pending.samples))
     if pending.logs:
         publish(LogMessage.of(run, pending.logs))
+    for row in pending.evaluations:
+        publish(EvaluationMessage.of(run, row))

@@ -65,6 +65,11 @@ class Run(OwnedModel):
     name = models.CharField(max_length=200)
     dataset = models.ForeignKey("runs.Dataset", on_delete=models.PROTECT, related_name="runs")
     reward_functions = models.ManyToManyField("runs.RewardFunction", through="runs.RunReward", related_name="runs")
+    eval_dataset = models.ForeignKey(
+        "runs.Dataset", null=True, blank=True, on_delete=models.PROTECT, related_name="eval_runs",
+        help_text="Held-out examples the run is evaluated on; none = config.eval_holdout_fraction of its dataset.")
+    eval_reward_functions = models.ManyToManyField(
+        "runs.RewardFunction", through="runs.RunEvalReward", related_name="eval_runs", blank=True)
     config_template = models.ForeignKey(
         "runs.TrainingConfig", null=True, blank=True, on_delete=models.SET_NULL, related_name="runs",
         help_text="The saved config this run's settings were copied from.",
@@ -213,6 +218,19 @@ class RunReward(models.Model):
     class Meta:
         ordering = ["id"]
         constraints = [models.UniqueConstraint(fields=["run", "reward_function"], name="reward_once_per_run")]
+
+
+class RunEvalReward(models.Model):
+    """A reward function that judges the run's evaluations; a run without any is judged by its
+    training rewards."""
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="run_eval_rewards")
+    reward_function = models.ForeignKey("runs.RewardFunction", on_delete=models.PROTECT,
+                                        related_name="run_eval_rewards")
+    weight = models.FloatField(default=1.0)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [models.UniqueConstraint(fields=["run", "reward_function"], name="eval_reward_once_per_run")]
 
 
 @receiver(post_delete, sender=Run)

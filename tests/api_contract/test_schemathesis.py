@@ -38,7 +38,9 @@ def test_the_api_answers_as_its_schema_says(tmp_path):
         token = server.shell_json(SEED)["token"]
         command = [str(Path(sys.executable).with_name("schemathesis")), "--config-file", str(CONFIG),
                    "run", f"{server.url}/api/schema/", "-H", f"Authorization: Token {token}", "--checks", "all",
-                   "--workers", "2", "--max-time", str(BUDGET_S), "--no-color", "--seed", SEED_NUMBER]
+                   "--workers", "1", "--max-time", str(BUDGET_S), "--no-color", "--seed", SEED_NUMBER]
+        # One worker: with two, schemathesis' threads once crashed inside Hypothesis while it read
+        # a filter's source (an internal error, not a finding), failing CI on nothing the API did.
         # In the test's own folder: schemathesis keeps a cache of examples in its working directory.
         finished = subprocess.run(command, capture_output=True, text=True, timeout=BUDGET_S + 300, cwd=tmp_path)
     counts = contract_counts(finished.stdout)

@@ -13,6 +13,10 @@ LOG_LINE_ROW = {"id": 11, "time": "2024-05-01T12:00:00.250000Z", "level": "warni
 CHECKPOINT_ROW = {"id": 5, "step": 3, "path": "/ckpt/3", "size_bytes": 1024, "model_version": 2,
                   "created_at": "2024-05-01T12:00:00Z", "in_store": False}
 
+EVALUATION_ROW = {"step": 10, "model_version": 10, "examples": 32}
+ALARM_ROW = {"id": 2, "kind": "entropy_collapse", "step": 12, "message": "entropy 0.01 below 0.05 for 3 steps",
+             "values": {"train/entropy": 0.01}, "stopped_run": False, "created_at": "2024-05-01T12:00:00Z"}
+
 
 def wire_messages(run_id: int) -> dict[str, dict]:
     """{type: message as JSON-decoded by the browser}, every type of LiveMessage once."""
@@ -27,6 +31,8 @@ def wire_messages(run_id: int) -> dict[str, dict]:
         "run.samples": on_run("run.samples", {"samples": [SAMPLE_ROW]}),
         "run.log": on_run("run.log", {"lines": [LOG_LINE_ROW]}),
         "run.checkpoint": on_run("run.checkpoint", CHECKPOINT_ROW),
+        "run.evaluation": on_run("run.evaluation", EVALUATION_ROW),
+        "run.alarm": on_run("run.alarm", ALARM_ROW),
         "pong": {"type": "pong"},
     }
 

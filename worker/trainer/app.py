@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
     from worker.trainer.inference.server import VLLMServer
     from worker.trainer.rollout.scoring import RewardFunction
+    from worker.trainer.evaluation.evaluator import Evaluator
     from worker.trainer.setup import TrainingParts
     from worker.trainer.step import StepContext
     from worker.trainer.weight_sync import WeightSync
@@ -59,6 +60,8 @@ class Trainer:
         self.reward_sandbox: SandboxPool | None = None
         self.rewards: list[RewardFunction] = []
         self.dataset: Dataset | None = None
+        self.eval_dataset: Dataset | None = None  # held out, or the spec's eval_dataset; None: no evaluation
+        self.evaluator: Evaluator | None = None
         self.own_server: VLLMServer | None = None  # None when the supervisor started the server
         self.parts: TrainingParts | None = None
         self.server_url, self.served_name = "", ""
@@ -109,7 +112,7 @@ class Trainer:
         self._fetch_checkpoint_to_resume()
         self._start_reward_sandbox()
         self.rewards = load_rewards(self.spec.rewards, self.reward_sandbox)
-        self.dataset = self._load_dataset()
+        self.dataset, self.eval_dataset = self._load_datasets()
         # A LoRA checkpoint holds the adapter alone: the server starts from the base model
         # and is given the merged weights before the first rollout.
         model_source = self.spec.model if self.config.lora else (self.spec.resume_from or self.spec.model)
@@ -120,11 +123,12 @@ class Trainer:
         loaded = time.monotonic()
         self._join_server()
         self._start_rollouts()
+        self._start_evaluations()
         self._report_setup(process_s=process_s, load_s=loaded - loading,
                            inference_wait_s=time.monotonic() - loaded, setup_s=time.monotonic() - started)
 
     def _start_reward_sandbox(self) -> None:
-        if not needs_sandbox(self.spec.rewards):
+        if not needs_sandbox(self.spec.rewards + self.spec.eval_rewards):
             return
         # One process per scoring thread (the rollout worker scores two groups at a time).
         self.reward_sandbox = SandboxPool(size=2)
@@ -159,12 +163,26 @@ class Trainer:
             self.report.log(f"checkpoint to resume from fetched from the control plane into {local}")
         self.spec = self.spec.model_copy(update={"resume_from": local})
 
-    def _load_dataset(self):
+    def _load_datasets(self):
+        """(training rows, evaluation rows or None). Without an evaluation dataset the evaluation
+        holds out a seeded share of the training rows, which training then never sees."""
+        from worker.trainer.evaluation.eval_set import split_holdout
+
+        dataset = self._load_dataset(self.spec.dataset)
+        if not self.config.evaluates:
+            return dataset, None
+        if self.spec.eval_dataset is not None:
+            return dataset, self._load_dataset(self.spec.eval_dataset)
+        kept, held_out = split_holdout(dataset, self.config.eval_holdout_fraction, self.config.seed)
+        self.report.log(f"evaluation holds out {len(held_out)} of the dataset's {len(dataset)} rows; "
+                        f"training uses the other {len(kept)}")
+        return kept, held_out
+
+    def _load_dataset(self, spec):
         """An uploaded dataset's file comes from a shared disk, this worker's cache or the control
         plane (data/fetch.py); the run's log says which."""
         from worker.trainer.data.fetch import dataset_file
 
-        spec = self.spec.dataset
         if spec.kind != "file":
             return load_dataset(spec)
         found = dataset_file(spec, self.spec.ingest.token if self.spec.ingest else None)
@@ -225,7 +243,10 @@ class Trainer:
         beside = max(1, min(threads, len(cpus) - len(kept)))
         self.report.log(f"CPU cores split with vLLM: it generates on core(s) {','.join(map(str, kept))}; the trainer "
                         f"trains on {beside} thread(s) while vLLM has requests and on {threads} while it has none")
-        return CoreHandover(self.rollout.server_has_work, all_threads=threads, beside_server_threads=beside)
+        return CoreHandover(self._server_has_work, all_threads=threads, beside_server_threads=beside)
+
+    def _server_has_work(self) -> bool:
+        return self.rollout.server_has_work() or (self.evaluator is not None and self.evaluator.running)
 
     def _start_rollouts(self) -> None:
         order = PromptOrder(len(self.dataset), self.config.seed, position=self.state.data_position)
@@ -255,6 +276,29 @@ class Trainer:
                                      # One core decodes a wave of sequences faster than a trickle.
                                      wave=self.staleness.half_ahead if self.cpu_sharing == "split_cores" else 1)
         self.rollout.start()
+
+    def _start_evaluations(self) -> None:
+        """The evaluator, and the evaluation of the weights training starts from."""
+        from worker.trainer.evaluation.eval_set import eval_examples
+        from worker.trainer.evaluation.evaluator import Evaluator
+
+        if self.eval_dataset is None:
+            return
+        spec = self.spec.eval_dataset or self.spec.dataset
+        examples = eval_examples(self.eval_dataset, spec.prompt_column, self.config.eval_examples,
+                                 self.parts.tokenizer, self.config.max_prompt_length)
+        judges = load_rewards(self.spec.eval_rewards, self.reward_sandbox) if self.spec.eval_rewards else self.rewards
+        scorer = Scorer(judges, on_error=lambda name, message: self.report.log(
+            f"evaluation reward {name!r} failed, its values are None: {message}", level="warning"))
+        self.evaluator = Evaluator(examples, scorer, self.config, self.report, self.server_url,
+                                   served_name=lambda: self.served_name)
+        if self.state.step % self.config.eval_steps == 0:
+            self.evaluator.start(self.state.step, self.state.model_version)
+
+    def _maybe_evaluate(self) -> None:
+        step = self.state.step
+        if self.evaluator is not None and (step % self.config.eval_steps == 0 or step == self.config.max_steps):
+            self.evaluator.start(step, self.state.model_version)
 
     def _give_server_our_weights(self) -> None:
         """The first push. A LoRA run's adapter goes alone where the server loads adapters, and
@@ -314,6 +358,7 @@ class Trainer:
                 for group in groups:
                     self.frontier.consume(group.prompt_index)
                 metrics.update(self._maybe_sync())
+                self._maybe_evaluate()
                 # Taking turns: the refill is sampled with the new weights, after the pause.
                 self.rollout.free_taken_slots()
             now = time.perf_counter()
@@ -332,6 +377,8 @@ class Trainer:
         # A run that says it succeeded has its checkpoints on the control plane (or says which stay
         # on this disk): its final model is there to download, and nothing is lost if this worker
         # goes away once it is done. A cancel does not wait: the supervisor's grace bounds it.
+        if self.evaluator is not None:
+            self.evaluator.wait()  # the last evaluation is part of the result
         self.checkpoints.close()
         self.report.status("succeeded", f"trained {self.state.step} steps")
         return "succeeded"
@@ -359,11 +406,13 @@ class Trainer:
         """The sync's seconds as metrics: 0 on a step without one; its parts only with one."""
         if self.state.step % self.config.weight_sync_steps:
             return {"system/weight_sync_s": 0.0}
+        # An evaluation answers with the weights it started on: it ends before they change.
+        waited = self.evaluator.wait() if self.evaluator is not None else 0.0
         self.state.model_version += 1
         seconds = self.weight_sync.push(self.parts.served_model(), self.state.model_version)
         self._note_how_the_server_reloads()
         parts = {f"system/weight_sync_{name}_s": part for name, part in self.weight_sync.last_push_parts().items()}
-        return {"system/weight_sync_s": seconds, **parts}
+        return {"system/weight_sync_s": seconds, "system/wait_for_evaluation_s": waited, **parts}
 
     def _note_how_the_server_reloads(self) -> None:
         """Once a run, which way the server took the weights (inference/direct_reload.py):

@@ -20,6 +20,17 @@ GROUPS = {
     "algorithm": "Loss and advantages",
     "async": "Async pipeline",
     "logging": "Logging and checkpoints",
+    "evaluation": "Evaluation",
+    "alarms": "Alarms",
+}
+
+# What a run watches in its own signals (runs/alarms/): the names alarm_stop_on takes.
+ALARMS = {
+    "eval_diverging": "training reward rising while the evaluation falls",
+    "entropy_collapse": "entropy below alarm_entropy_min",
+    "sampler_drift": "KL to the sampler or importance ratios spiking",
+    "no_learning_signal": "most groups with all-equal rewards",
+    "truncation": "most completions cut at max_completion_length",
 }
 
 DEFAULT_MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
@@ -132,6 +143,49 @@ class TrainingConfig(BaseModel):
     save_steps: int = knob(50, "logging", "Save a checkpoint every this many steps (and at the end).", ge=1)
     save_total_limit: int | None = knob(3, "logging", "Keep only the newest N checkpoints; empty keeps all.", ge=1)
 
+    # Evaluation
+    eval_steps: int = knob(0, "evaluation", "Evaluate before the first step, every this many steps and after the "
+                           "last (0: never). Needs an evaluation dataset or eval_holdout_fraction.", ge=0, le=10_000_000)
+    eval_holdout_fraction: float = knob(
+        0.0, "evaluation", "Share of the training dataset held out for evaluation (training never sees those rows) "
+        "when the run names no evaluation dataset.", ge=0.0, le=0.5)
+    eval_examples: int = knob(64, "evaluation", "Examples in each evaluation: the first this many of the evaluation "
+                              "set, the same ones every time.", ge=1, le=1024)
+    eval_samples: int = knob(1, "evaluation", "Answers per example: 1 decodes greedily; more are sampled at "
+                             "eval_temperature and give pass@k with k = this.", ge=1, le=64)
+    eval_temperature: float = knob(1.0, "evaluation", "Sampling temperature when eval_samples is above 1.",
+                                   gt=0.0, le=10.0)
+    eval_pass_threshold: float = knob(1.0, "evaluation", "An answer passes when its evaluation reward (the weighted "
+                                      "sum) reaches this.", ge=-1e6, le=1e6)
+
+    # Alarms
+    alarm_entropy_min: float = knob(0.05, "alarms", "entropy_collapse: the policy's entropy, nats a token, stays "
+                                    "below this.", ge=0.0, le=100.0)
+    alarm_kl_to_sampler_max: float = knob(1.0, "alarms", "sampler_drift: the KL between trainer and sampler "
+                                          "log-probabilities rises above this.", gt=0.0, le=1e6)
+    alarm_importance_ratio_max: float = knob(20.0, "alarms", "sampler_drift: a token's importance ratio rises above "
+                                             "this.", gt=1.0, le=1e12)
+    alarm_equal_rewards_max: float = knob(0.8, "alarms", "no_learning_signal: the share of groups whose rewards are "
+                                          "all equal (no gradient) stays above this.", gt=0.0, le=1.0)
+    alarm_truncated_max: float = knob(0.5, "alarms", "truncation: the share of completions cut at "
+                                      "max_completion_length stays above this.", gt=0.0, le=1.0)
+    alarm_eval_drop: float = knob(0.05, "alarms", "eval_diverging: the evaluation's pass@1 falls by more than this "
+                                  "between two evaluations while the training reward rises.", gt=0.0, le=1e6)
+    alarm_patience: int = knob(3, "alarms", "Logged steps in a row a slow signal (entropy, equal rewards, "
+                               "truncation) must hold before its alarm trips; spikes trip at once.", ge=1, le=10_000)
+    alarm_stop_on: str = knob("", "alarms", "Alarms that checkpoint and cancel the run when they trip, "
+                              "comma-separated (entropy_collapse,eval_diverging); empty: alarms only warn.",
+                              max_length=1000)
+
+    @field_validator("alarm_stop_on")
+    @classmethod
+    def _alarm_names(cls, value: str) -> str:
+        names = [name.strip() for name in value.split(",") if name.strip()]
+        if bad := [name for name in names if name not in ALARMS]:
+            raise PydanticCustomError("alarm_names", "unknown alarm {bad}; alarms are {known}",
+                                      {"bad": ", ".join(repr(name) for name in bad), "known": ", ".join(ALARMS)})
+        return ",".join(dict.fromkeys(names))
+
     @field_validator("lora_target_modules")
     @classmethod
     def _layer_names(cls, value: str) -> str:
@@ -208,6 +262,14 @@ class TrainingConfig(BaseModel):
     def lora_targets(self) -> list[str]:
         """lora_target_modules as names; empty: the family's defaults (worker/trainer/lora.py)."""
         return [name.strip() for name in self.lora_target_modules.split(",") if name.strip()]
+
+    @property
+    def alarms_that_stop(self) -> list[str]:
+        return [name for name in self.alarm_stop_on.split(",") if name]
+
+    @property
+    def evaluates(self) -> bool:
+        return self.eval_steps > 0
 
     @property
     def completions_per_step(self) -> int:

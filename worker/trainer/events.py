@@ -55,6 +55,34 @@ class SamplesEvent(_Event):
     samples: list[SampleRecord] = Field(min_length=1, max_length=1024)
 
 
+class EvalAnswer(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    text: Text
+    rewards: dict[str, float | None] = Field(default_factory=dict)
+    total_reward: float | None = None
+    passed: bool = False
+    num_tokens: int = Field(0, ge=0)
+    finish_reason: str = Field("", max_length=40)
+
+
+class EvalExample(BaseModel):
+    """One evaluation example's answers at one evaluation. `index` is its place in the run's
+    evaluation set; `key` names it across runs (a hash of its prompt)."""
+    model_config = ConfigDict(extra="forbid")
+    index: int = Field(ge=0)
+    key: str = Field(pattern=r"^[0-9a-f]{16}$")
+    prompt: Text
+    answers: list[EvalAnswer] = Field(min_length=1, max_length=64)
+
+
+class EvaluationEvent(_Event):
+    """The answers of one evaluation (its summary travels as eval/ metrics at the same step)."""
+    type: Literal["evaluation"]
+    step: int = Field(ge=0)
+    model_version: int = Field(0, ge=0)
+    examples: list[EvalExample] = Field(min_length=1, max_length=1024)
+
+
 class LogEvent(_Event):
     type: Literal["log"]
     level: Literal["debug", "info", "warning", "error"] = "info"
@@ -76,10 +104,10 @@ class HeartbeatEvent(_Event):
 
 
 Event = Annotated[
-    StatusEvent | MetricsEvent | SamplesEvent | LogEvent | CheckpointEvent | HeartbeatEvent,
+    StatusEvent | MetricsEvent | SamplesEvent | LogEvent | CheckpointEvent | HeartbeatEvent | EvaluationEvent,
     Field(discriminator="type"),
 ]
-EVENT_TYPES = ("status", "metrics", "samples", "log", "checkpoint", "heartbeat")
+EVENT_TYPES = ("status", "metrics", "samples", "log", "checkpoint", "heartbeat", "evaluation")
 
 
 class EventBatch(BaseModel):

@@ -57,6 +57,10 @@ class LaunchSpec(_Strict):
     model: str
     dataset: DatasetSpec
     rewards: list[RewardSpec] = Field(min_length=1)
+    eval_dataset: DatasetSpec | None = Field(None, description="Where evaluation examples come from; none = "
+                                             "config.eval_holdout_fraction of `dataset`.")
+    eval_rewards: list[RewardSpec] = Field(default_factory=list, description="What judges an evaluation; "
+                                           "empty = the training rewards.")
     config: TrainingConfig
     ingest: IngestSpec | None = Field(None, description="Control plane to report to; none = local JSONL only.")
     uploads_url: str | None = Field(None, description="Where checkpoints are uploaded (the run's .../uploads/, "

@@ -3,7 +3,8 @@ from rest_framework import serializers
 
 from runs.api.serializers.configs import KnobsField, complete_config
 from runs.api.serializers.fields import StrictTextModelSerializer, VisiblePrimaryKeyField
-from runs.models import Dataset, RewardFunction, Run, RunReward, TrainingConfig
+from runs.models import Dataset, RewardFunction, Run, RunEvalReward, RunReward, TrainingConfig
+from runs.evaluation.checks import evaluation_problems
 from runs.models.run import RunAction
 
 
@@ -17,11 +18,22 @@ class RunRewardSerializer(serializers.ModelSerializer):
         fields = ["reward_function", "name", "weight"]
 
 
+class RunEvalRewardSerializer(RunRewardSerializer):
+    class Meta(RunRewardSerializer.Meta):
+        model = RunEvalReward
+
+
 class RunSerializer(StrictTextModelSerializer):
     owner = serializers.CharField(source="owner.username", read_only=True)
     dataset = VisiblePrimaryKeyField(queryset=Dataset.objects.all())
     config_template = VisiblePrimaryKeyField(queryset=TrainingConfig.objects.all(), required=False, allow_null=True)
     rewards = RunRewardSerializer(source="run_rewards", many=True)
+    eval_dataset = VisiblePrimaryKeyField(
+        queryset=Dataset.objects.all(), required=False, allow_null=True,
+        help_text="What evaluations run on; null = config.eval_holdout_fraction of the dataset.")
+    eval_rewards = RunEvalRewardSerializer(
+        source="run_eval_rewards", many=True, required=False,
+        help_text="What judges evaluations; empty = the training rewards.")
     config = KnobsField(required=False, help_text="Knobs on top of the template's (or the defaults).")
     max_steps = serializers.IntegerField(read_only=True)
     allowed_actions = serializers.ListField(
@@ -31,7 +43,8 @@ class RunSerializer(StrictTextModelSerializer):
     class Meta:
         model = Run
         fields = [
-            "id", "name", "owner", "dataset", "rewards", "config_template", "config", "status",
+            "id", "name", "owner", "dataset", "rewards", "eval_dataset", "eval_rewards", "config_template", "config",
+            "status",
             "cancel_requested", "attempt", "current_step", "max_steps", "last_heartbeat_at", "error_message",
             "created_at", "queued_at", "started_at", "finished_at", "allowed_actions",
         ]
@@ -46,6 +59,12 @@ class RunSerializer(StrictTextModelSerializer):
             raise serializers.ValidationError("a reward function is listed twice")
         return value
 
+    def validate_eval_rewards(self, value):
+        ids = [item["reward_function"].pk for item in value]
+        if len(ids) != len(set(ids)):
+            raise serializers.ValidationError("a reward function is listed twice")
+        return value
+
     def validate(self, attrs):
         if self.instance is not None and not self.instance.is_editable:
             raise serializers.ValidationError(
@@ -55,7 +74,27 @@ class RunSerializer(StrictTextModelSerializer):
                 attrs["config"] = complete_config(self._config_base(attrs), attrs.get("config"))
             except serializers.ValidationError as exc:
                 raise serializers.ValidationError({"config": exc.detail}) from None
+        if problems := evaluation_problems(self._merged(attrs)):
+            raise serializers.ValidationError(problems)
         return attrs
+
+    def _merged(self, attrs) -> dict:
+        """The run's evaluation settings as they would stand after this request."""
+        instance = self.instance
+        merged = {
+            "config": attrs.get("config", instance.config if instance else {}),
+            "dataset": attrs.get("dataset", instance.dataset if instance else None),
+            "eval_dataset": attrs.get("eval_dataset", instance.eval_dataset if instance else None),
+        }
+        if "run_eval_rewards" in attrs:
+            merged["eval_rewards"] = [item["reward_function"] for item in attrs["run_eval_rewards"]]
+        else:
+            merged["eval_rewards"] = [rr.reward_function for rr in instance.run_eval_rewards.all()] if instance else []
+        if "run_rewards" in attrs:
+            merged["rewards"] = [item["reward_function"] for item in attrs["run_rewards"]]
+        else:
+            merged["rewards"] = [rr.reward_function for rr in instance.run_rewards.all()] if instance else []
+        return merged
 
     def _config_base(self, attrs) -> dict:
         """What `config` is layered on: a newly chosen template's values (or the defaults),
@@ -68,19 +107,25 @@ class RunSerializer(StrictTextModelSerializer):
     @transaction.atomic
     def create(self, validated_data):
         rewards = validated_data.pop("run_rewards")
+        eval_rewards = validated_data.pop("run_eval_rewards", [])
         run = Run.objects.create(**validated_data)
         self._set_rewards(run, rewards)
+        self._set_rewards(run, eval_rewards, RunEvalReward)
         return run
 
     @transaction.atomic
     def update(self, instance, validated_data):
         rewards = validated_data.pop("run_rewards", None)
+        eval_rewards = validated_data.pop("run_eval_rewards", None)
         run = super().update(instance, validated_data)
         if rewards is not None:
             run.run_rewards.all().delete()
             self._set_rewards(run, rewards)
+        if eval_rewards is not None:
+            run.run_eval_rewards.all().delete()
+            self._set_rewards(run, eval_rewards, RunEvalReward)
         return run
 
-    def _set_rewards(self, run, rewards):
-        RunReward.objects.bulk_create(
-            [RunReward(run=run, reward_function=item["reward_function"], weight=item["weight"]) for item in rewards])
+    def _set_rewards(self, run, rewards, model=RunReward):
+        model.objects.bulk_create(
+            [model(run=run, reward_function=item["reward_function"], weight=item["weight"]) for item in rewards])

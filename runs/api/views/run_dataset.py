@@ -7,7 +7,7 @@ and datasets do not leak.
 """
 from django.http import FileResponse, Http404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.views import APIView
 
 from runs.api.views.ingest import run_of_token
@@ -34,13 +34,19 @@ class RunDatasetView(APIView):
         summary="A run's uploaded dataset file, for its worker",
         description="Authorised by the run's own token (`Authorization: Bearer <token>`), as the ingest is. "
                     f"The `{CHECKSUM_HEADER}` header carries the file's sha256.",
+        parameters=[OpenApiParameter("role", str, enum=["train", "eval"], required=False,
+                                     description="eval: the run's evaluation dataset instead of its training one.")],
         responses={(200, "application/octet-stream"): OpenApiResponse(OpenApiTypes.BINARY, description="The file."),
                    401: OpenApiResponse(description="No bearer token."),
                    404: OpenApiResponse(description="Not this run's token, no uploaded file, or the file is gone.")})
     def get(self, request, run_id: int):
-        dataset = run_for_token(request, run_id).dataset
-        if dataset.source != Dataset.Source.UPLOAD or not dataset.file:
-            raise Http404("this run's dataset is not an uploaded file: the worker loads it itself")
+        run = run_for_token(request, run_id)
+        role = request.query_params.get("role", "train")
+        if role not in ("train", "eval"):
+            raise Http404(f"role is train or eval, not {role!r}")
+        dataset = run.eval_dataset if role == "eval" else run.dataset
+        if dataset is None or dataset.source != Dataset.Source.UPLOAD or not dataset.file:
+            raise Http404(f"this run's {role} dataset is not an uploaded file: the worker loads it itself")
         try:
             handle = dataset.file.open("rb")
         except FileNotFoundError:

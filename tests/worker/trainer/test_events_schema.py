@@ -15,6 +15,10 @@ EXAMPLES = {
     "log": {"seq": 4, "type": "log", "level": "error", "source": "vllm", "message": "boom"},
     "checkpoint": {"seq": 5, "type": "checkpoint", "step": 10, "path": "/x", "size_bytes": 5, "model_version": 3},
     "heartbeat": {"seq": 6, "type": "heartbeat", "step": 4},
+    "evaluation": {"seq": 7, "type": "evaluation", "step": 10, "model_version": 10, "examples": [{
+        "index": 0, "key": "0123456789abcdef", "prompt": "2+2?", "answers": [{
+            "text": "4", "rewards": {"accuracy": 1.0}, "total_reward": 1.0, "passed": True, "num_tokens": 1,
+            "finish_reason": "stop"}]}]},
 }
 
 

@@ -7,6 +7,25 @@ from worker.trainer.reporting.client import IngestClient
 from worker.trainer.reporting.reporter import Reporter
 
 
+# An event's size: answers of up to max_completion_length tokens each.
+ANSWERS_PER_EVENT = 256
+
+
+def answer_chunks(examples: list[dict], most: int) -> list[list[dict]]:
+    """Examples in runs of at most `most` answers (an example with more travels alone)."""
+    chunks, current, count = [], [], 0
+    for example in examples:
+        size = len(example["answers"])
+        if current and count + size > most:
+            chunks.append(current)
+            current, count = [], 0
+        current.append(example)
+        count += size
+    if current:
+        chunks.append(current)
+    return chunks
+
+
 class ReportingSession:
     def __init__(self, ingest, source: str, folder: Path, heartbeat_s: float = 5.0, flush_interval_s: float = 1.0,
                  log_source: str = "trainer"):
@@ -52,6 +71,15 @@ class ReportingSession:
     def samples(self, step: int, records: list[dict]) -> None:
         if records:
             self.reporter.emit({"type": "samples", "step": step, "samples": records})
+
+    def evaluation(self, step: int, model_version: int, examples: list[dict], summary: dict[str, float]) -> None:
+        """An evaluation's answers and its eval/ metrics. It may end after later training steps,
+        so the heartbeat's step is left where training is."""
+        for part in answer_chunks(examples, ANSWERS_PER_EVENT):
+            self.reporter.emit({"type": "evaluation", "step": step, "model_version": model_version,
+                                "examples": part})
+        self.reporter.emit({"type": "metrics", "step": step, "values": summary})
+        self.reporter.send_soon()
 
     def checkpoint(self, step: int, path: str, size_bytes: int, model_version: int) -> None:
         self.reporter.emit({"type": "checkpoint", "step": step, "path": path, "size_bytes": size_bytes,

@@ -48,3 +48,15 @@ BUILTINS: dict[str, type[_Params]] = {
     "length": LengthParams,
     "repetition": RepetitionParams,
 }
+
+
+# The parameters of a built-in that name a dataset column it reads.
+COLUMN_PARAMS = {"accuracy": "answer_column", "exact_match": "column"}
+
+
+def columns_read(builtin: str, params: dict) -> list[str]:
+    """The dataset columns a built-in reward reads; code rewards say nothing, so nothing is checked."""
+    param = COLUMN_PARAMS.get(builtin)
+    if param is None:
+        return []
+    return [BUILTINS[builtin].model_validate(params).model_dump()[param]]

@@ -1,0 +1,1 @@
+"""Evaluation during training, seen from the control plane: what a run is judged on, and its outcomes."""
