@@ -3,9 +3,12 @@ from runs.models.hub_push import HubPush, HubPushStatus
 from runs.models.reward import RewardFunction
 from runs.models.training_config import TrainingConfig
 from runs.models.run import IllegalTransition, Run, RunEvalReward, RunReward, RunStatus
-from runs.models.telemetry import Alarm, Checkpoint, EvalOutcome, EventCursor, LogLine, MetricPoint, RetrainedMetricPoint, Sample
+from runs.models.telemetry import (
+    Alarm, Checkpoint, EvalOutcome, EventCursor, LogLine, MetricPoint, RetrainedMetricPoint, Sample,
+)
 
 __all__ = [
-    "Alarm", "Checkpoint", "Dataset", "EvalOutcome", "EventCursor", "HubPush", "HubPushStatus", "IllegalTransition", "LogLine", "MetricPoint",
-    "RetrainedMetricPoint", "RewardFunction", "Run", "RunEvalReward", "RunReward", "RunStatus", "Sample", "TrainingConfig",
+    "Alarm", "Checkpoint", "Dataset", "EvalOutcome", "EventCursor", "HubPush", "HubPushStatus", "IllegalTransition",
+    "LogLine", "MetricPoint", "RetrainedMetricPoint", "RewardFunction", "Run", "RunEvalReward", "RunReward",
+    "RunStatus", "Sample", "TrainingConfig",
 ]
