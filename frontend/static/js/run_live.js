@@ -57,4 +57,8 @@
   }
 
   RunPage.LiveSocket = LiveSocket;
+  // Panels in scripts of their own register here before run_page.js puts the page together:
+  // liveHandlers[type](payload) for live messages, catchUps for what to re-fetch on (re)connect.
+  RunPage.liveHandlers = RunPage.liveHandlers || {};
+  RunPage.catchUps = RunPage.catchUps || [];
 })(window.RunPage = window.RunPage || {});

@@ -229,6 +229,8 @@
     "run.samples": (payload) => completions.addLive(payload.samples),
     "run.log": (payload) => logs.add(payload.lines),
     "run.checkpoint": (payload) => addCheckpoints([payload]),
+    // Panels with scripts of their own (run_evaluation.js, run_alarms.js) register theirs.
+    ...RunPage.liveHandlers,
   };
 
   async function catchUp(hello) {
@@ -237,6 +239,7 @@
     await Promise.all([
       metricsSince(lastMetricStep), logsSince(), samplesSince(), refreshActions(),
       fetchJson(data.urls.checkpoints).then(addCheckpoints),
+      ...RunPage.catchUps.map((catchUpPanel) => catchUpPanel()),
     ]);
   }
 

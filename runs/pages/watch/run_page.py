@@ -14,6 +14,8 @@ from runs.events import status_payload
 from runs.models import Run, RunStatus
 from runs.models.run import ACTIVE
 from runs.pages.config_form import config_field_groups
+from runs.pages.watch.run_alarms import alarm_page_data
+from runs.pages.watch.run_evaluation import evaluation_page_data
 
 LOG_TAIL = 300
 # The first chart's series travel with the page, so that it is drawn without waiting for a
@@ -72,6 +74,8 @@ def page_data(run) -> dict:
         # Pushes to the Hub: the form posts to urls.push, the list polls urls.pushes while one is going.
         "pushes": HubPushSerializer(run.hub_pushes.select_related("checkpoint", "requested_by"), many=True).data,
         "hub_endpoint": settings.HF_HUB_ENDPOINT,
+        # Panels with modules of their own add their keys (and urls) here.
+        **alarm_page_data(run), **evaluation_page_data(run),
     }
 
 
