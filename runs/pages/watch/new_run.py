@@ -54,6 +54,9 @@ def _render(request, entered: Entered, errors: PlacedErrors | None = None, statu
     return render(request, "runs/new.html", {
         **library, "entered": entered, "errors": errors or PlacedErrors(),
         "reward_rows": _reward_rows(library["rewards"], entered, errors),
+        "eval_reward_rows": [{"reward": reward, "checked": str(reward.pk) in entered.eval_weights,
+                              "weight": entered.eval_weights.get(str(reward.pk), "1")}
+                             for reward in library["rewards"]],
         "groups": editor_groups(entered, _template_values(library["configs"], entered), errors),
         "models": found_models(), "pools": worker_pools(request.user),
         "config_values": {"": default_values(), **{str(c.pk): c.values for c in library["configs"]}},

@@ -22,6 +22,8 @@ class Entered:
     name: str = ""
     dataset: str = ""
     weights: dict[str, str] = field(default_factory=dict)  # ticked reward id -> weight as typed
+    eval_dataset: str = ""
+    eval_weights: dict[str, str] = field(default_factory=dict)  # ticked evaluation reward id -> weight
     config_template: str = ""
     edit_config: bool = False
     config_values: dict = field(default_factory=dict)  # what the inline editor holds
@@ -31,10 +33,13 @@ class Entered:
 
 def entered_from_post(data) -> Entered:
     ticked = [value for value in data.getlist("reward") if value.strip()]
+    judges = [value for value in data.getlist("eval_reward") if value.strip()]
     return Entered(
         name=data.get("name", "").strip(),
         dataset=data.get("dataset", "").strip(),
         weights={reward_id: data.get(f"weight-{reward_id}", "1").strip() for reward_id in ticked},
+        eval_dataset=data.get("eval_dataset", "").strip(),
+        eval_weights={reward_id: data.get(f"eval-weight-{reward_id}", "1").strip() for reward_id in judges},
         config_template=data.get("config_template", "").strip(),
         edit_config=data.get("edit_config") == "on",
         config_values=_without_top_knobs(config_values_from_form(data)),
@@ -48,6 +53,8 @@ def entered_from_run(run) -> Entered:
     return Entered(
         name=f"{run.name} (copy)"[:200], dataset=str(run.dataset_id),
         weights={str(rr.reward_function_id): f"{rr.weight:g}" for rr in run.run_rewards.all()},
+        eval_dataset=str(run.eval_dataset_id or ""),
+        eval_weights={str(rr.reward_function_id): f"{rr.weight:g}" for rr in run.run_eval_rewards.all()},
         config_template=str(run.config_template_id or ""), edit_config=True,
         config_values=_without_top_knobs(run.config),
         model=run.config.get("model", DEFAULT_MODEL), worker_pool=run.config.get("worker_pool", "default"),
@@ -70,6 +77,9 @@ def serializer_payload(entered: Entered) -> dict:
         "name": entered.name or default_run_name(),
         "dataset": entered.dataset or None,
         "rewards": [{"reward_function": reward_id, "weight": weight} for reward_id, weight in entered.weights.items()],
+        "eval_dataset": entered.eval_dataset or None,
+        "eval_rewards": [{"reward_function": reward_id, "weight": weight}
+                         for reward_id, weight in entered.eval_weights.items()],
         "config_template": entered.config_template or None,
         "config": overrides,
     }
@@ -79,15 +89,17 @@ def serializer_payload(entered: Entered) -> dict:
 class PlacedErrors:
     """Serializer errors by where the form shows them."""
 
-    top: dict[str, list[str]] = field(default_factory=dict)  # name, dataset, config_template, model, worker_pool
+    top: dict[str, list[str]] = field(default_factory=dict)  # name, dataset, eval_dataset, config_template, ...
     rewards: list[str] = field(default_factory=list)  # about the list as a whole
+    eval_rewards: list[str] = field(default_factory=list)
     weights: dict[str, list[str]] = field(default_factory=dict)  # reward id -> messages
     config: dict[str, list[str]] = field(default_factory=dict)  # knob -> messages (the inline editor)
     general: list[str] = field(default_factory=list)
 
     @property
     def count(self) -> int:
-        return (sum(map(len, self.top.values())) + len(self.rewards) + sum(map(len, self.weights.values()))
+        return (sum(map(len, self.top.values())) + len(self.rewards) + len(self.eval_rewards)
+                + sum(map(len, self.weights.values()))
                 + sum(map(len, self.config.values())) + len(self.general))
 
 
@@ -101,12 +113,14 @@ def _texts(messages) -> list[str]:
 
 def place_errors(errors: dict, entered: Entered) -> PlacedErrors:
     placed = PlacedErrors()
-    for key in ("name", "dataset", "config_template"):
+    for key in ("name", "dataset", "eval_dataset", "config_template"):
         if key in errors:
             placed.top[key] = _texts(errors[key])
     if "dataset" in errors and not entered.dataset:
         placed.top["dataset"] = ["choose a dataset"]  # rather than DRF's "This field may not be null."
     _place_reward_errors(errors.get("rewards"), list(entered.weights), placed)
+    if errors.get("eval_rewards"):
+        placed.eval_rewards = _texts(errors["eval_rewards"])
     config_errors = errors.get("config") or {}
     if not isinstance(config_errors, dict):
         config_errors = {"non_field_errors": config_errors}

@@ -182,3 +182,19 @@ def test_new_run_from_another_users_run_is_404(logged_in, other_user, library_fo
 def test_an_empty_library_says_what_to_make_first(logged_in):
     html = logged_in.get("/runs/new/").content.decode()
     assert "No datasets yet" in html and "No reward functions yet" in html and 'id="new-run-form"' not in html
+
+
+def test_an_evaluation_dataset_and_its_rewards_chosen_on_the_form_are_stored(
+        logged_in, form, dataset, reward, broker, django_capture_on_commit_callbacks):
+    post(logged_in, {**form, "eval_dataset": str(dataset.pk), "eval_reward": [str(reward.pk)],
+                     f"eval-weight-{reward.pk}": "0.5"}, django_capture_on_commit_callbacks)
+    run = Run.objects.get(name="from the page")
+    assert run.eval_dataset == dataset
+    assert [(rr.reward_function_id, rr.weight) for rr in run.run_eval_rewards.all()] == [(reward.pk, 0.5)]
+
+
+def test_evaluating_without_an_evaluation_set_comes_back_next_to_the_evaluation_dataset(logged_in, form):
+    response = post(logged_in, {**form, "edit_config": "on", "cfg-eval_steps": "5"})
+    html = response.content.decode()
+    assert response.status_code == 400 and 'id="id_eval_dataset-error"' in html and "eval_holdout_fraction" in html
+    assert not Run.objects.exists()

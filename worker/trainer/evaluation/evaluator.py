@@ -30,11 +30,12 @@ def eval_sampling(config) -> dict:
 
 class Evaluator:
     def __init__(self, examples: list[EvalExample], scorer: Scorer, config, report,
-                 server_url: str, served_name: Callable[[], str]):
+                 server_url: str, served_name: Callable[[], str], transport=None):
         self.examples, self.scorer, self.report = examples, scorer, report
         self.samples, self.threshold = config.eval_samples, config.eval_pass_threshold
         self.sampling, self.timeout_s = eval_sampling(config), config.vllm_request_timeout_s
         self.server_url, self.served_name = server_url, served_name
+        self.transport = transport  # tests answer for the server
         self._thread: threading.Thread | None = None
         self.last_step: int | None = None
 
@@ -79,7 +80,8 @@ class Evaluator:
                             f"{type(exc).__name__}: {exc}", level="warning")
 
     async def _answer_all(self, model_version: int) -> list[Group]:
-        client = CompletionsClient(self.server_url, self.served_name(), self.sampling, timeout_s=self.timeout_s)
+        client = CompletionsClient(self.server_url, self.served_name(), self.sampling, timeout_s=self.timeout_s,
+                                   retries=1, backoff_s=0.5, transport=self.transport)
         limit = asyncio.Semaphore(CONCURRENT_REQUESTS)
 
         async def answer(example: EvalExample) -> Group:
