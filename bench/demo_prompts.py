@@ -14,10 +14,33 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from bench.learning import completions, demo_rewards
 from bench.report import markdown_table
 from worker.trainer.config import PRESETS, TrainingConfig
 from worker.trainer.data.generators import generate
+from worker.trainer.rewards.builtins import build_builtin
+
+
+def completions(server, tokenizer, rows: list[dict], **sampling) -> list[str]:
+    """The server's completions of each row's prompt through the chat template (`n` a row when
+    sampling asks for more than one)."""
+    import httpx
+
+    from worker.trainer.data.loading import render_prompt
+
+    prompts = [render_prompt(row["prompt"], tokenizer) for row in rows]
+    response = httpx.post(f"{server.url}/v1/completions", timeout=900,
+                          json={"model": server.served_model_name, "prompt": prompts, **sampling})
+    response.raise_for_status()
+    return [c["text"] for c in sorted(response.json()["choices"], key=lambda c: c["index"])]
+
+
+def demo_rewards(rows: list[dict], texts: list[str]) -> tuple[list[float], list[float]]:
+    """The demo's accuracy and format rewards of each completion (as many a row as `texts` holds)."""
+    per_row = len(texts) // len(rows)
+    prompts = [row["prompt"] for row in rows for _ in range(per_row)]
+    answers = [row["answer"] for row in rows for _ in range(per_row)]
+    return (build_builtin("accuracy", {})(prompts, texts, answer=answers),
+            build_builtin("format", {})(prompts, texts))
 
 
 def share_of_groups_that_vary(scores: list[float], group_size: int) -> float:

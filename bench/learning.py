@@ -1,73 +1,87 @@
-"""Does the default CPU demo learn? SmolLM2-135M on the built-in arithmetic generator, accuracy + format.
+"""Does the default CPU demo learn the task? SmolLM2-135M on the built-in arithmetic generator,
+trained on accuracy + format and judged by its own evaluation (accuracy alone, greedy, on rows
+held out of the training data).
 
-    .venv/bin/python -m bench.learning                          # 15 minutes of training (the issue's measure)
-    .venv/bin/python -m bench.learning --minutes 3              # a shorter look
+    .venv/bin/python -m bench.learning                          # the preset's steps (60 for cpu-demo)
+    .venv/bin/python -m bench.learning --steps 20               # a shorter look
     .venv/bin/python -m bench.learning --preset cpu-demo-lora   # the demo with a LoRA adapter
+    .venv/bin/python -m bench.learning --set learning_rate=1e-5 temperature=1.0   # an experiment
 
-Prints the mean total reward of the first and last five steps and a held-out
-accuracy (greedy, problems the run never sees) before and after training.
+Prints the mean total reward of the first and last five steps, the run's held-out accuracy at
+each evaluation (before the first step to after the last), the entropy at the end and what the
+run's alarms watch (KL to the sampler, groups with all-equal rewards).
 """
 import argparse
 import json
 import statistics
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 from bench.report import markdown_table
+from bench.trainer import parse_settings
 from worker.trainer.config import PRESETS, TrainingConfig
-from worker.trainer.data.generators import generate
-from worker.trainer.rewards.builtins import build_builtin
 
-
-HELD_OUT = 100
-DIFFICULTY = 1
 EXAMPLES = 1  # worked examples before each problem, as in the demo's dataset (runs/actions/demo.py)
+ENTROPY_TARGET = 0.05
 
 
-def demo_spec(output_dir: Path, server_url: str, preset: str = "cpu-demo") -> dict:
-    config = TrainingConfig(**{**PRESETS[preset], "max_steps": 100_000})
+def demo_spec(output_dir: Path, server_url: str, config: TrainingConfig) -> dict:
     return {
         "run_id": 0, "model": config.model, "output_dir": str(output_dir), "inference_url": server_url,
         "dataset": {"kind": "generator", "generator": "arithmetic",
-                    "params": {"count": 5000, "difficulty": DIFFICULTY, "seed": 0, "examples": EXAMPLES}},
+                    "params": {"count": 5000, "difficulty": 1, "seed": 0, "examples": EXAMPLES}},
         "rewards": [{"name": "accuracy", "kind": "builtin", "builtin": "accuracy"},
                     {"name": "format", "kind": "builtin", "builtin": "format"}],
+        "eval_rewards": [{"name": "accuracy", "kind": "builtin", "builtin": "accuracy"}],
         "config": config.model_dump(),
     }
 
 
-def completions(server, tokenizer, rows: list[dict], model_name: str | None = None, **sampling) -> list[str]:
-    """The server's completions of each row's prompt through the chat template, row by row
-    (`n` a row when sampling asks for more than one), from `model_name` (a LoRA adapter's)
-    or the served model."""
-    import httpx
-
-    from worker.trainer.data.loading import render_prompt
-
-    prompts = [render_prompt(row["prompt"], tokenizer) for row in rows]
-    response = httpx.post(f"{server.url}/v1/completions", timeout=900,
-                          json={"model": model_name or server.served_model_name, "prompt": prompts, **sampling})
-    response.raise_for_status()
-    return [c["text"] for c in sorted(response.json()["choices"], key=lambda c: c["index"])]
+def events(events_file: Path, kind: str) -> list[dict]:
+    return [event for line in events_file.read_text().splitlines()
+            if (event := json.loads(line))["type"] == kind]
 
 
-def demo_rewards(rows: list[dict], texts: list[str]) -> tuple[list[float], list[float]]:
-    """The demo's accuracy and format rewards of each completion (as many a row as `texts` holds)."""
-    per_row = len(texts) // len(rows)
-    prompts = [row["prompt"] for row in rows for _ in range(per_row)]
-    answers = [row["answer"] for row in rows for _ in range(per_row)]
-    return (build_builtin("accuracy", {})(prompts, texts, answer=answers),
-            build_builtin("format", {})(prompts, texts))
+def evaluations(events_file: Path) -> dict[int, dict]:
+    """The eval/ metrics of each evaluation, by step."""
+    return {event["step"]: event["values"] for event in events(events_file, "metrics")
+            if "eval/pass@1" in event["values"]}
 
 
-def held_out_accuracy(server, tokenizer, model_name: str | None = None) -> tuple[float, float]:
-    """Greedy accuracy and format rate on problems from a seed the training data never uses."""
-    rows = generate("arithmetic", {"count": HELD_OUT, "difficulty": DIFFICULTY, "seed": 987654, "examples": EXAMPLES})
-    texts = completions(server, tokenizer, rows, model_name, max_tokens=128, temperature=0)
-    accuracy, formatted = demo_rewards(rows, texts)
-    return statistics.fmean(accuracy), statistics.fmean(formatted)
+def watched_rows(steps: list[dict], config: TrainingConfig) -> list[tuple[str, str, str]]:
+    """What the run's alarms watch (runs/alarms/), over the whole run."""
+    entropy = [v["train/entropy"] for v in steps]
+    kl = [v["train/kl_to_sampler"] for v in steps]
+    equal = [v["rollout/equal_reward_groups"] for v in steps if "rollout/equal_reward_groups" in v]
+    end = statistics.fmean(entropy[-5:])
+    rows = [("entropy at the end (last 5 steps)", f"{end:.3f}",
+             f"target > {ENTROPY_TARGET}: " + ("met" if end > ENTROPY_TARGET else "MISSED")),
+            ("entropy min / step it first fell below 0.1",
+             f"{min(entropy):.3f} / {next((i + 1 for i, e in enumerate(entropy) if e < 0.1), '—')}", "nats a token"),
+            ("KL to the sampler max / steps above the alarm",
+             f"{max(kl):.3f} / {sum(k > config.alarm_kl_to_sampler_max for k in kl)}",
+             f"alarm_kl_to_sampler_max {config.alarm_kl_to_sampler_max}")]
+    if equal:
+        rows.append(("steps where every group had equal rewards", f"{sum(e == 1.0 for e in equal)} / {len(equal)}",
+                     f"mean share of such groups {statistics.fmean(equal):.2f}"))
+    return rows
+
+
+def evaluation_rows(evals: dict[int, dict]) -> list[tuple[str, str, str]]:
+    if not evals:
+        return [("held-out accuracy", "—", "no evaluation reported")]
+    ordered = sorted(evals)
+    first, last = evals[ordered[0]]["eval/pass@1"], evals[ordered[-1]]["eval/pass@1"]
+    examples = int(evals[ordered[0]]["eval/examples"])
+    return [
+        (f"held-out accuracy, step {ordered[0]} → {ordered[-1]}", f"{first:.2f} → {last:.2f}",
+         f"{examples} held-out rows, greedy; gain {last - first:+.2f} (target ≥ +0.20: "
+         + ("met)" if last - first >= 0.2 else "MISSED)")),
+        ("held-out accuracy at each evaluation", ", ".join(f"{step}: {evals[step]['eval/pass@1']:.2f}"
+                                                           for step in ordered), "step: pass@1"),
+        ("evaluation seconds, mean", f"{statistics.fmean(e['eval/seconds'] for e in evals.values()):.1f}", ""),
+    ]
 
 
 def step_metrics(events_file: Path) -> list[dict]:
@@ -120,11 +134,10 @@ def pipeline_rows(steps: list[dict], groups_per_step: int, skip: int = 5) -> lis
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--minutes", type=float, default=15.0)
+    parser.add_argument("--steps", type=int, default=None, help="steps to train; default the preset's")
     parser.add_argument("--preset", choices=("cpu-demo", "cpu-demo-lora"), default="cpu-demo")
+    parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="config changes (an experiment)")
     args = parser.parse_args()
-
-    from transformers import AutoTokenizer
 
     from worker.trainer.app import Trainer
     from worker.trainer.inference.server import VLLMServer
@@ -133,33 +146,34 @@ def main() -> None:
     from worker.trainer.spec import LaunchSpec
 
     prepare_default_model()
-    model_dir = resolve_model_path(TrainingConfig().model)
-    config = TrainingConfig(**PRESETS[args.preset])
+    settings = {**PRESETS[args.preset], **parse_settings(args.set)}
+    if args.steps:
+        settings["max_steps"] = args.steps
+    config = TrainingConfig(**settings)
+    model_dir = resolve_model_path(config.model)
     output = Path(tempfile.mkdtemp(prefix="bench-learning-"))
     with VLLMServer.for_config(model_dir, config, log_path=output / "vllm.log") as server:
         server.wait_until_healthy()
-        tokenizer = AutoTokenizer.from_pretrained(model_dir)
-        before = held_out_accuracy(server, tokenizer)
-        trainer = Trainer(LaunchSpec.model_validate(demo_spec(output, server.url, args.preset)))
-        threading.Timer(args.minutes * 60, trainer.report.cancel_requested.set).start()
+        trainer = Trainer(LaunchSpec.model_validate(demo_spec(output, server.url, config)))
         started = time.monotonic()
         outcome = trainer.run()
         trained_s = time.monotonic() - started
-        after = held_out_accuracy(server, tokenizer, trainer.served_name)  # a LoRA run's adapter
-    steps = step_metrics(output / "events" / "events-trainer-1.jsonl")
+    events_file = output / "events" / "events-trainer-1.jsonl"
+    steps = step_metrics(events_file)
     rewards = [values["rollout/reward_mean"] for values in steps]
     first, last = statistics.fmean(rewards[:5]), statistics.fmean(rewards[-5:])
     rows = [
         ("outcome", outcome, ""), ("steps trained", len(rewards), ""),
-        ("wall time (min)", f"{trained_s / 60:.1f}", ""),
+        ("wall time (min)", f"{trained_s / 60:.1f}", "set-up and evaluations included"),
         ("mean reward, first 5 steps", f"{first:.3f}", ""), ("mean reward, last 5 steps", f"{last:.3f}", ""),
         ("reward gain", f"{last - first:+.3f}", "target ≥ +0.200: " + ("met" if last - first >= 0.2 else "MISSED")),
-        ("held-out accuracy before → after", f"{before[0]:.2f} → {after[0]:.2f}", f"{HELD_OUT} problems, greedy"),
-        ("held-out format rate before → after", f"{before[1]:.2f} → {after[1]:.2f}", ""),
+        *evaluation_rows(evaluations(events_file)),
         *first_and_last_rows(steps),
+        *watched_rows(steps, config),
         *pipeline_rows(steps, config.completions_per_step // config.num_generations),
     ]
-    print(f"\nbench.learning — {args.preset} preset, {args.minutes:g} min, output in {output}")
+    changed = " ".join(args.set) or "none"
+    print(f"\nbench.learning — {args.preset} preset, {len(rewards)} steps, changes: {changed}, output in {output}")
     print(markdown_table(("measure", "value", "note"), rows))
 
 

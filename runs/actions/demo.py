@@ -29,7 +29,9 @@ DEMO_REWARDS = [  # (fields, weight): what bench/learning.py shows the cpu-demo 
     ({"name": "Demo: format", "kind": "builtin", "builtin": "format", "params": {},
       "description": "1 when the completion ends with '#### <number>'."}, 1.0),
 ]
-DEMO_CONFIG = {"name": "Demo: CPU", "preset": "cpu-demo",
+# The demo is judged on accuracy alone: format is what it is paid for on the way, not the task.
+DEMO_EVAL_REWARDS = ["Demo: accuracy"]
+DEMO_CONFIG = {"name": "Demo: CPU, evaluated", "preset": "cpu-demo",
                "description": "The cpu-demo preset: SmolLM2-135M, about 20 s a step on two cores."}
 
 
@@ -94,4 +96,6 @@ def _create_and_start(user) -> Run:
                              config_template=library.config, config=complete_config(library.config.values))
     for reward, weight in library.rewards:
         run.run_rewards.create(reward_function=reward, weight=weight)
+        if reward.name in DEMO_EVAL_REWARDS:
+            run.run_eval_rewards.create(reward_function=reward, weight=1.0)
     return start_run(run)

@@ -5,7 +5,9 @@ from unittest import mock
 import pytest
 from django.forms.models import model_to_dict
 
-from runs.actions.demo import DEMO_CONFIG, DEMO_DATASET, DEMO_REWARDS, demo_library, start_demo_run
+from runs.actions.demo import (
+    DEMO_CONFIG, DEMO_DATASET, DEMO_EVAL_REWARDS, DEMO_REWARDS, demo_library, start_demo_run,
+)
 from runs.models import Dataset, RewardFunction, Run, TrainingConfig
 
 NOT_COMPARED = ("id", "owner", "created_at", "updated_at")
@@ -48,13 +50,19 @@ def test_the_demo_run_is_what_the_api_stores(owner_api, other_user, django_captu
     with mock.patch("runs.queueing.enqueue_execute_run"), django_capture_on_commit_callbacks(execute=True):
         demo_run = start_demo_run(other_user)
     library = demo_library(other_user)  # found by name: the same objects the demo run uses
+    rewards = {fields["name"]: made_by_the_api(owner_api, "/api/reward-functions/", fields)
+               for fields, _ in DEMO_REWARDS}
     made = made_by_the_api(owner_api, "/api/runs/", {
         "name": demo_run.name, "dataset": made_by_the_api(owner_api, "/api/datasets/", DEMO_DATASET),
         "config_template": made_by_the_api(owner_api, "/api/configs/", DEMO_CONFIG),
-        "rewards": [{"reward_function": made_by_the_api(owner_api, "/api/reward-functions/", fields), "weight": weight}
-                    for fields, weight in DEMO_REWARDS],
+        "rewards": [{"reward_function": rewards[fields["name"]], "weight": weight} for fields, weight in DEMO_REWARDS],
+        "eval_rewards": [{"reward_function": rewards[name], "weight": 1.0} for name in DEMO_EVAL_REWARDS],
     })
     api_run = Run.objects.get(pk=made)
     assert demo_run.config == api_run.config and demo_run.config_template == library.config
     assert [(rr.reward_function.name, rr.weight) for rr in demo_run.run_rewards.order_by("id")] == [
         (rr.reward_function.name, rr.weight) for rr in api_run.run_rewards.order_by("id")]
+    # Judged on held-out rows by accuracy alone, from the first evaluation before training.
+    assert demo_run.config["eval_steps"] > 0 and demo_run.config["eval_holdout_fraction"] > 0
+    assert [rr.reward_function.name for rr in demo_run.run_eval_rewards.all()] == DEMO_EVAL_REWARDS == [
+        rr.reward_function.name for rr in api_run.run_eval_rewards.all()]

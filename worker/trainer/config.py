@@ -314,6 +314,9 @@ CPU_DEMO = {
     # 16 groups of 8 share the CPU: when the machine is busy a request can take minutes,
     # and a timed-out request is resubmitted, which only adds to the queue.
     "vllm_request_timeout_s": 600.0,
+    # Judged on 64 rows held out of the training data (greedy) before the first step, every 10
+    # steps and after the last: the run page shows held-out accuracy from its first minutes.
+    "eval_steps": 10, "eval_holdout_fraction": 0.02, "eval_examples": 64,
 }
 PRESETS: dict[str, dict] = {
     "cpu-demo": CPU_DEMO,
