@@ -53,7 +53,7 @@ def watched_rows(steps: list[dict], config: TrainingConfig) -> list[tuple[str, s
     """What the run's alarms watch (runs/alarms/), over the whole run."""
     entropy = [v["train/entropy"] for v in steps]
     kl = [v["train/kl_to_sampler"] for v in steps]
-    equal = [v["rollout/equal_reward_groups"] for v in steps if "rollout/equal_reward_groups" in v]
+    equal = [v["rollout/frac_reward_zero_std"] for v in steps if "rollout/frac_reward_zero_std" in v]
     end = statistics.fmean(entropy[-5:])
     rows = [("entropy at the end (last 5 steps)", f"{end:.3f}",
              f"target > {ENTROPY_TARGET}: " + ("met" if end > ENTROPY_TARGET else "MISSED")),

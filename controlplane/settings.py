@@ -157,6 +157,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Choice sets that share a field name with another ("kind") get a name of their own.
+    "ENUM_NAME_OVERRIDES": {"AlarmKindEnum": "runs.api.serializers.alarms.KINDS"},
 }
 
 REDIS_URL = env_url("REDIS_URL", "", ("redis", "rediss"))

@@ -10,7 +10,8 @@ from runs.compare.selection import MAX_RUNS, MIN_RUNS
 from runs.compare.fetch import step_bounds
 from runs.compare.summary import REWARD_METRIC
 from runs.models import (
-    Checkpoint, Dataset, LogLine, MetricPoint, RewardFunction, Run, RunReward, Sample, TrainingConfig,
+    Alarm, Checkpoint, Dataset, EvalOutcome, LogLine, MetricPoint, RewardFunction, Run, RunReward, Sample,
+    TrainingConfig,
 )
 
 
@@ -54,6 +55,17 @@ class CheckpointInline(admin.TabularInline):
     can_delete = False
 
 
+class AlarmInline(admin.TabularInline):
+    """What the run raised about its own signals (runs/alarms/): read only."""
+    model = Alarm
+    extra = 0
+    fields = readonly_fields = ["step", "kind", "message", "values", "stopped_run", "created_at"]
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
 class ModelFilter(admin.SimpleListFilter):
     """The model a run trains (config.model), among the runs this admin user sees."""
     title = "model"
@@ -73,7 +85,7 @@ class RunAdmin(OwnedAdmin):
     list_filter = ["status", "owner", ModelFilter]
     search_fields = ["name"]
     actions = ["compare_selected_runs"]
-    inlines = [RunRewardInline, CheckpointInline]
+    inlines = [RunRewardInline, AlarmInline, CheckpointInline]
     readonly_fields = ["status", "cancel_requested", "attempt", "current_step", "last_heartbeat_at",
                        "queued_at", "started_at", "finished_at", "launch_spec", "error_message",
                        "telemetry_links", "latest_metrics"]
@@ -165,10 +177,26 @@ class SampleAdmin(RunChildAdmin):
         return Truncator(sample.completion).chars(80)
 
 
+@admin.register(EvalOutcome)
+class EvalOutcomeAdmin(RunChildAdmin):
+    list_display = ["run", "step", "index", "key", "prompt_start", "passed", "samples", "score"]
+    search_fields = ["prompt", "key"]
+
+    @admin.display(description="prompt")
+    def prompt_start(self, outcome):
+        return Truncator(outcome.prompt).chars(80)
+
+
 @admin.register(LogLine)
 class LogLineAdmin(RunChildAdmin):
     list_display = ["run", "time", "level", "source", "message"]
     list_filter = ["level"]
+
+
+@admin.register(Alarm)
+class AlarmAdmin(RunChildAdmin):
+    list_display = ["run", "step", "kind", "message", "stopped_run", "created_at"]
+    list_filter = ["kind", "stopped_run"]
 
 
 @admin.register(Checkpoint)

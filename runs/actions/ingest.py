@@ -59,7 +59,7 @@ def ingest_batch(run: Run, batch: EventBatch) -> IngestReply:
         _write(run, pending)
         # After the points are stored: alarms read the run's recent signals (runs/alarms/).
         if pending.live_metrics:
-            watch_signals(run, [point.step for point in pending.live_metrics])
+            watch_signals(run, pending.live_metrics)
         if fresh:
             cursor.last_seq = fresh[-1].seq
             cursor.save(update_fields=["last_seq"])

@@ -1,5 +1,36 @@
-"""Checks a run's recent signals after each batch of metrics (being built: see runs/alarms/__init__)."""
+"""Checks a run's recent signals after each ingest batch, inside its transaction.
+
+Only the steps the batch brought can trip (a re-delivered batch brings none, since the ingest
+skips stored events), and the rules read a bounded window before them; a batch without any
+watched metric costs no query.
+"""
+from runs.alarms.divergence import PASS_METRIC, eval_trips
+from runs.alarms.raising import raise_alarms
+from runs.alarms.recent import eval_window, fresh_steps, signal_window
+from runs.alarms.rules import RULES, WATCHED, Trip, rule_trips
+from runs.alarms.settings import AlarmSettings
+from runs.alarms.streaks import lookback
 
 
-def watch_signals(run, steps: list[int]) -> None:
-    """Raises the alarms the points just stored at `steps` trip."""
+def watch_signals(run, points) -> None:
+    """Raises the alarms that this batch's metric points (runs.live_messages.MetricPointRow),
+    already stored, trip."""
+    settings = AlarmSettings.of(run.config)
+    raise_alarms(run, signal_trips(run, points, settings) + evaluation_trips(run, points, settings), settings)
+
+
+def signal_trips(run, points, settings: AlarmSettings) -> list[Trip]:
+    fresh = fresh_steps(points, WATCHED)
+    if not fresh:
+        return []
+    reported = [name for name in WATCHED if any(name in point.values for point in points)]
+    window = signal_window(run, fresh, tuple(reported), lookback(settings.patience, settings.patience))
+    return [trip for rule in RULES for trip in rule_trips(rule, window, fresh, settings)]
+
+
+def evaluation_trips(run, points, settings: AlarmSettings) -> list[Trip]:
+    fresh = fresh_steps(points, (PASS_METRIC,))
+    if not fresh:
+        return []
+    evals, rewards = eval_window(run, fresh)
+    return eval_trips(evals, rewards, fresh, settings.thresholds["alarm_eval_drop"])

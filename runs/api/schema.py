@@ -5,6 +5,7 @@ a key of its own with its messages (runs/api/errors.py). Which statuses an opera
 follows from what it takes and who may call it, so they are added here once instead of on
 every view; an operation that documents one itself keeps its own words.
 """
+from django.core.validators import RegexValidator
 from drf_spectacular.openapi import AutoSchema
 from rest_framework import serializers
 from rest_framework.parsers import MultiPartParser
@@ -34,8 +35,10 @@ WHY = {
 class DocumentedErrorsSchema(AutoSchema):
     def _map_serializer_field(self, field, direction, bypass_extensions=False):
         schema = super()._map_serializer_field(field, direction, bypass_extensions)
+        # A field with a pattern of its own (a RegexField) gets that one, added after this.
+        has_pattern = "pattern" in schema or any(isinstance(v, RegexValidator) for v in field.validators)
         if (direction == "request" and isinstance(field, serializers.CharField) and schema.get("type") == "string"
-                and "pattern" not in schema):
+                and not has_pattern):
             blank_refused = not field.allow_blank and field.trim_whitespace
             schema = {**schema, "pattern": NOT_BLANK if blank_refused else NO_NUL}
         return schema

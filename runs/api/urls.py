@@ -5,6 +5,8 @@ from rest_framework.routers import DefaultRouter
 from runs.api.views.checkpoint_download import CheckpointDownloadView
 from runs.api.views.checkpoint_upload import (CheckpointArchiveView, CheckpointFileUploadView,
                                               CheckpointUploadCompleteView)
+from runs.api.views.evaluations import (EvalExampleView, EvalExamplesView, EvaluationOutcomesView,
+                                        EvaluationsView)
 from runs.api.views.hub_push import CheckpointPushView, RunPushesView
 from runs.api.views.ingest import RunEventsView
 from runs.api.views.library import DatasetViewSet, RewardFunctionViewSet, TrainingConfigViewSet
@@ -33,6 +35,10 @@ urlpatterns = [
     path("runs/<int:run_id>/uploads/<int:step>/archive", CheckpointArchiveView.as_view(),
          name="run-checkpoint-archive"),
     path("runs/<int:run_id>/sample-steps/", SampleStepsView.as_view(), name="run-sample-steps"),
+    path("runs/<int:run_id>/evaluations/", EvaluationsView.as_view(), name="run-evaluations"),
+    path("runs/<int:run_id>/evaluations/<int:step>/", EvaluationOutcomesView.as_view(), name="run-evaluation"),
+    path("runs/<int:run_id>/eval-examples/", EvalExamplesView.as_view(), name="run-eval-examples"),
+    path("runs/<int:run_id>/eval-examples/<int:index>/", EvalExampleView.as_view(), name="run-eval-example"),
     path("compare/", include("runs.api.compare_urls")),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),

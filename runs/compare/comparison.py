@@ -7,7 +7,9 @@ from runs.compare.run_settings import field_group, run_settings
 from runs.compare.series import X_AXES, compare_series
 from runs.compare.summary import REWARD_METRIC, TOKENS_METRIC, run_summaries
 
-DEFAULT_METRICS = [REWARD_METRIC, "train/loss", "rollout/completion_length_mean", "train/kl_to_sampler"]
+# The held-out pass rate beside the training reward: with evaluations, what the runs are judged on.
+EVAL_METRIC = "eval/pass@1"
+DEFAULT_METRICS = [REWARD_METRIC, EVAL_METRIC, "train/loss", "rollout/completion_length_mean", "train/kl_to_sampler"]
 DEFAULT_POINTS = 500
 # The summary's throughput is a mean; this many points per run estimate it well enough.
 SUMMARY_POINTS = 200

@@ -3,7 +3,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from runs.models import Run, RunReward, Sample
+from runs.models import Alarm, Run, RunReward, Sample
 from tests.support.telemetry import add_points
 from worker.trainer.config import TrainingConfig as ConfigSchema
 
@@ -88,3 +88,11 @@ def test_telemetry_is_read_only_in_the_admin(admin_client_for_staff, run):
     assert response.status_code == 403
     sample.refresh_from_db()
     assert sample.completion == "c"
+
+
+def test_a_runs_alarms_show_read_only_on_its_admin_page(admin_client_for_staff, run):
+    Alarm.objects.create(run=run, kind="truncation", step=6, message="64% of completions cut", values={"x": 0.64})
+    html = admin_client_for_staff.get(f"/admin/runs/run/{run.pk}/change/").content.decode()
+    assert "64% of completions cut" in html and "truncation" in html
+    listed = admin_client_for_staff.get(f"/admin/runs/alarm/?run__id__exact={run.pk}").content.decode()
+    assert "64% of completions cut" in listed

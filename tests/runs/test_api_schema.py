@@ -17,7 +17,7 @@ def test_the_schema_lists_crud_and_run_actions(schema):
         assert path in paths
     for verb in ("start", "cancel", "resume", "clone"):
         assert "post" in paths[f"/api/runs/{{id}}/{verb}/"]
-    for view in ("metrics", "samples", "logs", "checkpoints"):
+    for view in ("metrics", "samples", "logs", "checkpoints", "alarms"):
         assert "get" in paths[f"/api/runs/{{id}}/{view}/"]
     assert "post" in paths["/api/runs/{run_id}/events/"]
 

@@ -63,6 +63,7 @@ ENDPOINTS = [
     ("run-samples", "get", "/api/runs/{run}/samples/", None, 200),
     ("run-logs", "get", "/api/runs/{run}/logs/", None, 200),
     ("run-checkpoints", "get", "/api/runs/{failed_run}/checkpoints/", None, 200),
+    ("run-alarms", "get", "/api/runs/{run}/alarms/", None, 200),
 ]
 CASES = pytest.mark.parametrize("method,path,body,owner_status", [case[1:] for case in ENDPOINTS],
                                 ids=[case[0] for case in ENDPOINTS])

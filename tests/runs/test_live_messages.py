@@ -6,9 +6,12 @@ from datetime import UTC, datetime
 import pytest
 from pydantic import ValidationError
 
+from runs.api.serializers.alarms import AlarmSerializer
 from runs.api.serializers.telemetry import CheckpointSerializer, LogLineSerializer, SampleSerializer
 from runs.events import LIVE_TYPES, publish, status_payload
 from runs.live_messages import (
+    AlarmMessage,
+    AlarmRow,
     CheckpointMessage,
     CheckpointRow,
     HelloMessage,
@@ -19,7 +22,7 @@ from runs.live_messages import (
     live_message_adapter,
     message_type,
 )
-from runs.models import Checkpoint, LogLine, Sample
+from runs.models import Alarm, Checkpoint, LogLine, Sample
 from tests.runs.live_examples import SAMPLE_ROW, all_message_types, wire_messages
 
 RUN_ID = 42
@@ -123,3 +126,11 @@ def test_checkpoint_message_is_built_from_the_stored_row(run):
     assert json.loads(message.model_dump_json())["payload"] == {
         "id": checkpoint.pk, "step": 3, "path": "/c/3", "size_bytes": 9, "model_version": 1,
         "created_at": "2024-05-01T00:00:00Z", "in_store": False}
+
+
+def test_a_live_alarm_reads_as_the_api_lists_it(run):
+    alarm = Alarm.objects.create(run=run, kind="sampler_drift", step=4, message="KL to the sampler 2 above 1 at step 4",
+                                 values={"train/kl_to_sampler": 2.0, "alarm_kl_to_sampler_max": 1.0}, stopped_run=True)
+    for row in (alarm, Alarm.objects.get(pk=alarm.pk)):
+        live = json.loads(AlarmMessage.of(run, AlarmRow.model_validate(row)).model_dump_json())["payload"]
+        assert live == json.loads(json.dumps(AlarmSerializer(row).data))

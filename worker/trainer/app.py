@@ -96,7 +96,8 @@ class Trainer:
         return outcome
 
     def _shutdown(self) -> None:
-        for part in (self.rollout, self.reward_sandbox, self.weight_sync, self.server_admin, self.own_server):
+        for part in (self.evaluator, self.rollout, self.reward_sandbox, self.weight_sync, self.server_admin,
+                     self.own_server):
             if part is not None:
                 try:
                     part.stop() if hasattr(part, "stop") else part.close()

@@ -11,6 +11,7 @@
 //        range: ["rollout/completion_length_min", "rollout/completion_length_max"]}, // band: min..max
 //       {key: "async/dropped_stale", label: "dropped", axis: "right"},            // second y axis
 //       {key: "7", label: "run 7", color: "#3556d8"},                              // a colour of its own
+//       {key: "eval/pass@1", label: "pass@1", points: true},                        // a dot at every value
 //     ],
 //     height: 220,                          // px (default 220); the width follows the element
 //     syncKey: "run-7",                     // charts with the same key share the hover cursor and zoom
@@ -238,6 +239,8 @@
           // uPlot's default shows points only where they are sparse, so a 1-step series is visible.
           label: s.label || s.key, stroke: s.color, width: 1.5, spanGaps: true,
           scale: s.axis === "right" ? "y2" : "y",
+          // Sparse series (an evaluation every few hundred steps) among dense ones: dots always.
+          ...(s.points ? { points: { show: true, size: 7, fill: s.color } } : {}),
           value: (u, v, sidx, idx) => this.describe(s, v, idx),
         });
       });

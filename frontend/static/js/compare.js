@@ -153,8 +153,10 @@
     return { label: comparison.x_label, format };
   }
 
-  function chartOptions() {
-    const series = state.comparison.runs.map((run) => ({ key: String(run.id), label: run.name, color: colorOf(run.id) }));
+  function chartOptions(name) {
+    // An evaluation every few hundred steps: its values drawn as dots, not only a line.
+    const points = name.startsWith("eval/");
+    const series = state.comparison.runs.map((run) => ({ key: String(run.id), label: run.name, color: colorOf(run.id), points }));
     return { series, height: CHART_HEIGHT, syncKey: SYNC_KEY, x: xAxis(state.comparison) };
   }
 
@@ -194,7 +196,7 @@
       const { figure, plotArea } = chartFigure(name, series, runsById);
       container.append(figure);
       if (!plotArea) continue;
-      const chart = GrpoCharts.createSeriesChart(plotArea, chartOptions());
+      const chart = GrpoCharts.createSeriesChart(plotArea, chartOptions(name));
       fillChart(chart, series);
       // charts.js would draw only the charts in view; "ready" promises every chart drawn.
       chart.drawNow();
@@ -383,6 +385,7 @@
     });
   }
 
+  window.ComparePage = Object.freeze({ colorOf }); // for compare_evaluation.js
   wire();
   loadComparison().then(() => loadSamples(null));
 })();

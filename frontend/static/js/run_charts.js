@@ -7,8 +7,11 @@
 
   const { element } = window.PageKit;
   const REWARD_FN = /^rollout\/reward\/(.+)_mean$/;
+  const EVAL_REWARD_FN = /^eval\/reward\/(.+)_mean$/;
+  const PASS_AT_K = /^eval\/pass@(\d+)$/;
   const PLAN = [
     { id: "reward", title: "Reward (mean ± std)", series: rewardSeries },
+    { id: "eval", title: "Evaluation (dots) beside the training reward", series: evalSeries },
     { id: "loss", title: "Loss", series: fixed([["train/loss", "loss"]]) },
     { id: "kl", title: "KL divergence", series: fixed([["train/kl_to_reference", "to reference"], ["train/kl_to_sampler", "to sampler"]]) },
     { id: "clip", title: "Clip ratios", series: fixed([
@@ -46,6 +49,22 @@
       const match = REWARD_FN.exec(name);
       if (match) series.push({ key: name, label: match[1], std: `rollout/reward/${match[1]}_std` });
     }
+    return series;
+  }
+
+  /* The held-out results, one dot per evaluation (every eval_steps), over the training reward's
+     line: whether what the reward rewards carries over to examples the run does not train on. */
+  function evalSeries(names) {
+    const sorted = [...names].sort();
+    const series = sorted.filter((name) => PASS_AT_K.test(name))
+      .sort((a, b) => Number(PASS_AT_K.exec(a)[1]) - Number(PASS_AT_K.exec(b)[1]))
+      .map((name) => ({ key: name, label: name.slice("eval/".length), points: true }));
+    if (names.has("eval/reward_mean")) series.push({ key: "eval/reward_mean", label: "eval reward", points: true });
+    for (const name of sorted) {
+      const match = EVAL_REWARD_FN.exec(name);
+      if (match) series.push({ key: name, label: `eval ${match[1]}`, points: true });
+    }
+    if (series.length && names.has("rollout/reward_mean")) series.push({ key: "rollout/reward_mean", label: "training reward" });
     return series;
   }
 
@@ -116,7 +135,10 @@
     create(id, spec) {
       const box = element("div", { class: "chart-box", "data-chart": id });
       const parent = spec.more ? this.more : this.main;
-      parent.appendChild(box);
+      // In the plan's order whatever arrives first: an evaluation at step 0 comes before any reward.
+      const place = PLAN.findIndex((chart) => chart.id === id);
+      const later = [...parent.children].find((child) => PLAN.findIndex((chart) => chart.id === child.dataset.chart) > place);
+      parent.insertBefore(box, spec.more || place < 0 ? null : later || null);
       return GrpoCharts.createSeriesChart(box, { title: spec.title, series: spec.series, syncKey: this.syncKey, height: spec.more ? 180 : 220 });
     }
 

@@ -175,4 +175,5 @@
   }
 
   RunPage.CompletionsBrowser = CompletionsBrowser;
+  RunPage.lastUserTurn = lastUserTurn; // the evaluation panel previews prompts the same way
 })(window.RunPage = window.RunPage || {});

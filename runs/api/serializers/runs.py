@@ -1,6 +1,9 @@
 from django.db import transaction
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from runs.alarms.summary import alarm_summary
+from runs.api.serializers.alarms import AlarmSummarySerializer
 from runs.api.serializers.configs import KnobsField, complete_config
 from runs.api.serializers.fields import StrictTextModelSerializer, VisiblePrimaryKeyField
 from runs.models import Dataset, RewardFunction, Run, RunEvalReward, RunReward, TrainingConfig
@@ -39,6 +42,9 @@ class RunSerializer(StrictTextModelSerializer):
     allowed_actions = serializers.ListField(
         child=serializers.ChoiceField(choices=RunAction.choices), read_only=True,
         help_text="What the run's state allows now (Run.allowed_actions); resume also needs a checkpoint.")
+    alarms = serializers.SerializerMethodField(
+        help_text="The alarms the run raised about its own signals: the newest of each kind, newest first "
+                  "(all of them: /api/runs/{id}/alarms/).")
 
     class Meta:
         model = Run
@@ -46,10 +52,14 @@ class RunSerializer(StrictTextModelSerializer):
             "id", "name", "owner", "dataset", "rewards", "eval_dataset", "eval_rewards", "config_template", "config",
             "status",
             "cancel_requested", "attempt", "current_step", "max_steps", "last_heartbeat_at", "error_message",
-            "created_at", "queued_at", "started_at", "finished_at", "allowed_actions",
+            "created_at", "queued_at", "started_at", "finished_at", "allowed_actions", "alarms",
         ]
         read_only_fields = ["status", "cancel_requested", "attempt", "current_step", "last_heartbeat_at",
                             "error_message", "queued_at", "started_at", "finished_at"]
+
+    @extend_schema_field(AlarmSummarySerializer(many=True))
+    def get_alarms(self, run) -> list[dict]:
+        return AlarmSummarySerializer(alarm_summary(run), many=True).data
 
     def validate_rewards(self, value):
         if not value:

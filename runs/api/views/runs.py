@@ -8,7 +8,9 @@ from rest_framework.response import Response
 from runs import metrics_query
 from runs.actions.liveness import mark_lost_runs
 from runs.actions.lifecycle import cancel_run, clone_run, resume_run, start_run
+from runs.alarms.summary import with_alarm_summary
 from runs.api.errors import launch_checked
+from runs.api.serializers.alarms import AlarmSerializer
 from runs.api.serializers.queries import LOG_LEVELS, LogsQuery, MetricsQuery, SamplesQuery, parsed
 from runs.api.serializers.runs import RunSerializer
 from runs.api.pagination import TelemetryPagination
@@ -27,7 +29,8 @@ class RunViewSet(OwnedViewSet):
 
     def get_queryset(self):
         runs = super().get_queryset().select_related("dataset", "config_template")
-        return runs.prefetch_related("run_rewards__reward_function")
+        runs = runs.prefetch_related("run_rewards__reward_function", "run_eval_rewards__reward_function")
+        return with_alarm_summary(runs)
 
     def list(self, request, *args, **kwargs):
         mark_lost_runs(self.get_queryset())  # "on read": no run stays running after its worker died
@@ -114,6 +117,13 @@ class RunViewSet(OwnedViewSet):
     @action(detail=True, methods=["get"], pagination_class=None)
     def checkpoints(self, request, pk=None):
         return Response(CheckpointSerializer(self.get_object().checkpoints.all(), many=True).data)
+
+    @extend_schema(responses=AlarmSerializer(many=True),
+                   description="Every alarm the run raised about its own signals, in step order: what tripped, "
+                               "at which step, the numbers, and whether it stopped the run (alarm_stop_on).")
+    @action(detail=True, methods=["get"], pagination_class=None)
+    def alarms(self, request, pk=None):
+        return Response(AlarmSerializer(self.get_object().alarms.all(), many=True).data)
 
     def _paginated(self, queryset, serializer_class):
         page = self.paginate_queryset(queryset)

@@ -38,6 +38,8 @@ def compare(request):
             "runs": run_ids,
             "api": reverse("api-compare"),
             "samples_api": reverse("api-compare-samples"),
+            "eval_examples_api": reverse("api-compare-eval-examples"),
+            "eval_example_api": reverse("api-compare-eval-example"),
             "points": DEFAULT_POINTS,
         },
     })

@@ -1,4 +1,4 @@
-"""The runs list (/runs/): status badges, progress, last reward, filters, pick runs to compare."""
+"""The runs list (/runs/): status badges, alarms, progress, last reward, filters, pick runs to compare."""
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import OuterRef, Q, Subquery
@@ -6,6 +6,7 @@ from django.shortcuts import render
 from django.urls import path
 
 from runs.actions.liveness import mark_lost_runs
+from runs.alarms.summary import with_alarm_summary
 from runs.models import MetricPoint, Run, RunStatus
 
 PAGE_SIZE = 50
@@ -19,7 +20,8 @@ def with_last_reward(runs):
 
 
 def filtered_runs(user, status: str = "", text: str = ""):
-    """The user's runs (everyone's for staff), newest first, narrowed by status and a text search."""
+    """The user's runs (everyone's for staff), newest first, narrowed by status and a text search;
+    each with its last reward and its alarms (runs.alarms.summary)."""
     runs = Run.objects.visible_to(user).select_related("dataset", "owner")
     if status in RunStatus.values:
         runs = runs.filter(status=status)
@@ -30,7 +32,7 @@ def filtered_runs(user, status: str = "", text: str = ""):
         if user.is_staff:
             match |= Q(owner__username__icontains=text)
         runs = runs.filter(match)
-    return with_last_reward(runs)
+    return with_alarm_summary(with_last_reward(runs))
 
 
 def recent_runs(user, limit: int = 10):

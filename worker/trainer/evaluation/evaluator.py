@@ -37,6 +37,7 @@ class Evaluator:
         self.server_url, self.served_name = server_url, served_name
         self.transport = transport  # tests answer for the server
         self._thread: threading.Thread | None = None
+        self._stopped = threading.Event()  # the run is ending: an evaluation cut short is no news
         self.last_step: int | None = None
 
     @property
@@ -59,6 +60,10 @@ class Evaluator:
         self._thread.join(timeout_s)
         return time.perf_counter() - started
 
+    def stop(self) -> None:
+        """The run ends without waiting for an evaluation in flight (a cancel, a failure)."""
+        self._stopped.set()
+
     # --- in the evaluation's thread ---
     def _evaluate(self, step: int, model_version: int) -> None:
         started = time.perf_counter()
@@ -75,6 +80,8 @@ class Evaluator:
                             f"{metrics['eval/reward_mean']:.3f} on {len(groups)} examples "
                             f"({metrics['eval/seconds']:.1f} s)")
         except Exception as exc:  # an evaluation never fails the run
+            if self._stopped.is_set():
+                return
             log.exception("evaluation at step %s failed", step)
             self.report.log(f"evaluation at step {step} failed, and is tried again at the next eval_steps: "
                             f"{type(exc).__name__}: {exc}", level="warning")

@@ -105,3 +105,12 @@ def test_starting_an_evaluation_waits_for_the_one_running():
     ev.start(step=2, model_version=1)
     ev.wait()
     assert [evaluation[0] for evaluation in report.evaluations] == [0, 2]
+
+
+def test_an_evaluation_cut_short_by_the_run_ending_is_no_warning():
+    report = Report()
+    ev = evaluator(httpx.MockTransport(lambda request: httpx.Response(500, text="shutting down")), report)
+    ev.stop()
+    ev.start(step=7, model_version=7)
+    ev.wait()
+    assert report.lines == [] and report.evaluations == []

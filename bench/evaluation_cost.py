@@ -1,0 +1,80 @@
+"""What evaluating during training costs: the cpu-demo run with its evaluation against the same
+run without (eval_steps=0), one after the other on the same vLLM server, the latter the peer.
+
+    .venv/bin/python -m bench.evaluation_cost                # 30 steps each, eval_steps=10
+    .venv/bin/python -m bench.evaluation_cost --steps 60     # the demo's whole length
+
+Prints the wall time of each run (the trainer's set-up included, the server's start not), the
+training loop's waits for an evaluation to end before a weight sync, and the ratio (target:
+≤ 1.10, ten percent longer at most).
+"""
+import argparse
+import json
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from bench.learning import demo_spec, evaluations, step_metrics
+from bench.report import markdown_table
+from worker.trainer.config import PRESETS, TrainingConfig
+
+TARGET = 1.10
+
+
+def one_run(server_url: str, config: TrainingConfig, output: Path) -> dict:
+    from worker.trainer.app import Trainer
+    from worker.trainer.spec import LaunchSpec
+
+    trainer = Trainer(LaunchSpec.model_validate(demo_spec(output, server_url, config)))
+    started = time.monotonic()
+    outcome = trainer.run()
+    wall_s = time.monotonic() - started
+    events_file = output / "events" / "events-trainer-1.jsonl"
+    steps = step_metrics(events_file)
+    evals = evaluations(events_file)
+    return {"outcome": outcome, "wall_s": wall_s, "steps": len(steps),
+            "step_s": statistics.fmean(v["system/step_time_s"] for v in steps[5:] or steps),
+            "waited_s": sum(v.get("system/wait_for_evaluation_s", 0.0) for v in steps),
+            "evaluations": len(evals), "eval_s": sum(e["eval/seconds"] for e in evals.values())}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--eval-steps", type=int, default=PRESETS["cpu-demo"]["eval_steps"])
+    args = parser.parse_args()
+
+    from worker.trainer.inference.server import VLLMServer
+    from worker.trainer.models.paths import resolve_model_path
+    from worker.trainer.models.prepare import prepare_default_model
+
+    prepare_default_model()
+    evaluated = TrainingConfig(**{**PRESETS["cpu-demo"], "max_steps": args.steps, "eval_steps": args.eval_steps})
+    plain = evaluated.model_copy(update={"eval_steps": 0})
+    work = Path(tempfile.mkdtemp(prefix="bench-evaluation-cost-"))
+    with VLLMServer.for_config(resolve_model_path(evaluated.model), evaluated, log_path=work / "vllm.log") as server:
+        server.wait_until_healthy()
+        # The peer first: the server's caches warm up on it, which favours the evaluated run if anything.
+        peer = one_run(server.url, plain, work / "plain")
+        ours = one_run(server.url, evaluated, work / "evaluated")
+    ratio = ours["wall_s"] / peer["wall_s"]
+    rows = [
+        ("outcome", ours["outcome"], peer["outcome"], ""),
+        ("steps", ours["steps"], peer["steps"], ""),
+        ("evaluations (examples each)", f"{ours['evaluations']} ({evaluated.eval_examples})", "0", ""),
+        ("wall time s", f"{ours['wall_s']:.0f}", f"{peer['wall_s']:.0f}",
+         f"{ratio:.2f}x (target ≤ {TARGET:.2f}x: {'met' if ratio <= TARGET else 'MISSED'})"),
+        ("s per step after the first 5", f"{ours['step_s']:.1f}", f"{peer['step_s']:.1f}",
+         f"{ours['step_s'] / peer['step_s']:.2f}x"),
+        ("evaluation seconds, all", f"{ours['eval_s']:.0f}", "—", "beside training"),
+        ("training loop waited for an evaluation, s", f"{ours['waited_s']:.1f}", "—",
+         f"{ours['waited_s'] / ours['wall_s']:.1%} of the wall time"),
+    ]
+    print(f"\nbench.evaluation_cost — cpu-demo, {args.steps} steps, eval_steps={args.eval_steps}, output in {work}")
+    print(markdown_table(("measure", "with evaluation", "without (peer)", "ratio"), rows))
+    (work / "result.json").write_text(json.dumps({"ours": ours, "peer": peer}))
+
+
+if __name__ == "__main__":
+    main()
