@@ -46,9 +46,13 @@ class ControlPlane:
         return self._call("GET", f"runs/{run_id}/")
 
     def create_run(self, name: str, dataset: int, rewards: list[int], config: dict | None = None,
-                   config_template: int | None = None) -> dict:
+                   config_template: int | None = None, eval_dataset: int | None = None,
+                   eval_rewards: list[int] | None = None) -> dict:
+        """`eval_dataset`/`eval_rewards`: what evaluations run on and are judged by (config eval_steps);
+        none: a held-out share of `dataset` (eval_holdout_fraction), judged by the training rewards."""
         body = {"name": name, "dataset": dataset, "rewards": [{"reward_function": r} for r in rewards],
-                "config": config or {}, "config_template": config_template}
+                "config": config or {}, "config_template": config_template, "eval_dataset": eval_dataset,
+                "eval_rewards": [{"reward_function": r} for r in eval_rewards or []]}
         return self._call("POST", "runs/", json=body)
 
     def start_run(self, run_id: int) -> dict:
@@ -63,6 +67,10 @@ class ControlPlane:
     def logs(self, run_id: int, after: int = 0, level: str | None = None) -> list[dict]:
         params = {"after": after, "page_size": 1000, **({"level": level} if level else {})}
         return self._call("GET", f"runs/{run_id}/logs/", params=params)["results"]
+
+    def alarms(self, run_id: int) -> list[dict]:
+        """Every alarm the run raised, in step order."""
+        return self._call("GET", f"runs/{run_id}/alarms/")
 
     def last_metrics(self, run_id: int, names: list[str]) -> dict[str, float]:
         """The latest value of each named metric the run reported."""

@@ -15,7 +15,8 @@ from tqdm import tqdm
 
 from client.api import FINISHED, ApiError, ControlPlane
 
-WATCHED_METRICS = ["train/reward", "train/loss"]
+# What the progress bar shows, by the short name it shows.
+WATCHED_METRICS = {"rollout/reward_mean": "reward", "train/loss": "loss", "eval/pass@1": "eval pass@1"}
 
 
 def main(argv: list[str] | None = None, api: ControlPlane | None = None) -> int:
@@ -49,6 +50,10 @@ def parser() -> argparse.ArgumentParser:
     create.add_argument("--reward", type=int, action="append", required=True, help="reward function id (repeat)")
     create.add_argument("--config", type=int, help="training config id to start from")
     create.add_argument("--set", action="append", default=[], metavar="KNOB=VALUE", help="a knob (repeat)")
+    create.add_argument("--eval-dataset", type=int, help="dataset id evaluations run on (with --set eval_steps=N); "
+                        "default: eval_holdout_fraction of --dataset")
+    create.add_argument("--eval-reward", type=int, action="append", default=[],
+                        help="reward function id that judges evaluations (repeat); default: the training rewards")
     create.set_defaults(command=create_run)
     for verb, command in (("start", start_run), ("cancel", cancel_run), ("resume", resume_run)):
         sub = verbs.add_parser(verb, help=f"{verb} a run")
@@ -77,7 +82,8 @@ def list_runs(api, args):
 
 
 def create_run(api, args):
-    run = api.create_run(args.name, args.dataset, args.reward, knobs(args.set), args.config)
+    run = api.create_run(args.name, args.dataset, args.reward, knobs(args.set), args.config,
+                         eval_dataset=args.eval_dataset, eval_rewards=args.eval_reward)
     print(f"run {run['id']} {run['name']!r} created ({run['status']}); start it with: grpo runs start {run['id']}")
 
 
@@ -94,9 +100,10 @@ def resume_run(api, args):
 
 
 def watch_run(api, args) -> int:
-    """A progress bar of steps, the latest reward and loss, and the run's warnings and errors as they come."""
+    """A progress bar of steps, the latest reward, loss and held-out pass@1, and the run's alarms,
+    warnings and errors as they come."""
     run = api.run(args.run)
-    last_line = 0
+    last_line, alarms_seen = 0, 0
     with tqdm(total=run["max_steps"], desc=f"run {run['id']}", unit="step", dynamic_ncols=True) as bar:
         while True:
             bar.n = run["current_step"]
@@ -104,6 +111,11 @@ def watch_run(api, args) -> int:
             for line in api.logs(run["id"], after=last_line, level="warning"):
                 bar.write(f"{line['level']}: {line['message']}")
                 last_line = line["id"]
+            alarms = api.alarms(run["id"]) if run["alarms"] else []
+            for alarm in alarms[alarms_seen:]:
+                bar.write(f"alarm {alarm['kind']} at step {alarm['step']}: {alarm['message']}"
+                          + (" (it stopped the run)" if alarm["stopped_run"] else ""))
+            alarms_seen = max(alarms_seen, len(alarms))
             if run["status"] in FINISHED:
                 break
             time.sleep(args.every)
@@ -114,8 +126,8 @@ def watch_run(api, args) -> int:
 
 
 def progress_note(api, run) -> str:
-    latest = api.last_metrics(run["id"], WATCHED_METRICS) if run["current_step"] else {}
-    values = " ".join(f"{name.split('/')[-1]} {value:.3g}" for name, value in latest.items())
+    latest = api.last_metrics(run["id"], list(WATCHED_METRICS)) if run["current_step"] else {}
+    values = " ".join(f"{WATCHED_METRICS[name]} {value:.3g}" for name, value in latest.items())
     return f"{run['status']} {values}".strip()
 
 

@@ -55,6 +55,19 @@ def test_a_dataset_uploaded_and_a_run_made_started_and_cancelled_from_the_shell(
     assert grpo(server, capsys, "runs", "cancel", str(run_id))[0] == 0
 
 
+def test_a_run_made_from_the_shell_is_evaluated_on_another_dataset_by_its_own_judges(server, capsys, tmp_path):
+    data = tmp_path / "held.jsonl"
+    data.write_text("".join(f'{{"prompt": "What is {i} * 2?", "answer": "{2 * i}"}}\n' for i in range(8)))
+    held = int(grpo(server, capsys, "datasets", "upload", str(data))[1].split()[1])
+    reward = str(server.seeded["reward"])
+    code, out, _ = grpo(server, capsys, "runs", "create", "--name", "judged", "--dataset", str(held),
+                        "--reward", reward, "--eval-dataset", str(held), "--eval-reward", reward,
+                        "--set", "eval_steps=5")
+    assert code == 0, out
+    run = ControlPlane(server.url, server.seeded["key"]).run(int(out.split()[1]))
+    assert run["eval_dataset"] == held and [r["reward_function"] for r in run["eval_rewards"]] == [int(reward)]
+
+
 def test_a_refused_request_says_why_and_exits_2(server, capsys):
     code, _, err = grpo(server, capsys, "runs", "resume", str(server.seeded["run_id"]))
     assert code == 2 and err.startswith("refused: HTTP 409: ") and "only failed, cancelled or lost" in err
@@ -79,7 +92,9 @@ def test_watch_follows_a_run_to_its_end_with_its_warnings(server, capsys):
         report(server, [{"type": "status", "status": "starting"}, {"type": "status", "status": "running"}])
         for step in (1, 2, 3):
             time.sleep(0.3)
-            report(server, [{"type": "metrics", "step": step, "values": {"train/reward": step / 4}}])
+            # Step 2's KL to the sampler spikes: an alarm (sampler_drift) the watch prints.
+            report(server, [{"type": "metrics", "step": step, "values": {
+                "rollout/reward_mean": step / 4, "train/kl_to_sampler": 5.0 if step == 2 else 0.01}}])
         report(server, [{"type": "log", "level": "warning", "message": "reward sandbox slow"},
                         {"type": "status", "status": "succeeded", "message": "trained 3 steps"}])
 
@@ -89,6 +104,7 @@ def test_watch_follows_a_run_to_its_end_with_its_warnings(server, capsys):
     feeding.join()
     assert code == 0
     assert "warning: reward sandbox slow" in out + err
+    assert "alarm sampler_drift at step 2: " in out + err
     assert out.strip().splitlines()[-1] == f"run {server.seeded['run_id']} succeeded at step 3: trained 3 steps"
 
 
