@@ -39,6 +39,7 @@ def build_launch_spec(run: Run, token: str, resume_from: Checkpoint | None = Non
         "dataset": dataset,
         "rewards": [rr.reward_function.launch_spec(rr.weight)
                     for rr in run.run_rewards.select_related("reward_function")],
+        "environment": run.environment.launch_spec() if run.environment else None,
         "eval_dataset": eval_dataset,
         "eval_rewards": [rr.reward_function.launch_spec(rr.weight)
                          for rr in run.run_eval_rewards.select_related("reward_function")],

@@ -1,4 +1,5 @@
 from runs.models.dataset import Dataset
+from runs.models.environment import Environment, EnvironmentReward
 from runs.models.hub_push import HubPush, HubPushStatus
 from runs.models.reward import RewardFunction
 from runs.models.training_config import TrainingConfig
@@ -8,7 +9,7 @@ from runs.models.telemetry import (
 )
 
 __all__ = [
-    "Alarm", "Checkpoint", "Dataset", "EvalOutcome", "EventCursor", "HubPush", "HubPushStatus", "IllegalTransition",
-    "LogLine", "MetricPoint", "RetrainedMetricPoint", "RewardFunction", "Run", "RunEvalReward", "RunReward",
-    "RunStatus", "Sample", "TrainingConfig",
+    "Alarm", "Checkpoint", "Dataset", "Environment", "EnvironmentReward", "EvalOutcome", "EventCursor", "HubPush",
+    "HubPushStatus", "IllegalTransition", "LogLine", "MetricPoint", "RetrainedMetricPoint", "RewardFunction", "Run",
+    "RunEvalReward", "RunReward", "RunStatus", "Sample", "TrainingConfig",
 ]

@@ -65,6 +65,9 @@ class Run(OwnedModel):
     name = models.CharField(max_length=200)
     dataset = models.ForeignKey("runs.Dataset", on_delete=models.PROTECT, related_name="runs")
     reward_functions = models.ManyToManyField("runs.RewardFunction", through="runs.RunReward", related_name="runs")
+    environment = models.ForeignKey(
+        "runs.Environment", null=True, blank=True, on_delete=models.PROTECT, related_name="runs",
+        help_text="Multi-turn rollouts: the run trains on the environment's dataset with its rubric.")
     eval_dataset = models.ForeignKey(
         "runs.Dataset", null=True, blank=True, on_delete=models.PROTECT, related_name="eval_runs",
         help_text="Held-out examples the run is evaluated on; none = config.eval_holdout_fraction of its dataset.")

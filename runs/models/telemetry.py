@@ -46,6 +46,9 @@ class Sample(models.Model):
     staleness = models.PositiveIntegerField(default=0)
     num_tokens = models.PositiveIntegerField(default=0)
     finish_reason = models.CharField(max_length=40, blank=True)
+    # An episode of a multi-turn rollout, message by message (worker.trainer.events.SampleTurn).
+    turns = models.JSONField(null=True, blank=True)
+    end_reason = models.CharField(max_length=40, blank=True)
 
     class Meta:
         ordering = ["step", "group", "id"]

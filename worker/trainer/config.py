@@ -20,6 +20,7 @@ GROUPS = {
     "algorithm": "Loss and advantages",
     "async": "Async pipeline",
     "logging": "Logging and checkpoints",
+    "environment": "Environment (multi-turn rollouts)",
     "evaluation": "Evaluation",
     "alarms": "Alarms",
 }
@@ -142,6 +143,22 @@ class TrainingConfig(BaseModel):
     num_completions_to_log: int = knob(2, "logging", "Groups of completions sent per logging step.", ge=0, le=64)
     save_steps: int = knob(50, "logging", "Save a checkpoint every this many steps (and at the end).", ge=1)
     save_total_limit: int | None = knob(3, "logging", "Keep only the newest N checkpoints; empty keeps all.", ge=1)
+
+    # Environment (multi-turn rollouts)
+    max_turns: int = knob(4, "environment", "Assistant turns an episode may take before it is stopped.", ge=1, le=1000)
+    max_tool_calls: int = knob(4, "environment", "Tool calls an episode may make; calls past this get an error "
+                               "message back instead of a result.", ge=0, le=10_000)
+    max_episode_tokens: int = knob(1024, "environment", "Tokens the model may generate over a whole episode; each "
+                                   "turn is also held to max_completion_length.", ge=1, le=1_000_000)
+    max_episode_context: int | None = knob(
+        None, "environment", "Tokens an episode's context may grow to (prompt, answers, environment messages); "
+        "empty = vllm_max_model_len or max_prompt_length + max_episode_tokens.", ge=16, le=10_000_000)
+    environment_timeout_s: float = knob(10.0, "environment", "How long an environment may take to answer one "
+                                        "turn; past it the episode ends with reward None.", gt=0.0, le=3600.0)
+    tool_call_format: Literal["auto", "hermes", "text"] = knob(
+        "auto", "environment", "How tool calls are written: hermes, <tool_call>{json}</tool_call> as chat templates "
+        "with tools write them; text, <name>argument</name> (README: Environments). auto: hermes where the "
+        "model's chat template takes tools, else text.")
 
     # Evaluation
     eval_steps: int = knob(0, "evaluation", "Evaluate before the first step, every this many steps and after the "

@@ -35,6 +35,25 @@ class MetricsEvent(_Event):
                  Annotated[float, Field(**_finite)]] = Field(min_length=1)
 
 
+class ToolCall(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: Text = Field(max_length=200)
+    arguments: Text = Field("", description="As the model wrote them (JSON for hermes calls).")
+
+
+class SampleTurn(BaseModel):
+    """One message of an episode. Assistant turns were sampled (and trained, unless cut off);
+    the others came from the prompt or the environment and are masked out of the loss."""
+    model_config = ConfigDict(extra="forbid")
+    role: Literal["system", "user", "assistant", "tool"]
+    content: Text
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    trained: bool = False
+    model_version: int | None = Field(None, ge=0, description="The policy version that sampled it (assistant).")
+    num_tokens: int = Field(0, ge=0)
+    error: Text = Field("", max_length=2000, description="A tool error, a malformed call, an environment failure.")
+
+
 class SampleRecord(BaseModel):
     model_config = ConfigDict(extra="forbid")
     group: int = Field(ge=0)
@@ -47,6 +66,10 @@ class SampleRecord(BaseModel):
     staleness: int = Field(0, ge=0)
     num_tokens: int = Field(0, ge=0)
     finish_reason: str = Field("", max_length=40)
+    turns: list[SampleTurn] | None = Field(None, max_length=2000, description="The episode, for multi-turn "
+                                           "rollouts; none for one-shot prompts.")
+    end_reason: str = Field("", max_length=40, description="Why the episode ended: done, max_turns, "
+                            "max_tokens, context, environment_error, environment_timeout.")
 
 
 class SamplesEvent(_Event):

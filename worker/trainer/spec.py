@@ -39,6 +39,19 @@ class RewardSpec(_Strict):
     source: str | None = None
 
 
+class EnvironmentSpec(_Strict):
+    """How a rollout proceeds past the first answer (worker/trainer/environments/): a built-in
+    (calculator tools, multi-turn feedback), Python code run in the sandbox, or a verifiers
+    environment installed on the worker."""
+    name: str
+    kind: Literal["builtin", "code", "verifiers"]
+    builtin: str | None = Field(None, description="calculator or feedback (kind=builtin).")
+    params: dict = Field(default_factory=dict, description="The built-in's parameters, or the verifiers "
+                         "environment's arguments.")
+    source: str | None = Field(None, description="Python defining step(messages, row) (kind=code).")
+    verifiers_id: str | None = Field(None, description="The verifiers environment's id (kind=verifiers).")
+
+
 class IngestSpec(_Strict):
     url: str
     token: str
@@ -57,6 +70,8 @@ class LaunchSpec(_Strict):
     model: str
     dataset: DatasetSpec
     rewards: list[RewardSpec] = Field(min_length=1)
+    environment: EnvironmentSpec | None = Field(None, description="Multi-turn rollouts; none = one completion "
+                                                "per rollout.")
     eval_dataset: DatasetSpec | None = Field(None, description="Where evaluation examples come from; none = "
                                              "config.eval_holdout_fraction of `dataset`.")
     eval_rewards: list[RewardSpec] = Field(default_factory=list, description="What judges an evaluation; "
