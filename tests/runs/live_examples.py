@@ -6,7 +6,7 @@ RUN_STATE = {"status": "running", "cancel_requested": False, "step": 3, "error":
 SAMPLE_ROW = {
     "id": 7, "step": 3, "group": 0, "prompt": "What is 2+2?", "completion": "#### 4",
     "rewards": {"acc": 1.0, "fmt": None}, "total_reward": 1.0, "advantage": -0.5, "model_version": 2,
-    "staleness": 1, "num_tokens": 5, "finish_reason": "stop",
+    "staleness": 1, "num_tokens": 5, "finish_reason": "stop", "turns": None, "end_reason": "",
 }
 LOG_LINE_ROW = {"id": 11, "time": "2024-05-01T12:00:00.250000Z", "level": "warning", "source": "trainer",
                 "message": "slow step"}
