@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
     from worker.trainer.inference.server import VLLMServer
     from worker.trainer.rollout.scoring import RewardFunction
+    from worker.trainer.environments.base import Environment
     from worker.trainer.evaluation.evaluator import Evaluator
     from worker.trainer.setup import TrainingParts
     from worker.trainer.step import StepContext
@@ -62,12 +63,14 @@ class Trainer:
         self.dataset: Dataset | None = None
         self.eval_dataset: Dataset | None = None  # held out, or the spec's eval_dataset; None: no evaluation
         self.evaluator: Evaluator | None = None
+        self.environment: Environment | None = None  # multi-turn rollouts (environments/)
         self.own_server: VLLMServer | None = None  # None when the supervisor started the server
         self.parts: TrainingParts | None = None
         self.server_url, self.served_name = "", ""
         self.server_admin: VllmAdminClient | None = None
         self.server_pause: ServerPause | None = None
         self.weight_sync: WeightSync | None = None
+        self.tool_format = "text"  # how an environment's tool calls are written (environments/tool_calls.py)
         self.cpu_sharing = "overlap"  # how vLLM and the trainer share the CPU (inference/cpu_sharing.py)
         self.generation_pause = GenerationPause(None)
         self.staleness: StalenessPolicy | None = None
@@ -96,8 +99,8 @@ class Trainer:
         return outcome
 
     def _shutdown(self) -> None:
-        for part in (self.evaluator, self.rollout, self.reward_sandbox, self.weight_sync, self.server_admin,
-                     self.own_server):
+        for part in (self.evaluator, self.rollout, self.environment, self.reward_sandbox, self.weight_sync,
+                     self.server_admin, self.own_server):
             if part is not None:
                 try:
                     part.stop() if hasattr(part, "stop") else part.close()
@@ -122,6 +125,7 @@ class Trainer:
         loading = time.monotonic()
         self._load_policy()
         loaded = time.monotonic()
+        self._load_environment()
         self._join_server()
         self._start_rollouts()
         self._start_evaluations()
@@ -129,7 +133,8 @@ class Trainer:
                            inference_wait_s=time.monotonic() - loaded, setup_s=time.monotonic() - started)
 
     def _start_reward_sandbox(self) -> None:
-        if not needs_sandbox(self.spec.rewards + self.spec.eval_rewards):
+        code_environment = self.spec.environment is not None and self.spec.environment.kind == "code"
+        if not needs_sandbox(self.spec.rewards + self.spec.eval_rewards) and not code_environment:
             return
         # One process per scoring thread (the rollout worker scores two groups at a time).
         self.reward_sandbox = SandboxPool(size=2)
@@ -145,6 +150,21 @@ class Trainer:
         if self.spec.resume_from:
             self.state = load_trainer_state(Path(self.spec.resume_from), self.parts.optimizer, self.parts.scheduler)
             self.report.log(f"resumed from {self.spec.resume_from} at step {self.state.step}")
+
+    def _load_environment(self) -> None:
+        """An environment's code that does not load fails the run here, with its line."""
+        from worker.trainer.environments.loading import extra_reward_functions, load_environment, tool_format_for
+        from worker.trainer.environments.rendering import ChatRendering
+
+        spec = self.spec.environment
+        if spec is None:
+            return
+        self.tool_format = tool_format_for(self.config.tool_call_format, ChatRendering(self.parts.tokenizer))
+        self.environment = load_environment(spec, self.tool_format, self.reward_sandbox)
+        self.rewards = self.rewards + extra_reward_functions(self.environment)
+        tools = ", ".join(tool.name for tool in self.environment.tools) or "none"
+        self.report.log(f"environment {spec.name!r} ({spec.builtin or spec.kind}): tools {tools}, tool calls in the "
+                        f"{self.tool_format} format, at most {self.config.max_turns} turns an episode")
 
     def _report_setup(self, **seconds: float) -> None:
         """Where the time before the first step went, as metrics at the starting step: the
@@ -254,12 +274,19 @@ class Trainer:
         self.frontier = ConsumedFrontier(self.state.data_position)
         prompt_column, tokenizer = self.spec.dataset.prompt_column, self.parts.tokenizer
 
+        rendering = self._chat_rendering()
+
         def next_prompt():
             position = order.position
             row = self.dataset[order.next()]
-            text = render_prompt(row[prompt_column], tokenizer)
+            columns = reward_columns(row, prompt_column)
+            if self.environment is None:
+                text = render_prompt(row[prompt_column], tokenizer)
+            else:  # the episode's first messages travel with the row (environments/episodes.py)
+                columns["prompt"] = self.environment.start(columns, row[prompt_column])
+                text = rendering.text(columns["prompt"], generation_prompt=True)
             ids = tokenizer(text, add_special_tokens=False).input_ids[-self.config.max_prompt_length:]
-            return position, text, ids, reward_columns(row, prompt_column)
+            return position, text, ids, columns
 
         if self.spec.resume_from or self.config.lora:
             # The server may hold older weights than the checkpoint, and a LoRA run's server
@@ -269,6 +296,8 @@ class Trainer:
         self.staleness = StalenessPolicy(self.config.max_staleness, groups_per_step, self.config.weight_sync_steps)
         client = CompletionsClient(self.server_url, self.served_name, sampling_params(self.config),
                                    timeout_s=self.config.vllm_request_timeout_s)
+        if self.environment is not None:
+            client = self._episode_sampler(client, rendering)
         scorer = Scorer(self.rewards, on_error=lambda name, message: self.report.log(
             f"reward {name!r} failed for a group, its rewards are None: {message}", level="warning"))
         self.rollout = RolloutWorker(client, PromptSource(next_prompt), scorer, self.staleness,
@@ -277,6 +306,21 @@ class Trainer:
                                      # One core decodes a wave of sequences faster than a trickle.
                                      wave=self.staleness.half_ahead if self.cpu_sharing == "split_cores" else 1)
         self.rollout.start()
+
+    def _chat_rendering(self):
+        from worker.trainer.environments.rendering import ChatRendering
+        from worker.trainer.environments.tool_calls import tool_schema
+
+        tools = [tool_schema(t.name, t.description, t.parameter, t.parameter_description)
+                 for t in (self.environment.tools if self.environment else ())]
+        return ChatRendering(self.parts.tokenizer, tools if self.tool_format == "hermes" else None)
+
+    def _episode_sampler(self, client, rendering):
+        from worker.trainer.environments.episodes import EpisodeLimits, EpisodeRunner, EpisodeSampler
+
+        runner = EpisodeRunner(self.environment, rendering, EpisodeLimits.of(self.config), self.tool_format,
+                               current_version=lambda: self.state.model_version)
+        return EpisodeSampler(client, runner)
 
     def _start_evaluations(self) -> None:
         """The evaluator, and the evaluation of the weights training starts from."""

@@ -30,6 +30,7 @@ class Row:
     sampler_logprobs: list[float]
     advantage: float
     group: int = 0  # rows of one group share their prompt
+    loss_mask: list[int] | None = None  # an episode's: 0 for the environment's tokens (context only)
 
     @property
     def length(self) -> int:
@@ -124,7 +125,7 @@ def collate(packs: list[PackedRow], pad_id: int, shape_multiple: int = 1) -> Mic
         n = len(row.completion_ids)
         sources[s, :n] = torch.tensor(where) + b * width
         targets[s, :n] = torch.tensor(row.completion_ids)
-        mask[s, :n] = 1
+        mask[s, :n] = 1 if row.loss_mask is None else torch.tensor(row.loss_mask, dtype=mask.dtype)
         sampler[s, :n] = torch.tensor(row.sampler_logprobs)
     packed = any(len(p.rows) > 1 for p in packs)
     attention = packing_mask(segments) if packed else (segments >= 0).long()
@@ -137,7 +138,8 @@ def rows_of(groups: list[Group], advantages: torch.Tensor) -> list[Row]:
     rows, i = [], 0
     for index, group in enumerate(groups):
         for completion in group.completions:
-            rows.append(Row(group.prompt_ids, completion.token_ids, completion.logprobs, float(advantages[i]), index))
+            rows.append(Row(group.prompt_ids, completion.token_ids, completion.logprobs, float(advantages[i]), index,
+                            loss_mask=completion.loss_mask))
             i += 1
     return rows
 

@@ -33,13 +33,17 @@ def group_advantages(rewards: torch.Tensor, group_size: int, scale: str = "group
     if rewards.numel() % group_size:
         raise ValueError(f"{rewards.numel()} rewards do not split into groups of {group_size}")
     grouped = rewards.view(-1, group_size)
-    mean = grouped.mean(dim=1)
-    std = grouped.std(dim=1)
-    centred = grouped - mean.unsqueeze(1)
+    # NaN: an episode with no reward (its environment failed): left out of its group's mean and
+    # std, and given no advantage, so it adds nothing to the gradient.
+    valid = ~torch.isnan(grouped)
+    counted = valid.sum(dim=1).clamp(min=1)
+    mean = torch.where(valid, grouped, 0.0).sum(dim=1) / counted
+    centred = torch.where(valid, grouped - mean.unsqueeze(1), 0.0)
+    std = ((centred ** 2).sum(dim=1) / (counted - 1).clamp(min=1)).sqrt()
     if scale == "group":
         centred = centred / (std.unsqueeze(1) + STD_FLOOR)
     elif scale == "batch":
-        centred = centred / (rewards.std() + STD_FLOOR)
+        centred = centred / (rewards[~torch.isnan(rewards)].std() + STD_FLOOR)
     elif scale != "none":
         raise ValueError(f"scale_rewards must be group, batch or none, not {scale!r}")
     frac_zero = (std < STD_FLOOR).float().mean().item()

@@ -16,6 +16,14 @@ def _plain_number(text: str) -> str | None:
     return found[-1].replace(",", "") if found else None
 
 
+def final_number(text: str) -> str | None:
+    """The final answer as the number written: after the last '####', else the last number."""
+    if "####" in text:
+        tail = text.rsplit("####", 1)[1].strip().splitlines()
+        return _plain_number(tail[0]) if tail else None
+    return _plain_number(text)
+
+
 def final_answer(text: str):
     """Parsed final answer: after the last '####', else a \\boxed{} value, else the last number.
 

@@ -19,16 +19,19 @@ class CompletionsClient:
                                        timeout=httpx.Timeout(timeout_s, connect=10.0),
                                        limits=httpx.Limits(max_connections=None, max_keepalive_connections=512))
 
-    def request_body(self, prompt_ids: list[int], n: int) -> dict:
+    def request_body(self, prompt_ids: list[int], n: int, overrides: dict | None = None) -> dict:
         return {
             "model": self.model_name, "prompt": prompt_ids, "n": n,
             "logprobs": 0,              # the sampled token's log-prob, nothing more
             "return_token_ids": True,   # train on exactly the tokens vLLM produced
-            **self.sampling,
+            **self.sampling, **(overrides or {}),
         }
 
-    async def sample(self, prompt_ids: list[int], n: int) -> list[Completion]:
-        body = self.request_body(prompt_ids, n)
+    async def sample(self, prompt_ids: list[int], n: int, columns: dict | None = None,
+                     overrides: dict | None = None) -> list[Completion]:
+        """`columns`: the dataset row, which one completion of a prompt does not need (an
+        episode's sampler does); `overrides`: request fields for this call (a turn's budget)."""
+        body = self.request_body(prompt_ids, n, overrides)
         last_error = ""
         for attempt in range(self.retries + 1):
             if attempt:

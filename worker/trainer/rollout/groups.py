@@ -8,6 +8,21 @@ class Completion:
     logprobs: list[float]       # the sampler's log-prob of each generated token
     text: str
     finish_reason: str          # "stop" or "length" (truncated)
+    # An episode of a multi-turn rollout (environments/episodes.py): its environment tokens are
+    # in token_ids too, masked out of the loss (0 in loss_mask); None: every token is trained.
+    loss_mask: list[int] | None = None
+    episode: "EpisodeRecord | None" = None
+
+
+@dataclass
+class EpisodeRecord:
+    """What an episode was, beyond its tokens: the conversation and how it went."""
+    turns: list[dict]           # worker.trainer.events.SampleTurn as dicts
+    end_reason: str             # done, max_turns, max_tokens, context, environment_error, environment_timeout
+    tool_calls: int = 0
+    tool_errors: int = 0
+    assistant_turns: int = 0
+    failed: bool = False        # the environment failed: no reward, no gradient
 
 
 @dataclass

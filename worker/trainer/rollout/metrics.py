@@ -1,5 +1,8 @@
-"""Metrics of a batch of groups: rewards in total and per function, lengths, truncation."""
+"""Metrics of a batch of groups: rewards in total and per function, lengths, truncation, and for
+episodes their turns, tool calls, tool errors, tokens and why they ended."""
+import math
 import statistics
+from collections import Counter
 
 from worker.trainer.rollout.groups import Group
 
@@ -11,7 +14,7 @@ def _mean_std(values: list[float]) -> tuple[float, float]:
 
 
 def rollout_metrics(groups: list[Group]) -> dict[str, float]:
-    totals = [t for g in groups for t in g.totals]
+    totals = [t for g in groups for t in g.totals if math.isfinite(t)]  # a failed episode has none
     lengths = [len(c.token_ids) for g in groups for c in g.completions]
     truncated = [c.finish_reason == "length" for g in groups for c in g.completions]
     mean, std = _mean_std(totals)
@@ -25,7 +28,25 @@ def rollout_metrics(groups: list[Group]) -> dict[str, float]:
         fn_mean, fn_std = _mean_std(applicable)
         metrics[f"rollout/reward/{name}_mean"] = fn_mean
         metrics[f"rollout/reward/{name}_std"] = fn_std
+    metrics.update(episode_metrics(groups))
     return metrics
+
+
+END_REASONS = ("done", "max_turns", "max_tokens", "context", "environment_error", "environment_timeout")
+
+
+def episode_metrics(groups: list[Group]) -> dict[str, float]:
+    episodes = [c.episode for g in groups for c in g.completions if c.episode is not None]
+    if not episodes:
+        return {}
+    calls = sum(e.tool_calls for e in episodes)
+    ended = Counter(e.end_reason for e in episodes)
+    lengths = [len(c.token_ids) for g in groups for c in g.completions if c.episode is not None]
+    return {"episode/turns_mean": statistics.fmean(e.assistant_turns for e in episodes),
+            "episode/tool_calls_mean": calls / len(episodes),
+            "episode/tool_error_rate": sum(e.tool_errors for e in episodes) / calls if calls else 0.0,
+            "episode/tokens_mean": statistics.fmean(lengths),
+            **{f"episode/end/{reason}": ended[reason] / len(episodes) for reason in END_REASONS}}
 
 
 def sample_records(groups: list[Group], advantages: list[float], count: int, current_version: int) -> list[dict]:
@@ -35,12 +56,15 @@ def sample_records(groups: list[Group], advantages: list[float], count: int, cur
         size = len(group.completions)
         if index < count:
             for i, completion in enumerate(group.completions):
+                total = group.totals[i]
                 records.append({
                     "group": index, "prompt": group.prompt_text, "completion": completion.text,
                     "rewards": {name: values[i] for name, values in group.rewards.items()},
-                    "total_reward": group.totals[i], "advantage": advantages[offset + i],
+                    "total_reward": total if math.isfinite(total) else None, "advantage": advantages[offset + i],
                     "model_version": group.model_version, "staleness": current_version - group.model_version,
                     "num_tokens": len(completion.token_ids), "finish_reason": completion.finish_reason,
+                    **({"turns": completion.episode.turns, "end_reason": completion.episode.end_reason}
+                       if completion.episode else {}),
                 })
         offset += size
     return records

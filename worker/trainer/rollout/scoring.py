@@ -44,6 +44,7 @@ class Scorer:
         prompts = [group.prompt_text] * count
         completions = [c.text for c in group.completions]
         columns = {key: [value] * count for key, value in group.columns.items()}
+        columns.update(episode_columns(group))
         lengths = [len(c.token_ids) for c in group.completions]
         for function in self.functions:
             started = time.perf_counter()
@@ -55,7 +56,22 @@ class Scorer:
                 values = [None] * count
             self.seconds_by_function[function.name] += time.perf_counter() - started
             group.rewards[function.name] = values
+        failed = [c.episode is not None and c.episode.failed for c in group.completions]
+        for name in group.rewards:  # an episode the environment failed has no reward to give
+            group.rewards[name] = [None if failed[i] else v for i, v in enumerate(group.rewards[name])]
         group.totals = [
+            math.nan if failed[i] else
             sum(f.weight * group.rewards[f.name][i] for f in self.functions if group.rewards[f.name][i] is not None)
             for i in range(count)
         ]
+
+
+def episode_columns(group: Group) -> dict[str, list]:
+    """What a rubric reads of each episode beyond its final answer: the whole conversation
+    (trajectories), its tool calls and assistant turns. Nothing for one-shot completions."""
+    episodes = [c.episode for c in group.completions]
+    if not any(episodes):
+        return {}
+    return {"trajectories": [e.turns if e else [] for e in episodes],
+            "tool_calls": [e.tool_calls if e else 0 for e in episodes],
+            "assistant_turns": [e.assistant_turns if e else 1 for e in episodes]}

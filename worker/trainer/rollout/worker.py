@@ -155,7 +155,7 @@ class RolloutWorker:
             with self._versions_lock:
                 self._sampling += 1
             try:
-                completions = await self.client.sample(prompt_ids, self.num_generations)
+                completions = await self.client.sample(prompt_ids, self.num_generations, columns)
             finally:
                 with self._versions_lock:
                     self._sampling -= 1

@@ -18,7 +18,7 @@ class FakeClient:
         self.calls = 0
         self.max_concurrent = self.concurrent = 0
 
-    async def sample(self, prompt_ids, n):
+    async def sample(self, prompt_ids, n, columns=None):
         self.calls += 1
         if self.fail_after is not None and self.calls > self.fail_after:
             raise ServerUnavailable("vLLM did not answer")
