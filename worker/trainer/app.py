@@ -283,7 +283,7 @@ class Trainer:
             if self.environment is None:
                 text = render_prompt(row[prompt_column], tokenizer)
             else:  # the episode's first messages travel with the row (environments/episodes.py)
-                columns["prompt"] = self.environment.start(columns, row[prompt_column])
+                columns["prompt"] = self.environment.start(dict(row), row[prompt_column])
                 text = rendering.text(columns["prompt"], generation_prompt=True)
             ids = tokenizer(text, add_special_tokens=False).input_ids[-self.config.max_prompt_length:]
             return position, text, ids, columns
@@ -315,12 +315,16 @@ class Trainer:
                  for t in (self.environment.tools if self.environment else ())]
         return ChatRendering(self.parts.tokenizer, tools if self.tool_format == "hermes" else None)
 
-    def _episode_sampler(self, client, rendering):
-        from worker.trainer.environments.episodes import EpisodeLimits, EpisodeRunner, EpisodeSampler
+    def _episode_runner(self, rendering):
+        from worker.trainer.environments.episodes import EpisodeLimits, EpisodeRunner
 
-        runner = EpisodeRunner(self.environment, rendering, EpisodeLimits.of(self.config), self.tool_format,
-                               current_version=lambda: self.state.model_version)
-        return EpisodeSampler(client, runner)
+        return EpisodeRunner(self.environment, rendering, EpisodeLimits.of(self.config), self.tool_format,
+                             current_version=lambda: self.state.model_version)
+
+    def _episode_sampler(self, client, rendering):
+        from worker.trainer.environments.episodes import EpisodeSampler
+
+        return EpisodeSampler(client, self._episode_runner(rendering))
 
     def _start_evaluations(self) -> None:
         """The evaluator, and the evaluation of the weights training starts from."""
@@ -330,13 +334,15 @@ class Trainer:
         if self.eval_dataset is None:
             return
         spec = self.spec.eval_dataset or self.spec.dataset
+        rendering = self._chat_rendering()
         examples = eval_examples(self.eval_dataset, spec.prompt_column, self.config.eval_examples,
-                                 self.parts.tokenizer, self.config.max_prompt_length)
+                                 self.parts.tokenizer, self.config.max_prompt_length, self.environment, rendering)
         judges = load_rewards(self.spec.eval_rewards, self.reward_sandbox) if self.spec.eval_rewards else self.rewards
         scorer = Scorer(judges, on_error=lambda name, message: self.report.log(
             f"evaluation reward {name!r} failed, its values are None: {message}", level="warning"))
         self.evaluator = Evaluator(examples, scorer, self.config, self.report, self.server_url,
-                                   served_name=lambda: self.served_name)
+                                   served_name=lambda: self.served_name,
+                                   episodes=self._episode_runner(rendering) if self.environment else None)
         if self.state.step % self.config.eval_steps == 0:
             self.evaluator.start(self.state.step, self.state.model_version)
 

@@ -38,12 +38,20 @@ def split_holdout(dataset, fraction: float, seed: int):
     return dataset.select(kept), dataset.select(held_out)
 
 
-def eval_examples(dataset, prompt_column: str, count: int, tokenizer, max_prompt_length: int) -> list[EvalExample]:
+def eval_examples(dataset, prompt_column: str, count: int, tokenizer, max_prompt_length: int,
+                  environment=None, rendering=None) -> list[EvalExample]:
+    """`environment`: a run on one is evaluated on episodes, whose first messages travel in the
+    row's "prompt" (as in training: worker/trainer/app.py)."""
     examples = []
     for index in range(min(count, len(dataset))):
         row = dataset[index]
-        text = render_prompt(row[prompt_column], tokenizer)
+        columns = reward_columns(row, prompt_column)
+        if environment is None:
+            text = render_prompt(row[prompt_column], tokenizer)
+        else:
+            columns["prompt"] = environment.start(dict(row), row[prompt_column])
+            text = rendering.text(columns["prompt"], generation_prompt=True)
         ids = tokenizer(text, add_special_tokens=False).input_ids[-max_prompt_length:]
         examples.append(EvalExample(index=index, key=example_key(text), prompt_text=text, prompt_ids=ids,
-                                    columns=reward_columns(row, prompt_column)))
+                                    columns=columns))
     return examples

@@ -30,12 +30,13 @@ def eval_sampling(config) -> dict:
 
 class Evaluator:
     def __init__(self, examples: list[EvalExample], scorer: Scorer, config, report,
-                 server_url: str, served_name: Callable[[], str], transport=None):
+                 server_url: str, served_name: Callable[[], str], transport=None, episodes=None):
         self.examples, self.scorer, self.report = examples, scorer, report
         self.samples, self.threshold = config.eval_samples, config.eval_pass_threshold
         self.sampling, self.timeout_s = eval_sampling(config), config.vllm_request_timeout_s
         self.server_url, self.served_name = server_url, served_name
         self.transport = transport  # tests answer for the server
+        self.episodes = episodes  # an EpisodeRunner: a run on an environment is evaluated on episodes
         self._thread: threading.Thread | None = None
         self._stopped = threading.Event()  # the run is ending: an evaluation cut short is no news
         self.last_step: int | None = None
@@ -90,10 +91,15 @@ class Evaluator:
         client = CompletionsClient(self.server_url, self.served_name(), self.sampling, timeout_s=self.timeout_s,
                                    retries=1, backoff_s=0.5, transport=self.transport)
         limit = asyncio.Semaphore(CONCURRENT_REQUESTS)
+        sampler = client
+        if self.episodes is not None:
+            from worker.trainer.environments.episodes import EpisodeSampler
+
+            sampler = EpisodeSampler(client, self.episodes)
 
         async def answer(example: EvalExample) -> Group:
             async with limit:
-                completions = await client.sample(example.prompt_ids, self.samples)
+                completions = await sampler.sample(example.prompt_ids, self.samples, example.columns)
             return Group(prompt_index=example.index, prompt_text=example.prompt_text, prompt_ids=example.prompt_ids,
                          columns=example.columns, completions=completions, model_version=model_version)
         try:

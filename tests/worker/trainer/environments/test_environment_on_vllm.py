@@ -1,8 +1,8 @@
 """Multi-turn rollouts on real parts: a real vLLM serving a tiny model, the real control plane.
 
 A run on the calculator environment trains on episodes: each sample is a conversation whose
-assistant turns were trained and whose environment turns were not, and the episode metrics
-arrive with every step.
+assistant turns were trained and whose environment turns were not, the episode metrics arrive
+with every step, and its evaluations play episodes too.
 """
 import pytest
 
@@ -22,7 +22,8 @@ accuracy = RewardFunction.objects.create(owner=owner, name="accuracy", kind="bui
 config = TrainingConfig(model=MODEL, num_generations=4, per_device_train_batch_size=8, max_steps=3,
                         max_prompt_length=256, max_completion_length=8, learning_rate=5e-3, save_steps=3,
                         max_staleness=1, max_inflight_tasks=8, temperature=1.0, seed=1, max_turns=3,
-                        max_episode_tokens=20, max_tool_calls=2).model_dump()
+                        max_episode_tokens=20, max_tool_calls=2, eval_steps=3, eval_holdout_fraction=0.25,
+                        eval_examples=4).model_dump()
 run = Run.objects.create(owner=owner, name="tools", dataset=dataset, config=config)
 RunReward.objects.create(run=run, reward_function=accuracy, weight=1.0)
 run.enqueue()
@@ -56,6 +57,7 @@ def test_a_run_on_the_calculator_environment_trains_on_episodes(tiny_model_dir, 
     assert {"episode/turns_mean", "episode/tool_calls_mean", "episode/tool_error_rate", "episode/tokens_mean",
             "episode/end/done", "episode/end/max_tokens", "rollout/reward/tool_cost_mean"} <= set(metrics["names"])
     assert metrics["series"]["episode/turns_mean"]["step"] == [1, 2, 3]
+    assert metrics["series"]["eval/pass@1"]["step"] == [0, 3]  # evaluated on episodes too
     episode = samples[0]
     assert episode["turns"][0]["role"] == "system" and episode["end_reason"]
     assistant = [t for t in episode["turns"] if t["trained"]]
