@@ -3,6 +3,7 @@ import math
 import statistics
 
 from worker.trainer.rollout.groups import Group
+from worker.trainer.rollout.metrics import episode_metrics
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -43,4 +44,5 @@ def summary(groups: list[Group], answers: list[list[dict]], k: int, seconds: flo
         values = [v for g in groups for v in g.rewards[name] if v is not None]
         if values:
             metrics[f"eval/reward/{name}_mean"] = statistics.fmean(values)
+    metrics.update({f"eval/{name}": value for name, value in episode_metrics(groups).items()})
     return metrics

@@ -46,6 +46,8 @@ def episode_metrics(groups: list[Group]) -> dict[str, float]:
             "episode/tool_calls_mean": calls / len(episodes),
             "episode/tool_error_rate": sum(e.tool_errors for e in episodes) / calls if calls else 0.0,
             "episode/tokens_mean": statistics.fmean(lengths),
+            # Called a tool and every call worked: the correct-tool-use rate the calculator learns.
+            "episode/clean_tool_use": statistics.fmean(e.tool_calls > 0 and not e.tool_errors for e in episodes),
             **{f"episode/end/{reason}": ended[reason] / len(episodes) for reason in END_REASONS}}
 
 
