@@ -152,7 +152,7 @@ class TrainingConfig(BaseModel):
                                    "turn is also held to max_completion_length.", ge=1, le=1_000_000)
     max_episode_context: int | None = knob(
         None, "environment", "Tokens an episode's context may grow to (prompt, answers, environment messages); "
-        "empty = vllm_max_model_len or max_prompt_length + max_episode_tokens.", ge=16, le=10_000_000)
+        "empty = what the server holds (vllm_max_model_len): raise that for longer episodes.", ge=16, le=10_000_000)
     environment_timeout_s: float = knob(10.0, "environment", "How long an environment may take to answer one "
                                         "turn; past it the episode ends with reward None.", gt=0.0, le=3600.0)
     tool_call_format: Literal["auto", "hermes", "text"] = knob(

@@ -31,8 +31,11 @@ class EpisodeLimits:
 
     @classmethod
     def of(cls, config) -> "EpisodeLimits":
-        context = (config.max_episode_context or config.vllm_max_model_len
-                   or config.max_prompt_length + config.max_episode_tokens)
+        """The context is bounded by what the server holds (vllm_max_model_len): a request past it
+        would be refused, so the episode ends there instead."""
+        from worker.trainer.inference.launch import max_model_len
+
+        context = min(config.max_episode_context or max_model_len(config), max_model_len(config))
         return cls(max_turns=config.max_turns, max_tool_calls=config.max_tool_calls,
                    max_turn_tokens=config.max_completion_length, max_episode_tokens=config.max_episode_tokens,
                    max_context=context, timeout_s=config.environment_timeout_s)

@@ -4,6 +4,8 @@ A run on the calculator environment trains on episodes: each sample is a convers
 assistant turns were trained and whose environment turns were not, the episode metrics arrive
 with every step, and its evaluations play episodes too.
 """
+import re
+
 import pytest
 
 from tests.support.asgi_server import AsgiServer, logged_in_client
@@ -64,6 +66,10 @@ def test_a_run_on_the_calculator_environment_trains_on_episodes(tiny_model_dir, 
     assert assistant and all(t["role"] == "assistant" and t["model_version"] is not None for t in assistant)
     assert not any(t["trained"] for t in episode["turns"] if t["role"] != "assistant")
     assert sum(t["num_tokens"] for t in assistant) <= 20  # max_episode_tokens
+    # Each turn's request starts with the one before's context: the server's prefix cache finds it.
+    hit_rates = [float(rate) for rate in re.findall(r"Prefix cache hit rate: ([\d.]+)%",
+                                                    (tmp_path / "vllm.log").read_text())]
+    assert max(hit_rates) > 0, hit_rates
     messages = [line["message"] for line in logs]
     assert any("environment 'calculator' (calculator): tools calculate, tool calls in the text format" in m
                for m in messages), messages
