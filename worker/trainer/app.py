@@ -319,7 +319,8 @@ class Trainer:
         from worker.trainer.environments.episodes import EpisodeLimits, EpisodeRunner
 
         return EpisodeRunner(self.environment, rendering, EpisodeLimits.of(self.config), self.tool_format,
-                             current_version=lambda: self.state.model_version)
+                             current_version=lambda: self.state.model_version,
+                             on_warning=lambda message: self.report.log(message, level="warning"))
 
     def _episode_sampler(self, client, rendering):
         from worker.trainer.environments.episodes import EpisodeSampler

@@ -81,11 +81,18 @@ def message_turn(message: dict, error: str = "") -> dict:
             "model_version": None, "num_tokens": 0, "error": error}
 
 
+# An environment that fails every episode would fill the run's log: the first few failures are
+# logged, then one in so many, with the count.
+LOGGED_FAILURES, THEN_ONE_IN = 10, 50
+
+
 class EpisodeRunner:
     def __init__(self, environment: Environment, rendering: ChatRendering, limits: EpisodeLimits,
-                 tool_format: str, current_version):
+                 tool_format: str, current_version, on_warning=None):
         self.environment, self.rendering, self.limits = environment, rendering, limits
         self.tool_format, self.current_version = tool_format, current_version
+        self.on_warning = on_warning or log.warning
+        self.failures = 0
         self.tool_names = [tool.name for tool in environment.tools]
         self.argument_names = {tool.name: tool.parameter for tool in environment.tools}
         self.stops = stop_strings(tool_format, self.tool_names)
@@ -113,16 +120,20 @@ class EpisodeRunner:
             try:
                 reply = await asyncio.wait_for(asyncio.to_thread(self._reply, state, row), self.limits.timeout_s)
             except TimeoutError:
-                state.turns.append(message_turn({"role": "user", "content": ""}, error=(
-                    f"the environment did not answer within {self.limits.timeout_s:g} s")))
-                return "environment_timeout"
+                return self._failed(state, "environment_timeout",
+                                    f"the environment did not answer within {self.limits.timeout_s:g} s")
             except Exception as exc:  # the environment's failure ends this episode only
-                log.warning("environment failed: %s", exc)
-                state.turns.append(message_turn({"role": "user", "content": ""}, error=f"{type(exc).__name__}: {exc}"))
-                return "environment_error"
+                return self._failed(state, "environment_error", f"{type(exc).__name__}: {exc}")
             if reply is None:
                 return "done"
             self._add_reply(state, reply)
+
+    def _failed(self, state: _State, end: str, why: str) -> str:
+        state.turns.append(message_turn({"role": "user", "content": ""}, error=why))
+        self.failures += 1
+        if self.failures <= LOGGED_FAILURES or self.failures % THEN_ONE_IN == 0:
+            self.on_warning(f"an episode ended without a reward ({end}, failure {self.failures} of the run): {why}")
+        return end
 
     async def _assistant_turn(self, client, state: _State, budget: int) -> None:
         version = self.current_version()

@@ -119,10 +119,29 @@ class Broken(Environment):
         raise RuntimeError("lost the answer key")
 
 
-def test_an_environment_that_raises_ends_its_episode_without_a_reward(tokenizer):
-    completion, _, _ = play(tokenizer, Broken(), ["#### 5"])
+def test_an_environment_that_raises_ends_its_episode_without_a_reward_and_says_so(tokenizer):
+    warnings = []
+    rendering = ChatRendering(tokenizer)
+    runner = EpisodeRunner(Broken(), rendering, limits(), "text", lambda: 0, on_warning=warnings.append)
+    messages = prompt_messages("What is 2 + 3?")
+    ids = rendering.ids(rendering.text(messages, True))
+    completion = asyncio.run(runner.play(ScriptedServer(tokenizer, ["#### 5"]), ids, messages, {}))
     assert completion.episode.end_reason == "environment_error" and completion.episode.failed
     assert "lost the answer key" in completion.episode.turns[-1]["error"]
+    assert warnings == ["an episode ended without a reward (environment_error, failure 1 of the run): "
+                        "RuntimeError: lost the answer key"]
+
+
+class Slow(Environment):
+    def step(self, messages, row):
+        import time
+
+        time.sleep(1.0)
+
+
+def test_an_environment_that_does_not_answer_in_time_ends_its_episode(tokenizer):
+    completion, _, _ = play(tokenizer, Slow(), ["#### 5"], timeout_s=0.1)
+    assert completion.episode.end_reason == "environment_timeout" and completion.episode.failed
 
 
 def test_hermes_calls_that_are_not_json_get_an_error_message(tokenizer):
