@@ -10,8 +10,8 @@ from runs.compare.selection import MAX_RUNS, MIN_RUNS
 from runs.compare.fetch import step_bounds
 from runs.compare.summary import REWARD_METRIC
 from runs.models import (
-    Alarm, Checkpoint, Dataset, EvalOutcome, LogLine, MetricPoint, RewardFunction, Run, RunReward, Sample,
-    TrainingConfig,
+    Alarm, Checkpoint, Dataset, Environment, EnvironmentReward, EvalOutcome, LogLine, MetricPoint, RewardFunction,
+    Run, RunReward, Sample, TrainingConfig,
 )
 
 
@@ -35,6 +35,22 @@ class RewardFunctionAdmin(OwnedAdmin):
     list_display = ["name", "owner", "kind", "builtin", "created_at"]
     list_filter = ["kind", "builtin"]
     search_fields = ["name"]
+
+
+class EnvironmentRewardInline(admin.TabularInline):
+    """The rubric: the reward functions, weighted, that score a finished episode."""
+    model = EnvironmentReward
+    extra = 0
+    autocomplete_fields = ["reward_function"]
+
+
+@admin.register(Environment)
+class EnvironmentAdmin(OwnedAdmin):
+    list_display = ["name", "owner", "kind", "builtin", "verifiers_id", "dataset", "created_at"]
+    list_filter = ["kind", "builtin"]
+    search_fields = ["name", "verifiers_id"]
+    list_select_related = ["owner", "dataset"]
+    inlines = [EnvironmentRewardInline]
 
 
 @admin.register(TrainingConfig)

@@ -30,6 +30,14 @@ ALLOWED_FROM_WORKER = {
     "worker.trainer.rewards.source_check": "the static check of reward code before it is saved",
     "worker.trainer.rewards.sandbox": "the sandbox that runs reward code in dry runs",
     "worker.trainer.rewards.sandbox.results": "what a sandbox call returns",
+    "worker.trainer.environments.catalog": "the built-in environments' parameters, checked and shown as forms",
+    "worker.trainer.environments.source_check": "the static check of environment code before it is saved",
+    "worker.trainer.environments.verifiers_check": "whether a verifiers environment can be loaded",
+    "worker.trainer.environments.episodes": "the episode runner, which plays dry runs as it plays runs",
+    "worker.trainer.environments.loading": "the environment a run would load, played in dry runs",
+    "worker.trainer.environments.rendering": "the chat template's text for a dry run against the model",
+    "worker.trainer.environments.tool_calls": "the tool schemas a dry run against the model renders",
+    "worker.trainer.rollout.groups": "the completion a dry run's sampler hands the episode runner",
 }
 CHANNEL_LAYER_OWNER = "runs/events.py"
 

@@ -61,9 +61,9 @@ def cancel_run(run: Run) -> Run:
 
 @transaction.atomic
 def clone_run(run: Run, owner, name: str | None = None) -> Run:
-    """A new created run with the same dataset, rewards and settings, ready to edit and start."""
+    """A new created run with the same dataset, environment, rewards and settings, ready to edit and start."""
     clone = Run.objects.create(
-        owner=owner, name=name or f"{run.name} (copy)", dataset=run.dataset,
+        owner=owner, name=name or f"{run.name} (copy)", dataset=run.dataset, environment=run.environment,
         config_template=run.config_template, config=dict(run.config),
     )
     for run_reward in run.run_rewards.all():

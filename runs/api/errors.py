@@ -9,7 +9,7 @@ from rest_framework.exceptions import APIException
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from runs.models import IllegalTransition, Run, RunReward
+from runs.models import Environment, EnvironmentReward, IllegalTransition, Run, RunReward
 
 
 class PayloadTooLarge(APIException):
@@ -49,12 +49,16 @@ def exception_handler(exc, context):
 
 
 def protected_message(exc: ProtectedError, shown: int = 5) -> str:
-    """Names what holds the object. A reward is held by a run's RunReward row: the run is named,
-    as that is what a person can delete, read by id because it may be mid-delete itself."""
+    """Names what holds the object. A reward is held by a run's RunReward row (or an environment's
+    rubric row): the run (environment) is named, as that is what a person can delete, read by id
+    because it may be mid-delete itself."""
     protected = list(exc.protected_objects)
     run_ids = {obj.run_id for obj in protected if isinstance(obj, RunReward)}
+    environment_ids = {obj.environment_id for obj in protected if isinstance(obj, EnvironmentReward)}
+    rows = (RunReward, EnvironmentReward)
     holders = sorted({f"run {run}" for run in Run.objects.filter(pk__in=run_ids)} |
-                     {f"{obj._meta.verbose_name} {obj}" for obj in protected if not isinstance(obj, RunReward)})
+                     {f"environment {env}" for env in Environment.objects.filter(pk__in=environment_ids)} |
+                     {f"{obj._meta.verbose_name} {obj}" for obj in protected if not isinstance(obj, rows)})
     if not holders:
         return "still used by runs that are being deleted; try again in a moment"
     more = f" and {len(holders) - shown} more" if len(holders) > shown else ""

@@ -5,6 +5,7 @@ from rest_framework.routers import DefaultRouter
 from runs.api.views.checkpoint_download import CheckpointDownloadView
 from runs.api.views.checkpoint_upload import (CheckpointArchiveView, CheckpointFileUploadView,
                                               CheckpointUploadCompleteView)
+from runs.api.views.environments import EnvironmentViewSet
 from runs.api.views.evaluations import (EvalExampleView, EvalExamplesView, EvaluationOutcomesView,
                                         EvaluationsView)
 from runs.api.views.hub_push import CheckpointPushView, RunPushesView
@@ -18,6 +19,7 @@ router = DefaultRouter()
 router.register("datasets", DatasetViewSet, basename="dataset")
 router.register("reward-functions", RewardFunctionViewSet, basename="rewardfunction")
 router.register("configs", TrainingConfigViewSet, basename="trainingconfig")
+router.register("environments", EnvironmentViewSet, basename="environment")
 router.register("runs", RunViewSet, basename="run")
 
 urlpatterns = [

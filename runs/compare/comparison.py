@@ -9,7 +9,11 @@ from runs.compare.summary import REWARD_METRIC, TOKENS_METRIC, run_summaries
 
 # The held-out pass rate beside the training reward: with evaluations, what the runs are judged on.
 EVAL_METRIC = "eval/pass@1"
-DEFAULT_METRICS = [REWARD_METRIC, EVAL_METRIC, "train/loss", "rollout/completion_length_mean", "train/kl_to_sampler"]
+# Runs on an environment also report their episodes (worker/trainer: episode/...); charted by default.
+EPISODE_METRICS = ["episode/turns_mean", "episode/tool_error_rate"]
+DEFAULT_METRICS = [REWARD_METRIC, EVAL_METRIC, "train/loss", "rollout/completion_length_mean", "train/kl_to_sampler",
+                   *EPISODE_METRICS]
+FIRST_FEW = 5  # charted when the runs have none of the usual metrics
 DEFAULT_POINTS = 500
 # The summary's throughput is a mean; this many points per run estimate it well enough.
 SUMMARY_POINTS = 200
@@ -20,7 +24,7 @@ def chosen_metrics(asked: list[str], available: list[str]) -> list[str]:
     if asked:
         return asked
     usual = [name for name in DEFAULT_METRICS if name in available]
-    return usual or available[:len(DEFAULT_METRICS)]
+    return usual or available[:FIRST_FEW]
 
 
 def build_comparison(runs: list, asked_metrics: list[str], x_axis: str, points: int) -> dict:

@@ -9,7 +9,7 @@ from runs.models import Sample
 
 MAX_SAMPLES_PER_RUN = 256
 FIELDS = ["group", "completion", "rewards", "total_reward", "advantage", "num_tokens", "finish_reason",
-          "staleness"]
+          "staleness", "model_version", "turns", "end_reason"]
 
 
 def sample_step_range(run_id: int) -> tuple[int, int] | None:

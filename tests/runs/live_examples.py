@@ -8,6 +8,22 @@ SAMPLE_ROW = {
     "rewards": {"acc": 1.0, "fmt": None}, "total_reward": 1.0, "advantage": -0.5, "model_version": 2,
     "staleness": 1, "num_tokens": 5, "finish_reason": "stop", "turns": None, "end_reason": "",
 }
+# An episode of a multi-turn rollout: a tool call, its result, a failed call, the final answer.
+EPISODE_ROW = {
+    "id": 8, "step": 3, "group": 1, "prompt": "<|im_start|>user\nWhat is 17 * 23?<|im_end|>\n",
+    "completion": "391", "rewards": {"acc": 1.0}, "total_reward": 1.0, "advantage": 0.5, "model_version": 2,
+    "staleness": 1, "num_tokens": 31, "finish_reason": "stop", "end_reason": "done",
+    "turns": [
+        {"role": "user", "content": "What is 17 * 23?", "tool_calls": [], "trained": False, "model_version": None,
+         "num_tokens": 9, "error": ""},
+        {"role": "assistant", "content": "", "tool_calls": [{"name": "calc", "arguments": '{"expr": "17*23"}'}],
+         "trained": True, "model_version": 2, "num_tokens": 12, "error": ""},
+        {"role": "tool", "content": "391", "tool_calls": [], "trained": False, "model_version": None,
+         "num_tokens": 2, "error": ""},
+        {"role": "assistant", "content": "391", "tool_calls": [], "trained": True, "model_version": 3,
+         "num_tokens": 19, "error": "malformed tool call"},
+    ],
+}
 LOG_LINE_ROW = {"id": 11, "time": "2024-05-01T12:00:00.250000Z", "level": "warning", "source": "trainer",
                 "message": "slow step"}
 CHECKPOINT_ROW = {"id": 5, "step": 3, "path": "/ckpt/3", "size_bytes": 1024, "model_version": 2,
@@ -28,7 +44,7 @@ def wire_messages(run_id: int) -> dict[str, dict]:
         "run.status": on_run("run.status", {**RUN_STATE, "status": "failed", "error": "out of memory"}),
         "run.metrics": on_run("run.metrics", {"points": [
             {"step": 3, "time": 1714564800.25, "values": {"train/loss": 0.5, "rollout/reward_mean": -1.5e-07}}]}),
-        "run.samples": on_run("run.samples", {"samples": [SAMPLE_ROW]}),
+        "run.samples": on_run("run.samples", {"samples": [SAMPLE_ROW, EPISODE_ROW]}),
         "run.log": on_run("run.log", {"lines": [LOG_LINE_ROW]}),
         "run.checkpoint": on_run("run.checkpoint", CHECKPOINT_ROW),
         "run.evaluation": on_run("run.evaluation", EVALUATION_ROW),

@@ -128,7 +128,8 @@ def test_samples_side_by_side_line_up_the_same_prompt_from_each_run(owner_api, t
     assert [c["completion"] for c in shared["completions"][str(second.pk)]] == ["four"]
     assert body["prompts"][1] == {"prompt": "1+1?", "completions": {str(second.pk): [
         {"group": 0, "completion": "2", "rewards": {}, "total_reward": 1.0, "advantage": None,
-         "num_tokens": 0, "finish_reason": "", "staleness": 0}]}}
+         "num_tokens": 0, "finish_reason": "", "staleness": 0, "model_version": 0, "turns": None,
+         "end_reason": ""}]}}
 
 
 def test_samples_default_to_the_last_step_all_runs_reached(owner_api, two_runs):

@@ -35,8 +35,14 @@ def test_the_schema_documents_query_parameters(schema):
         return {p["name"] for p in schema["paths"][path]["get"].get("parameters", [])}
 
     assert {"names", "step_min", "step_max", "max_points"} <= names("/api/runs/{id}/metrics/")
-    assert {"step", "step_min", "step_max", "page", "page_size"} <= names("/api/runs/{id}/samples/")
+    assert {"step", "step_min", "step_max", "end_reason", "page", "page_size"} <= names("/api/runs/{id}/samples/")
     assert {"after", "page"} <= names("/api/runs/{id}/logs/")
+
+
+def test_the_schema_lists_the_end_reasons_samples_are_filtered_by(schema):
+    samples = schema["paths"]["/api/runs/{id}/samples/"]["get"]
+    end_reason = next(p for p in samples["parameters"] if p["name"] == "end_reason")
+    assert "max_turns" in end_reason["schema"]["enum"] and "turns" in samples["description"]
 
 
 def test_the_schema_says_a_hub_push_is_accepted_for_later_and_never_returns_the_token(schema):

@@ -7,11 +7,13 @@ never a 403 that confirms it exists; and a refused call must change nothing.
 import pytest
 from django.utils import timezone
 
-from runs.models import Checkpoint, Dataset, RewardFunction, Run, RunReward, RunStatus, TrainingConfig
+from runs.models import (
+    Checkpoint, Dataset, Environment, EnvironmentReward, RewardFunction, Run, RunReward, RunStatus, TrainingConfig,
+)
 
 pytestmark = pytest.mark.usefixtures("broker")  # nothing here reaches a real broker
 
-MODELS = (Dataset, RewardFunction, TrainingConfig, Run, RunReward, Checkpoint)
+MODELS = (Dataset, RewardFunction, TrainingConfig, Environment, EnvironmentReward, Run, RunReward, Checkpoint)
 
 
 @pytest.fixture
@@ -25,9 +27,14 @@ def world(owner, other_user, library_for):
     Checkpoint.objects.create(run=failed, step=10, path="/tmp/ckpt-10", created_at=timezone.now())
     spare_dataset = Dataset.objects.create(owner=owner, name="mine-spare", source=Dataset.Source.HUB, hub_id="a/b")
     spare_reward = RewardFunction.objects.create(owner=owner, name="mine-spare", kind="builtin", builtin="length")
+    sums = Dataset.objects.create(owner=owner, name="mine-sums", source=Dataset.Source.GENERATOR,
+                                  generator="arithmetic", generator_params={"count": 5})
+    environment = Environment.objects.create(owner=owner, name="mine-env", kind="builtin", builtin="feedback",
+                                             params={"turn_penalty": 0.0, "answer_column": "answer"}, dataset=sums)
+    EnvironmentReward.objects.create(environment=environment, reward_function=mine["reward"])
     ids = {
         "dataset": spare_dataset.pk, "reward": spare_reward.pk, "config": mine["config"].pk,
-        "run": mine["run"].pk, "failed_run": failed.pk,
+        "run": mine["run"].pk, "failed_run": failed.pk, "environment": environment.pk,
     }
     return {"ids": ids, "mine": mine, "theirs": library_for(other_user, "theirs")}
 
@@ -49,6 +56,10 @@ ENDPOINTS = [
     ("reward-detail", "get", "/api/reward-functions/{reward}/", None, 200),
     ("reward-update", "patch", "/api/reward-functions/{reward}/", {"description": "changed"}, 200),
     ("reward-delete", "delete", "/api/reward-functions/{reward}/", None, 204),
+    ("environment-detail", "get", "/api/environments/{environment}/", None, 200),
+    ("environment-update", "patch", "/api/environments/{environment}/", {"description": "changed"}, 200),
+    ("environment-dry-run", "post", "/api/environments/{environment}/dry-run/", {"turns": ["#### 1"]}, 200),
+    ("environment-delete", "delete", "/api/environments/{environment}/", None, 204),
     ("config-detail", "get", "/api/configs/{config}/", None, 200),
     ("config-update", "patch", "/api/configs/{config}/", {"values": {"max_steps": 7}}, 200),
     ("config-delete", "delete", "/api/configs/{config}/", None, 204),

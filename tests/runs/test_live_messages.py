@@ -23,7 +23,7 @@ from runs.live_messages import (
     message_type,
 )
 from runs.models import Alarm, Checkpoint, LogLine, Sample
-from tests.runs.live_examples import SAMPLE_ROW, all_message_types, wire_messages
+from tests.runs.live_examples import EPISODE_ROW, SAMPLE_ROW, all_message_types, wire_messages
 
 RUN_ID = 42
 WIRE = wire_messages(RUN_ID)
@@ -70,6 +70,13 @@ def test_unknown_field_in_a_row_is_refused(kind, row_list):
         live_message_adapter.validate_python({**wire, "payload": {row_list: [row]}})
 
 
+def test_unknown_field_in_an_episode_turn_is_refused():
+    wire = WIRE["run.samples"]
+    episode = {**EPISODE_ROW, "turns": [{**EPISODE_ROW["turns"][0], "colour": "red"}]}
+    with pytest.raises(ValidationError, match="colour"):
+        live_message_adapter.validate_python({**wire, "payload": {"samples": [episode]}})
+
+
 def test_unknown_type_is_refused():
     with pytest.raises(ValidationError):
         live_message_adapter.validate_python({**WIRE["run.status"], "type": "run.gossip"})
@@ -99,11 +106,12 @@ def test_status_messages_carry_where_the_run_stands(run):
 
 # The run page merges rows from REST with rows from the socket, so both must read the same.
 def stored_telemetry(run, moment):
-    sample = Sample.objects.create(run=run, step=3, **{k: v for k, v in SAMPLE_ROW.items() if k not in ("id", "step")})
+    fields = [{k: v for k, v in row.items() if k not in ("id", "step")} for row in (SAMPLE_ROW, EPISODE_ROW)]
+    sample, episode = [Sample.objects.create(run=run, step=3, **values) for values in fields]
     line = LogLine.objects.create(run=run, time=moment, level="error", source="supervisor:1", message="died")
     checkpoint = Checkpoint.objects.create(run=run, step=3, path="/c/3", size_bytes=9, model_version=1,
                                            created_at=moment)
-    return sample, line, checkpoint
+    return sample, episode, line, checkpoint
 
 
 @pytest.mark.parametrize("moment", [datetime(2024, 5, 1, 12, 0, 0, 250000, tzinfo=UTC),
@@ -113,15 +121,15 @@ def test_live_rows_read_as_the_api_lists_them(run, moment, reload):
     rows = stored_telemetry(run, moment)
     if reload:
         rows = [type(row).objects.get(pk=row.pk) for row in rows]
-    live_models = (SampleRow, LogLineRow, CheckpointRow)
-    serializers = (SampleSerializer, LogLineSerializer, CheckpointSerializer)
+    live_models = (SampleRow, SampleRow, LogLineRow, CheckpointRow)
+    serializers = (SampleSerializer, SampleSerializer, LogLineSerializer, CheckpointSerializer)
     for row, live_model, serializer in zip(rows, live_models, serializers):
         live = json.loads(live_model.model_validate(row).model_dump_json())
         assert live == json.loads(json.dumps(serializer(row).data))
 
 
 def test_checkpoint_message_is_built_from_the_stored_row(run):
-    _, _, checkpoint = stored_telemetry(run, datetime(2024, 5, 1, tzinfo=UTC))
+    *_, checkpoint = stored_telemetry(run, datetime(2024, 5, 1, tzinfo=UTC))
     message = CheckpointMessage.of(run, checkpoint)
     assert json.loads(message.model_dump_json())["payload"] == {
         "id": checkpoint.pk, "step": 3, "path": "/c/3", "size_bytes": 9, "model_version": 1,

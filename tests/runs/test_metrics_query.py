@@ -125,6 +125,27 @@ def test_samples_of_a_step_range_are_paginated_in_order(owner_api, run):
     assert all(2 <= s <= 5 for s, _ in steps)
 
 
+def test_episodes_are_filtered_by_why_they_ended(owner_api, run):
+    make_samples(run, range(2))  # one-shot: no end reason
+    turns = [{"role": "user", "content": "hi", "tool_calls": [], "trained": False, "model_version": None,
+              "num_tokens": 1, "error": ""},
+             {"role": "assistant", "content": "", "tool_calls": [{"name": "look", "arguments": "{}"}],
+              "trained": True, "model_version": 1, "num_tokens": 4, "error": "tool timed out"}]
+    Sample.objects.bulk_create([Sample(run=run, step=2, group=g, prompt="p", completion="", turns=turns,
+                                       end_reason=reason) for g, reason in enumerate(["done", "max_turns", "done"])])
+    body = owner_api.get(f"/api/runs/{run.pk}/samples/", {"end_reason": "done"}).json()
+    assert body["count"] == 2 and {s["end_reason"] for s in body["results"]} == {"done"}
+    assert body["results"][0]["turns"] == turns
+    assert owner_api.get(f"/api/runs/{run.pk}/samples/", {"end_reason": "max_turns", "step": 1}).json()["count"] == 0
+
+
+def test_an_unknown_end_reason_is_a_400_naming_the_allowed_ones(owner_api, run):
+    response = owner_api.get(f"/api/runs/{run.pk}/samples/", {"end_reason": "bored"})
+    assert response.status_code == 400
+    message = " ".join(response.json()["end_reason"])
+    assert "bored" in message and "max_turns" in message and "environment_timeout" in message
+
+
 @pytest.mark.parametrize("params,field", [({"step": "x"}, "step"),
                                           ({"page": 99}, "detail")])
 def test_a_bad_samples_query_is_refused(owner_api, run, params, field):

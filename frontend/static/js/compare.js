@@ -307,23 +307,25 @@
     return `${page.samples_api}?${query}`;
   }
 
-  function completionCard(sample) {
+  function completionCard(sample, promptTurns) {
     const reward = sample.total_reward === null ? "—" : formatNumber(sample.total_reward);
+    const episode = window.EpisodeView.isEpisode(sample);
+    const skip = promptTurns && window.EpisodeView.startsWith(sample.turns, promptTurns) ? promptTurns.length : 0;
     return element("div", { class: "completion" },
       element("p", { class: "muted",
         text: `group ${sample.group} · reward ${reward} · ${sample.num_tokens} tokens` +
-          (sample.finish_reason ? ` · ${sample.finish_reason}` : "") }),
-      element("pre", { tabindex: "0", text: sample.completion }));
+          (sample.finish_reason && !episode ? ` · ${sample.finish_reason}` : "") }),
+      episode ? window.EpisodeView.episode(sample, { skip }) : element("pre", { tabindex: "0", text: sample.completion }));
   }
 
-  function runColumn(run, completions, shownStep) {
+  function runColumn(run, completions, shownStep, promptTurns) {
     const column = element("div", { class: "sample-column", "data-run": run.id },
       element("h4", {}, element("span", { class: "swatch", "aria-hidden": "true", style: `background:${colorOf(run.id)}` }),
         ` ${run.name}`, element("span", { class: "muted", text: shownStep === null ? "" : ` · step ${shownStep}` })));
     if (!completions || !completions.length) {
       column.append(element("p", { class: "empty", text: "Not sampled for this prompt at this step." }));
     } else {
-      completions.forEach((sample) => column.append(completionCard(sample)));
+      completions.forEach((sample) => column.append(completionCard(sample, promptTurns)));
     }
     return column;
   }
@@ -339,12 +341,22 @@
     }
     const steps = runs.map((run) => `${run.name}: ${body.steps[String(run.id)] ?? "none"}`).join(", ");
     byId("samples-status").textContent = `Nearest logged step at or before ${body.step} — ${steps}.`;
+    const episodes = body.prompts.some((entry) => Object.values(entry.completions).flat().some(window.EpisodeView.isEpisode));
+    if (episodes) container.append(window.EpisodeView.legend());
     for (const entry of body.prompts) {
+      const promptTurns = episodePrompt(entry);
       const grid = element("div", { class: "sample-grid", style: `--columns:${runs.length}` },
-        ...runs.map((run) => runColumn(run, entry.completions[String(run.id)], body.steps[String(run.id)])));
-      container.append(element("article", { class: "sample-row card" },
-        element("h3", { text: "Prompt" }), element("pre", { class: "prompt", tabindex: "0", text: entry.prompt }), grid));
+        ...runs.map((run) => runColumn(run, entry.completions[String(run.id)], body.steps[String(run.id)], promptTurns)));
+      const prompt = promptTurns && promptTurns.length ? window.EpisodeView.prompt(promptTurns)
+        : element("pre", { class: "prompt", tabindex: "0", text: entry.prompt });
+      container.append(element("article", { class: "sample-row card" }, element("h3", { text: "Prompt" }), prompt, grid));
     }
+  }
+
+  /* Episodes of one prompt: the messages before the first sampled turn, shown once as the prompt. */
+  function episodePrompt(entry) {
+    const first = Object.values(entry.completions).flat().find(window.EpisodeView.isEpisode);
+    return first ? window.EpisodeView.promptTurns(first.turns) : null;
   }
 
   async function loadSamples(step) {

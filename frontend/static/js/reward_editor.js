@@ -1,15 +1,18 @@
-// Code reward editor: CodeMirror on the form's textarea, with the lines that errors name highlighted.
+// Code editor of rewards and environments: CodeMirror on the form's textarea, with the lines that
+// errors name highlighted. The editor config (#editor-config) may name the textarea, the save
+// button and the label (defaults: the reward page's).
 (function () {
   "use strict";
 
   const { element } = window.PageKit;
-  const textarea = document.getElementById("reward-source");
+  const configNode = document.getElementById("editor-config");
+  const config = configNode ? JSON.parse(configNode.textContent) : {};
+  const textarea = document.getElementById(config.textarea || "reward-source");
   if (!textarea || typeof CodeMirror === "undefined") return; // without scripts the textarea still works
-  const config = JSON.parse(document.getElementById("editor-config").textContent);
   const marked = [];
 
   function leaveEditor() {
-    const next = document.getElementById("reward-save") || document.getElementById("dry-dataset");
+    const next = document.getElementById(config.saveButton || "reward-save") || document.getElementById("dry-dataset");
     if (next) next.focus();
   }
 
@@ -24,8 +27,8 @@
     extraKeys: { Tab: indentOrSpaces, "Shift-Tab": "indentLess", Esc: leaveEditor },
   });
   const input = editor.getInputField();
-  input.setAttribute("aria-label", "Reward code");
-  input.setAttribute("aria-describedby", "reward-source-help");
+  input.setAttribute("aria-label", config.label || "Reward code");
+  input.setAttribute("aria-describedby", `${textarea.id}-help`);
   let generation = editor.changeGeneration();
 
   function clearErrors() {

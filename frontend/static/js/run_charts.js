@@ -9,6 +9,7 @@
   const REWARD_FN = /^rollout\/reward\/(.+)_mean$/;
   const EVAL_REWARD_FN = /^eval\/reward\/(.+)_mean$/;
   const PASS_AT_K = /^eval\/pass@(\d+)$/;
+  const END_REASON = /^episode\/end\/(.+)$/;
   const PLAN = [
     { id: "reward", title: "Reward (mean ± std)", series: rewardSeries },
     { id: "eval", title: "Evaluation (dots) beside the training reward", series: evalSeries },
@@ -19,6 +20,11 @@
       ["rollout/clipped_ratio", "truncated completions"]]) },
     { id: "length", title: "Completion length (tokens; band: min–max)", series: fixed([
       ["rollout/completion_length_mean", "mean", { range: ["rollout/completion_length_min", "rollout/completion_length_max"] }]]) },
+    // Multi-turn rollouts (an environment): what an episode holds, and how episodes end.
+    { id: "episodes", title: "Episodes: turns and tool calls per episode (mean)", series: fixed([
+      ["episode/turns_mean", "turns"], ["episode/tool_calls_mean", "tool calls"],
+      ["episode/tokens_mean", "tokens (right axis)", { axis: "right" }]]) },
+    { id: "episode-ends", title: "Tool errors and why episodes ended (share of episodes)", series: episodeEndSeries },
     { id: "entropy", title: "Entropy", series: fixed([["train/entropy", "entropy"]]) },
     { id: "staleness", title: "Staleness (versions) and dropped samples", series: fixed([
       ["async/staleness_mean", "staleness mean"], ["async/staleness_max", "staleness max"],
@@ -48,6 +54,16 @@
     for (const name of [...names].sort()) {
       const match = REWARD_FN.exec(name);
       if (match) series.push({ key: name, label: match[1], std: `rollout/reward/${match[1]}_std` });
+    }
+    return series;
+  }
+
+  /* The tool error rate, then one line per end reason reported (episode/end/<reason>). */
+  function episodeEndSeries(names) {
+    const series = names.has("episode/tool_error_rate") ? [{ key: "episode/tool_error_rate", label: "tool error rate" }] : [];
+    for (const name of [...names].sort()) {
+      const match = END_REASON.exec(name);
+      if (match) series.push({ key: name, label: `ended: ${match[1]}` });
     }
     return series;
   }

@@ -1,16 +1,17 @@
 // Run page: the completions browser. Shows one step's sampled groups (prompt, then each
 // completion with its reward per function, total, advantage, model version, staleness,
 // finish reason); follows the newest step as samples stream in, or stays on the step the
-// user picked. Long text is folded. Everything is written with textContent (model output
-// is untrusted text).
+// user picked. Long text is folded. A multi-turn episode is drawn as a conversation
+// (episode_view.js), the group's shared prompt messages once above it. Everything is written
+// with textContent (model output is untrusted text).
 (function (RunPage) {
   "use strict";
 
   const { element, fetchJson, formatFixed } = window.PageKit;
-  const FOLD_CHARS = 600, FOLD_LINES = 8, PREVIEW_CHARS = 240;
+  const EpisodeView = window.EpisodeView;
+  const { foldable } = EpisodeView;
   const CACHE_STEPS = 30;
 
-  /* Text in a <pre>, folded behind a <details> summary when it is long. */
   // Where a user turn starts in the chat templates of the common families (ChatML, Llama 3,
   // Gemma, Phi/Zephyr, Mistral). A prompt's folded preview starts at its last one: the question
   // asked, not the system prompt before it.
@@ -21,15 +22,6 @@
     let start = 0;
     for (const match of text.matchAll(USER_TURN)) start = match.index + match[0].length;
     return text.slice(start).replace(SPECIAL_TOKEN, " ");
-  }
-
-  function foldable(text, className, previewOf = (whole) => whole) {
-    const lines = text.split("\n").length;
-    if (text.length <= FOLD_CHARS && lines <= FOLD_LINES) return element("pre", { class: className, text });
-    const preview = previewOf(text).trim().slice(0, PREVIEW_CHARS).replace(/\s+/g, " ");
-    return element("details", { class: "fold" },
-      element("summary", { text: `${preview}… (${text.length} characters, ${lines} lines)` }),
-      element("pre", { class: className, text }));
   }
 
   class CompletionsBrowser {
@@ -141,18 +133,26 @@
         if (!groups.has(sample.group)) groups.set(sample.group, []);
         groups.get(sample.group).push(sample);
       }
-      this.status.textContent = `Step ${step}: ${groups.size} group${groups.size === 1 ? "" : "s"}, ${samples.length} completions.`;
-      this.list.replaceChildren(...[...groups.entries()].map(([group, list]) => this.renderGroup(step, group, list)));
+      const episodes = samples.some(EpisodeView.isEpisode);
+      this.status.textContent = `Step ${step}: ${groups.size} group${groups.size === 1 ? "" : "s"}, ` +
+        `${samples.length} ${episodes ? "episodes" : "completions"}.`;
+      this.list.replaceChildren(...(episodes ? [EpisodeView.legend()] : []),
+        ...[...groups.entries()].map(([group, list]) => this.renderGroup(step, group, list)));
     }
 
     renderGroup(step, group, samples) {
       const names = this.rewardColumns(samples);
-      const head = element("tr", {}, element("th", { scope: "col", text: "#" }), element("th", { scope: "col", text: "Completion" }),
+      // An episode group's prompt is its first episode's messages before the first sampled turn,
+      // shown once; each episode then starts where it differs (at its first sampled turn).
+      const sharedPrompt = EpisodeView.isEpisode(samples[0]) ? EpisodeView.promptTurns(samples[0].turns) : null;
+      const head = element("tr", {}, element("th", { scope: "col", text: "#" }),
+        element("th", { scope: "col", text: sharedPrompt ? "Episode" : "Completion" }),
         ...names.map((name) => element("th", { scope: "col", class: "num", text: name })),
         ...["total", "advantage", "version", "staleness", "finish", "tokens"].map((t) => element("th", { scope: "col", class: "num", text: t })));
       const rows = samples.map((sample, i) => element("tr", { "data-sample": String(sample.id) },
         element("td", { text: String(i + 1) }),
-        element("td", { class: "completion" }, foldable(sample.completion, "completion-text")),
+        element("td", { class: EpisodeView.isEpisode(sample) ? "completion episode-cell" : "completion" },
+          this.completion(sample, sharedPrompt)),
         ...names.map((name) => element("td", { class: "num", text: formatFixed(sample.rewards[name], 2) })),
         element("td", { class: "num total", text: formatFixed(sample.total_reward, 3) }),
         element("td", { class: "num", text: formatFixed(sample.advantage, 3) }),
@@ -160,11 +160,19 @@
         element("td", { class: "num", text: String(sample.staleness) }),
         element("td", { class: "num", text: sample.finish_reason || "—" }),
         element("td", { class: "num", text: String(sample.num_tokens) })));
+      const prompt = sharedPrompt && sharedPrompt.length ? EpisodeView.prompt(sharedPrompt)
+        : foldable(samples[0].prompt, "prompt-text", lastUserTurn);
       return element("article", { class: "sample-group", "aria-label": `Step ${step}, group ${group}` },
         element("h3", { text: `Group ${group}` }),
-        element("div", { class: "prompt" }, element("span", { class: "muted small", text: "Prompt" }), foldable(samples[0].prompt, "prompt-text", lastUserTurn)),
+        element("div", { class: "prompt" }, element("span", { class: "muted small", text: "Prompt" }), prompt),
         element("div", { class: "table-scroll" },
           element("table", { class: "table samples-table" }, element("thead", {}, head), element("tbody", {}, ...rows))));
+    }
+
+    completion(sample, sharedPrompt) {
+      if (!EpisodeView.isEpisode(sample)) return foldable(sample.completion, "completion-text");
+      const shared = sharedPrompt && EpisodeView.startsWith(sample.turns, sharedPrompt);
+      return EpisodeView.episode(sample, { skip: shared ? sharedPrompt.length : 0 });
     }
 
     rewardColumns(samples) {

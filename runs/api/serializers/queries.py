@@ -29,8 +29,15 @@ class MetricsQuery(StepRangeQuery):
         return names
 
 
+# Why an episode ended (worker.trainer.events.SampleRecord.end_reason); one-shot samples have none.
+END_REASONS = ["done", "max_turns", "max_tokens", "context", "environment_error", "environment_timeout"]
+
+
 class SamplesQuery(StepRangeQuery):
     step = serializers.IntegerField(required=False, min_value=0, help_text="Only this step.")
+    end_reason = serializers.ChoiceField(
+        END_REASONS, required=False, help_text="Only episodes that ended this way (multi-turn rollouts).",
+        error_messages={"invalid_choice": f'"{{input}}" is not an end reason; one of: {", ".join(END_REASONS)}.'})
 
 
 LOG_LEVELS = ["debug", "info", "warning", "error"]  # in rising order

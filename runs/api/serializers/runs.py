@@ -6,9 +6,10 @@ from runs.alarms.summary import alarm_summary
 from runs.api.serializers.alarms import AlarmSummarySerializer
 from runs.api.serializers.configs import KnobsField, complete_config
 from runs.api.serializers.fields import StrictTextModelSerializer, VisiblePrimaryKeyField
-from runs.models import Dataset, RewardFunction, Run, RunEvalReward, RunReward, TrainingConfig
+from runs.models import Dataset, Environment, RewardFunction, Run, RunEvalReward, RunReward, TrainingConfig
 from runs.evaluation.checks import evaluation_problems
 from runs.models.run import RunAction
+from worker.trainer.environments.verifiers_check import verifiers_problem
 
 
 class RunRewardSerializer(serializers.ModelSerializer):
@@ -28,9 +29,17 @@ class RunEvalRewardSerializer(RunRewardSerializer):
 
 class RunSerializer(StrictTextModelSerializer):
     owner = serializers.CharField(source="owner.username", read_only=True)
-    dataset = VisiblePrimaryKeyField(queryset=Dataset.objects.all())
+    dataset = VisiblePrimaryKeyField(
+        queryset=Dataset.objects.all(), required=False, allow_null=True,
+        help_text="What to train on; may be left out (or null) when `environment` is given: its dataset.")
+    environment = VisiblePrimaryKeyField(
+        queryset=Environment.objects.all(), required=False, allow_null=True,
+        help_text="Multi-turn rollouts in this environment. `dataset` and `rewards` default to its dataset "
+                  "and rubric; given ones are used instead.")
     config_template = VisiblePrimaryKeyField(queryset=TrainingConfig.objects.all(), required=False, allow_null=True)
-    rewards = RunRewardSerializer(source="run_rewards", many=True)
+    rewards = RunRewardSerializer(source="run_rewards", many=True, required=False,
+                                  help_text="At least one; may be left out (or empty) when `environment` is given: "
+                                            "its rubric.")
     eval_dataset = VisiblePrimaryKeyField(
         queryset=Dataset.objects.all(), required=False, allow_null=True,
         help_text="What evaluations run on; null = config.eval_holdout_fraction of the dataset.")
@@ -49,8 +58,8 @@ class RunSerializer(StrictTextModelSerializer):
     class Meta:
         model = Run
         fields = [
-            "id", "name", "owner", "dataset", "rewards", "eval_dataset", "eval_rewards", "config_template", "config",
-            "status",
+            "id", "name", "owner", "dataset", "environment", "rewards", "eval_dataset", "eval_rewards",
+            "config_template", "config", "status",
             "cancel_requested", "attempt", "current_step", "max_steps", "last_heartbeat_at", "error_message",
             "created_at", "queued_at", "started_at", "finished_at", "allowed_actions", "alarms",
         ]
@@ -62,8 +71,6 @@ class RunSerializer(StrictTextModelSerializer):
         return AlarmSummarySerializer(alarm_summary(run), many=True).data
 
     def validate_rewards(self, value):
-        if not value:
-            raise serializers.ValidationError("choose at least one reward function")
         ids = [item["reward_function"].pk for item in value]
         if len(ids) != len(set(ids)):
             raise serializers.ValidationError("a reward function is listed twice")
@@ -79,12 +86,37 @@ class RunSerializer(StrictTextModelSerializer):
         if self.instance is not None and not self.instance.is_editable:
             raise serializers.ValidationError(
                 f"run {self.instance.pk} is {self.instance.status}; its settings are frozen (clone it to change them)")
+        attrs = self._with_environment(attrs)
         if "config" in attrs or "config_template" in attrs or self.instance is None:
             try:
                 attrs["config"] = complete_config(self._config_base(attrs), attrs.get("config"))
             except serializers.ValidationError as exc:
                 raise serializers.ValidationError({"config": exc.detail}) from None
         if problems := evaluation_problems(self._merged(attrs)):
+            raise serializers.ValidationError(problems)
+        return attrs
+
+    def _with_environment(self, attrs) -> dict:
+        """A dataset and rewards left out (or empty) are the environment's; then both must be there."""
+        environment = attrs.get("environment", self.instance.environment if self.instance else None)
+        creating = self.instance is None
+        if environment is not None:
+            problem = (verifiers_problem(environment.verifiers_id)
+                       if environment.kind == Environment.Kind.VERIFIERS else None)
+            if problem:
+                raise serializers.ValidationError({"environment": problem})
+            if (creating or "environment" in attrs) and not attrs.get("dataset") and environment.dataset:
+                attrs["dataset"] = environment.dataset
+            if (creating or "environment" in attrs) and not attrs.get("run_rewards"):
+                attrs["run_rewards"] = [{"reward_function": er.reward_function, "weight": er.weight}
+                                        for er in environment.environment_rewards.select_related("reward_function")]
+        problems = {}
+        if (creating or "dataset" in attrs) and not attrs.get("dataset"):
+            problems["dataset"] = ("choose a dataset" + (f" (environment {environment.name!r} brings none)"
+                                                         if environment else ", or an environment"))
+        if (creating or "run_rewards" in attrs) and not attrs.get("run_rewards"):
+            problems["rewards"] = "choose at least one reward function" + ("" if environment else ", or an environment")
+        if problems:
             raise serializers.ValidationError(problems)
         return attrs
 

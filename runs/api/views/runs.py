@@ -92,12 +92,16 @@ class RunViewSet(OwnedViewSet):
             answer["earlier_attempts"] = metrics_query.earlier_attempts(run, wanted)
         return Response(answer)
 
-    @extend_schema(parameters=[SamplesQuery], responses=SampleSerializer(many=True))
+    @extend_schema(parameters=[SamplesQuery], responses=SampleSerializer(many=True),
+                   description="The sampled completions the trainer logged, in step and group order. A sample of "
+                               "a multi-turn rollout carries its episode: `turns` (each message, its tool calls, "
+                               "whether it was trained, the policy version that sampled it, its error) and "
+                               "`end_reason`, which `end_reason=` filters on.")
     @action(detail=True, methods=["get"], pagination_class=TelemetryPagination)
     def samples(self, request, pk=None):
         run = self.get_object()
         q = parsed(SamplesQuery, request)
-        lookups = {"step": "step", "step_min": "step__gte", "step_max": "step__lte"}
+        lookups = {"step": "step", "step_min": "step__gte", "step_max": "step__lte", "end_reason": "end_reason"}
         filters = {lookup: q[name] for name, lookup in lookups.items() if q.get(name) is not None}
         return self._paginated(run.samples.filter(**filters), SampleSerializer)
 

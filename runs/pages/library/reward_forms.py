@@ -1,6 +1,7 @@
 """Reward forms: the built-ins' parameter fields come from the catalog's pydantic models, so a new
 built-in or parameter shows up on the page without template changes. Saving goes through the
-API's RewardFunctionSerializer: the page and the API accept and refuse the same things."""
+API's RewardFunctionSerializer: the page and the API accept and refuse the same things. The
+environment pages build their built-ins' forms here too, from their own catalog."""
 import re
 import types
 import typing
@@ -51,9 +52,9 @@ def _shown(kind: str, value) -> str:
     return "" if value is None else str(value)
 
 
-def param_fields(builtin: str, values: dict, errors: dict) -> list[dict]:
+def param_fields(builtin: str, values: dict, errors: dict, catalog=BUILTINS) -> list[dict]:
     fields = []
-    for name, info in BUILTINS[builtin].model_fields.items():
+    for name, info in catalog[builtin].model_fields.items():
         kind, optional = _kind_of(info.annotation)
         default = _default(info)
         value = values.get(name, default)
@@ -66,17 +67,18 @@ def param_fields(builtin: str, values: dict, errors: dict) -> list[dict]:
     return fields
 
 
-def builtin_choices(selected: str, params: dict, errors: dict) -> list[dict]:
+def builtin_choices(selected: str, params: dict, errors: dict, catalog=BUILTINS, docs=None) -> list[dict]:
     """Every built-in with its fields; only the selected one keeps the stored values and errors."""
-    return [{"name": name, "doc": (model.__doc__ or "").strip(), "selected": name == selected,
-             "fields": param_fields(name, params if name == selected else {}, errors if name == selected else {})}
-            for name, model in BUILTINS.items()]
+    return [{"name": name, "doc": (docs or {}).get(name) or (model.__doc__ or "").strip(), "selected": name == selected,
+             "fields": param_fields(name, params if name == selected else {}, errors if name == selected else {},
+                                    catalog)}
+            for name, model in catalog.items()]
 
 
-def params_from_form(builtin: str, form) -> tuple[dict, dict]:
+def params_from_form(builtin: str, form, catalog=BUILTINS) -> tuple[dict, dict]:
     """The selected built-in's parameters from the posted form, and per-field input errors."""
     params, errors = {}, {}
-    for field in param_fields(builtin, {}, {}):
+    for field in param_fields(builtin, {}, {}, catalog):
         raw = form.get(field["input"], "")
         if field["kind"] == "checkbox":
             params[field["name"]] = raw in ("on", "true", "1")

@@ -1,6 +1,7 @@
-"""New run (/runs/new/): pick a dataset, reward functions with weights, a config (or edit a copy
-inline), a model and a worker pool, then start. Validated by the API's RunSerializer; created
-and started in one transaction, so a refused start leaves nothing behind."""
+"""New run (/runs/new/): pick a dataset and reward functions with weights (or an environment, which
+brings both), a config (or edit a copy inline), a model and a worker pool, then start. Validated by
+the API's RunSerializer; created and started in one transaction, so a refused start leaves nothing
+behind."""
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
 from django.shortcuts import redirect, render
@@ -9,7 +10,7 @@ from pydantic import ValidationError as SchemaError
 
 from runs.actions.lifecycle import start_run
 from runs.api.serializers.runs import RunSerializer
-from runs.models import Dataset, RewardFunction, Run, TrainingConfig
+from runs.models import Dataset, Environment, RewardFunction, Run, TrainingConfig
 from runs.pages.config_form import default_values
 from runs.pages.watch.choices import found_models, worker_pools
 from runs.pages.watch.new_run_form import (
@@ -33,6 +34,7 @@ def create_and_start(serializer: RunSerializer, owner) -> Run:
 def _library(user) -> dict:
     return {
         "datasets": list(Dataset.objects.visible_to(user).order_by("name")),
+        "environments": list(Environment.objects.visible_to(user).select_related("dataset").order_by("name")),
         "rewards": list(RewardFunction.objects.visible_to(user).order_by("name")),
         "configs": list(TrainingConfig.objects.visible_to(user).order_by("name")),
     }
@@ -60,7 +62,7 @@ def _render(request, entered: Entered, errors: PlacedErrors | None = None, statu
         "groups": editor_groups(entered, _template_values(library["configs"], entered), errors),
         "models": found_models(), "pools": worker_pools(request.user),
         "config_values": {"": default_values(), **{str(c.pk): c.values for c in library["configs"]}},
-        "ready": bool(library["datasets"] and library["rewards"]),
+        "ready": bool(library["datasets"] and library["rewards"]) or bool(library["environments"]),
     }, status=status)
 
 
@@ -69,7 +71,7 @@ def _initial(request) -> Entered:
     if source.isdigit():
         return entered_from_run(Run.objects.visible_or_404(request.user, int(source)))
     entered = Entered()
-    for key in ("dataset", "config_template"):  # ?dataset=3 from a dataset's page, for example
+    for key in ("environment", "dataset", "config_template"):  # ?dataset=3 from a dataset's page, for example
         if request.GET.get(key, "").isdigit():
             setattr(entered, key, request.GET[key])
     return entered

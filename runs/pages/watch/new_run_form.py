@@ -20,6 +20,7 @@ class Entered:
     """The form as typed: strings, so that a refused value is shown back unchanged."""
 
     name: str = ""
+    environment: str = ""  # an environment brings its dataset and rubric: those may then be left empty
     dataset: str = ""
     weights: dict[str, str] = field(default_factory=dict)  # ticked reward id -> weight as typed
     eval_dataset: str = ""
@@ -36,6 +37,7 @@ def entered_from_post(data) -> Entered:
     judges = [value for value in data.getlist("eval_reward") if value.strip()]
     return Entered(
         name=data.get("name", "").strip(),
+        environment=data.get("environment", "").strip(),
         dataset=data.get("dataset", "").strip(),
         weights={reward_id: data.get(f"weight-{reward_id}", "1").strip() for reward_id in ticked},
         eval_dataset=data.get("eval_dataset", "").strip(),
@@ -51,7 +53,7 @@ def entered_from_post(data) -> Entered:
 def entered_from_run(run) -> Entered:
     """A new run's form filled from an existing run ("new run from these settings")."""
     return Entered(
-        name=f"{run.name} (copy)"[:200], dataset=str(run.dataset_id),
+        name=f"{run.name} (copy)"[:200], environment=str(run.environment_id or ""), dataset=str(run.dataset_id),
         weights={str(rr.reward_function_id): f"{rr.weight:g}" for rr in run.run_rewards.all()},
         eval_dataset=str(run.eval_dataset_id or ""),
         eval_weights={str(rr.reward_function_id): f"{rr.weight:g}" for rr in run.run_eval_rewards.all()},
@@ -75,6 +77,7 @@ def serializer_payload(entered: Entered) -> dict:
     overrides.update(model=entered.model, worker_pool=entered.worker_pool)
     return {
         "name": entered.name or default_run_name(),
+        "environment": entered.environment or None,
         "dataset": entered.dataset or None,
         "rewards": [{"reward_function": reward_id, "weight": weight} for reward_id, weight in entered.weights.items()],
         "eval_dataset": entered.eval_dataset or None,
@@ -113,11 +116,9 @@ def _texts(messages) -> list[str]:
 
 def place_errors(errors: dict, entered: Entered) -> PlacedErrors:
     placed = PlacedErrors()
-    for key in ("name", "dataset", "eval_dataset", "config_template"):
+    for key in ("name", "environment", "dataset", "eval_dataset", "config_template"):
         if key in errors:
             placed.top[key] = _texts(errors[key])
-    if "dataset" in errors and not entered.dataset:
-        placed.top["dataset"] = ["choose a dataset"]  # rather than DRF's "This field may not be null."
     _place_reward_errors(errors.get("rewards"), list(entered.weights), placed)
     if errors.get("eval_rewards"):
         placed.eval_rewards = _texts(errors["eval_rewards"])

@@ -1,5 +1,6 @@
 """The compare page in real Chromium with three runs: overlaid charts with a legend, x axis
-and smoothing, the sortable summary (by keyboard), the settings diff, samples side by side."""
+and smoothing, the sortable summary (by keyboard), the settings diff, samples side by side
+(an environment's episodes as conversations)."""
 import pytest
 
 SEED = """
@@ -145,3 +146,46 @@ def test_a_metric_is_added_from_the_keyboard_and_kept_in_the_address(page, live_
         "rollout/reward_mean", "system/generation_tokens_per_s", "train/loss"]
     assert page.evaluate("document.activeElement.value") == "system/generation_tokens_per_s"
     assert "metrics=rollout/reward_mean,system/generation_tokens_per_s,train/loss" in page.url.replace("%2F", "/")
+
+
+EPISODES = """
+import json
+from django.contrib.auth import get_user_model
+from runs.models import Dataset, Run, Sample
+owner = get_user_model().objects.get(username="owner")
+dataset = Dataset.objects.create(owner=owner, name="tools", source="generator", generator="arithmetic", row_count=4)
+prompt = [{"role": "user", "content": "What is 6 * 7?", "tool_calls": [], "trained": False, "model_version": None,
+           "num_tokens": 8, "error": ""}]
+def said(text, calls=(), error=""):
+    return {"role": "assistant", "content": text, "tool_calls": [{"name": n, "arguments": a} for n, a in calls],
+            "trained": True, "model_version": 3, "num_tokens": 9, "error": error}
+def answered(text, error=""):
+    return {"role": "tool", "content": text, "tool_calls": [], "trained": False, "model_version": None,
+            "num_tokens": 2, "error": error}
+episodes = [[said("", [("calc", "6*7")]), answered("42"), said("42")],
+            [said("", [("calc", "6x7")]), answered("", error="calc: bad expression"), said("43")]]
+ids = []
+for index, (turns, reason) in enumerate(zip(episodes, ["done", "max_turns"])):
+    run = Run.objects.create(owner=owner, name=f"env-{index}", dataset=dataset, status="succeeded", config={})
+    Sample.objects.create(run=run, step=5, group=0, prompt="<|im_start|>user\\nWhat is 6 * 7?",
+                          completion=turns[-1]["content"], total_reward=1.0 - index, turns=prompt + turns,
+                          end_reason=reason, model_version=3)
+    ids.append(run.pk)
+print(json.dumps({"ids": ids}))
+"""
+
+
+def test_episodes_side_by_side_read_as_conversations(page, live_server, artifacts_dir):
+    ids = live_server.shell_json(EPISODES)["ids"]
+    open_compare(page, live_server, ids)
+    page.wait_for_selector(".sample-row .episode")
+    row = page.locator(".sample-row").first
+    assert "highlighted: trained tokens" in page.locator("#samples .episode-legend").inner_text()
+    assert "What is 6 * 7?" in row.locator(".prompt-turns .turn-user").inner_text()  # the prompt once
+    first, second = row.locator(".sample-column").nth(0), row.locator(".sample-column").nth(1)
+    assert first.locator(".turn-user").count() == 0 and first.locator(".tool-call").inner_text() == "calc(6*7)"
+    assert first.locator(".end-badge").inner_text() == "ended: done"
+    assert second.locator(".end-badge").inner_text() == "ended: max_turns"
+    assert "calc: bad expression" in second.locator(".turn.has-error .turn-error").inner_text()
+    assert second.locator(".turn-assistant.trained").count() == 2
+    page.locator("#samples").screenshot(path=str(artifacts_dir / "compare-episodes.png"))

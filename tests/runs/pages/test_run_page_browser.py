@@ -1,9 +1,9 @@
 """The run page in real Chromium, against a live server: a run started from the new-run page,
 then watched while events are injected through the ingest API (as a trainer sends them):
-charts gain points, the completions browser shows samples, the log and checkpoints fill in,
-the status badge follows, the buttons follow what the server allows, cancel works; and after
-a dropped websocket the page re-fetches what it missed and says it is live again. A screenshot
-of the run page is saved."""
+charts gain points, the completions browser shows samples (an environment's episodes as
+conversations), the log and checkpoints fill in, the status badge follows, the buttons follow
+what the server allows, cancel works; and after a dropped websocket the page re-fetches what
+it missed and says it is live again. Screenshots of the run page and of an episode are saved."""
 import itertools
 import re
 
@@ -71,11 +71,46 @@ class Trainer:
              "rewards": {"accuracy": 0.0, "format": 0.0}, "total_reward": 0.0, "advantage": -0.7,
              "model_version": step, "staleness": 1, "num_tokens": 80, "finish_reason": "length"}]})
 
+    def episodes(self, step: int, *records):
+        return self.send({"type": "samples", "step": step, "samples": list(records)})
+
     def log(self, message: str, level: str = "info"):
         return self.send({"type": "log", "level": level, "message": message})
 
     def checkpoint(self, step: int, path: str):
         return self.send({"type": "checkpoint", "step": step, "path": path, "size_bytes": 2048, "model_version": step})
+
+
+PROMPT_TURNS = [{"role": "system", "content": "You may call calc(expr) to compute."},
+                {"role": "user", "content": "What is 17 * 23?"}]
+
+
+def assistant(content, version, calls=(), trained=True, error=""):
+    return {"role": "assistant", "content": content, "trained": trained, "model_version": version,
+            "num_tokens": 10, "tool_calls": [{"name": name, "arguments": args} for name, args in calls], "error": error}
+
+
+def tool(content, error=""):
+    return {"role": "tool", "content": content, "num_tokens": 3, "error": error}
+
+
+def episode(turns, end_reason, reward, advantage):
+    return {"group": 0, "prompt": "<|im_start|>user\nWhat is 17 * 23?<|im_end|>\n", "completion": turns[-1]["content"],
+            "rewards": {"accuracy": reward, "format": 1.0}, "total_reward": reward, "advantage": advantage,
+            "model_version": 4, "staleness": 2, "num_tokens": 60, "finish_reason": "stop",
+            "turns": PROMPT_TURNS + turns, "end_reason": end_reason}
+
+
+# A tool call and its result, a malformed call answered with an error, the final answer.
+SOLVED = episode([
+    assistant("Let me compute it.", 4, calls=[("calc", '{"expr": "17*23"}')]), tool("391"),
+    assistant("", 5, calls=[("calc", "{expr: 17*23")]), tool("", error="malformed tool call: arguments are not JSON"),
+    assistant("17 * 23 = 391", 5)], "done", 1.0, 0.8)
+# Guessing until the turn limit, the last turn cut off (sampled, not trained): long enough to fold.
+GUESSING = episode(
+    [turn for n in range(5) for turn in (assistant(f"guess {n}", 4, calls=[("calc", f'{{"expr": "17+{n}"}}')]),
+                                          tool(str(17 + n)))]
+    + [assistant("I give up", 6, trained=False)], "max_turns", 0.0, -0.8)
 
 
 def started_run(live_server, library, name: str) -> int:
@@ -228,6 +263,46 @@ def test_the_completions_browser_goes_back_to_any_step(page, live_server, librar
     assert "answer of step 1" in page.locator("#sample-groups").inner_text()
     page.click("#sample-newest")
     page.wait_for_selector("#sample-groups >> text=answer of step 4")
+
+
+def test_an_episode_reads_as_a_conversation(page, live_server, library, artifacts_dir):
+    run_id = started_run(live_server, library, "episodes")
+    trainer = Trainer(live_server, run_id)
+    page.goto(f"{live_server.url}/runs/{run_id}/")
+    wait_live(page)
+    trainer.status("starting")
+    trainer.status("running")
+    trainer.episodes(7, SOLVED, GUESSING)
+    page.wait_for_selector("#sample-groups .episode")
+    groups = page.locator("#sample-groups")
+    assert "highlighted: trained tokens" in groups.locator(".episode-legend").inner_text()
+    # The shared prompt once, as messages; each episode from its first sampled turn.
+    prompt = groups.locator(".sample-group .prompt")
+    assert prompt.locator(".turn-system").count() == 1
+    assert "What is 17 * 23?" in prompt.locator(".turn-user").inner_text()
+    solved, guessing = (groups.locator(f"tr[data-sample] >> nth={i}") for i in (0, 1))
+    assert solved.locator(".turn-user").count() == 0
+    assert solved.locator(".end-badge").inner_text() == "ended: done"
+    assert solved.locator(".turn-assistant.trained").count() == 3
+    assert solved.locator(".tool-call").first.inner_text() == 'calc({"expr": "17*23"})'
+    answer = solved.locator(".turn-tool").first
+    assert answer.locator(".turn-role").inner_text().lower() == "tool · result of calc" and "391" in answer.inner_text()
+    failed = solved.locator(".turn.has-error")
+    assert failed.count() == 1 and "malformed tool call" in failed.locator(".turn-error").inner_text()
+    assert failed.locator(".turn-error").evaluate("e => getComputedStyle(e).color") == "rgb(179, 38, 30)"
+    versions = solved.locator(".turn-version").all_inner_texts()
+    assert versions == ["v4 · 2 behind", "v5 · 1 behind", "v5 · 1 behind"]  # trained at version 6
+    assert "1.00" in solved.inner_text() and "0.800" in solved.inner_text()  # accuracy, advantage
+
+    assert guessing.locator(".end-badge").inner_text() == "ended: max_turns"
+    assert guessing.locator(".turn-assistant.untrained .untrained-badge").inner_text() == "not trained"
+    assert guessing.locator(".turn:visible").count() == 7  # 11 messages: the middle 4 folded
+    more = guessing.locator(".turns-more button")
+    assert more.inner_text() == "4 more turns — show all 11 turns"
+    page.locator("#completions").screenshot(path=str(artifacts_dir / "run-page-episode.png"))
+    more.click()
+    assert guessing.locator(".turn:visible").count() == 11 and more.count() == 0
+    assert "I give up" in guessing.inner_text()
 
 
 def test_after_a_dropped_connection_the_page_catches_up_and_is_live_again(page, live_server, library):

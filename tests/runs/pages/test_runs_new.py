@@ -95,7 +95,7 @@ def refused(response) -> str:
 
 def test_no_dataset_is_an_inline_error(logged_in, form):
     html = refused(post(logged_in, {**form, "dataset": ""}))
-    assert 'id="id_dataset-error">choose a dataset<' in html
+    assert 'id="id_dataset-error">choose a dataset, or an environment<' in html
 
 
 def test_no_reward_is_an_inline_error(logged_in, form, reward):

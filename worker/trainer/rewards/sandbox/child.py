@@ -1,9 +1,11 @@
-"""The sandboxed process: loads reward sources and answers calls, one at a time, until its stdin closes.
+"""The sandboxed process: loads reward and environment sources and answers calls, one at a time,
+until its stdin closes.
 
 Started as `python -I child.py '<limits json>'` in its own working directory with an emptied
 environment (see process.py). Standard library only until user code imports what it likes.
-Protocol: the parent writes {"op": "load"|"call", ...} frames to our stdin; we answer each with
-one frame on the original stdout. What user code prints goes to capped buffers (print) and to a
+Protocol: the parent writes {"op": "load"|"call"|"env_start"|"env_step", ...} frames to our stdin;
+a load names its entry ("reward", or "environment": `step`, optional `start` and `TOOLS`); we
+answer each with one frame on the original stdout. What user code prints goes to capped buffers (print) and to a
 capped file (anything written to file descriptors 1 and 2), and comes back with the reply.
 """
 import builtins
@@ -23,7 +25,8 @@ import results  # noqa: E402
 
 del sys.path[0]  # user code must not import the sandbox's own modules by accident
 
-USER_FILE = "reward.py"
+# The name user code has in tracebacks, by what it defines.
+USER_FILES = {"reward": "reward.py", "environment": "environment.py"}
 ENTRY_POINT = "reward"
 
 
@@ -57,7 +60,8 @@ class Fail(Exception):
 
 def user_traceback(exc: BaseException) -> tuple[str, int | None]:
     """The traceback cut to the user's own frames, and the line of the last of them."""
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == USER_FILE]
+    names = set(USER_FILES.values())
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename in names]
     lines = (["Traceback (most recent call last):\n"] + traceback.format_list(frames)) if frames else []
     lines += traceback.format_exception_only(type(exc), exc)
     return "".join(lines), (frames[-1].lineno if frames else None)
@@ -66,28 +70,53 @@ def user_traceback(exc: BaseException) -> tuple[str, int | None]:
 class Worker:
     def __init__(self, limits: dict):
         self.limits = limits
-        self.functions = {}  # digest → the loaded source's reward function
+        self.functions = {}  # digest → the loaded source's reward function, or its environment entries
+        self.sources = {}  # digest → (file name, source): its lines for tracebacks
 
-    def load(self, digest: str, source: str):
+    def load(self, digest: str, source: str, entry: str = "reward") -> dict:
+        filename = USER_FILES[entry]
         try:
-            code = compile(source, USER_FILE, "exec")
+            code = compile(source, filename, "exec")
         except SyntaxError as exc:
             raise Fail("syntax", f"syntax error at line {exc.lineno}: {exc.msg}", line=exc.lineno) from None
         except ValueError as exc:  # null bytes
             raise Fail("syntax", f"the code cannot be compiled: {exc}") from None
-        linecache.cache[USER_FILE] = (len(source), None, source.splitlines(True), USER_FILE)
-        namespace = {"__name__": "reward_code", "__builtins__": builtins}
+        self.sources[digest] = (filename, source)
+        self.show_lines(digest)
+        namespace = {"__name__": f"{entry}_code", "__builtins__": builtins}
         exec(code, namespace)
+        if entry == "environment":
+            self.functions[digest] = environment_entries(namespace)
+            return {"tools": self.functions[digest]["tools"]}
         function = namespace.get(ENTRY_POINT)
         if not callable(function):
             raise Fail("definition", f"the code defines no function named {ENTRY_POINT!r}")
         self.functions[digest] = function
+        return {}
+
+    def show_lines(self, digest: str) -> None:
+        """Tracebacks read the file's lines from linecache: this source's, not the last one loaded."""
+        filename, source = self.sources[digest]
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
 
     def call(self, digest: str, request: dict):
         count = len(request["completions"])
         values = self.functions[digest](request["prompts"], request["completions"], **request["columns"])
         try:
             return results.check_values(values, count)
+        except results.ResultError as exc:
+            raise Fail(exc.kind, str(exc)) from None
+
+    def env_call(self, digest: str, request: dict):
+        """What `step(messages, row)` or `start(row)` returned, checked to be JSON (None when
+        there is no `start`: the dataset's prompt opens the episode)."""
+        entries = self.functions[digest]
+        if request["op"] == "env_start":
+            value = entries["start"](request["row"]) if entries["start"] else None
+        else:
+            value = entries["step"](request["messages"], request["row"])
+        try:
+            return results.check_reply(value)
         except results.ResultError as exc:
             raise Fail(exc.kind, str(exc)) from None
 
@@ -98,9 +127,13 @@ class Worker:
         reply = {"id": request.get("id"), "ok": True}
         try:
             if request["op"] == "load":
-                self.load(request["digest"], request["source"])
-            else:
+                reply.update(self.load(request["digest"], request["source"], request.get("entry", "reward")))
+            elif request["op"] == "call":
+                self.show_lines(request["digest"])
                 reply["values"] = self.call(request["digest"], request)
+            else:
+                self.show_lines(request["digest"])
+                reply["value"] = self.env_call(request["digest"], request)
         except Fail as exc:
             reply.update(ok=False, kind=exc.kind, message=exc.message, traceback=exc.trace, line=exc.line)
         except OutputLimitExceeded:
@@ -131,6 +164,19 @@ class Worker:
             os.ftruncate(1, 0)
         text = shared["kept"] + raw.decode("utf-8", errors="replace")
         return text[: self.limits["output_keep_chars"]], size
+
+
+def environment_entries(namespace: dict) -> dict:
+    step, start = namespace.get("step"), namespace.get("start")
+    if not callable(step):
+        raise Fail("definition", "the code defines no function named 'step'; define step(messages, row)")
+    if start is not None and not callable(start):
+        raise Fail("definition", "start is defined but is not a function; define start(row) or remove it")
+    try:
+        tools = results.check_tools(namespace.get("TOOLS", {}))
+    except results.ResultError as exc:
+        raise Fail(exc.kind, str(exc)) from None
+    return {"step": step, "start": start, "tools": tools}
 
 
 def setup(limits: dict) -> tuple[int, int, str]:

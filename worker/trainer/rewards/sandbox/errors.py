@@ -3,7 +3,7 @@
 # kind → what it means; the message says the specifics.
 KINDS = {
     "syntax": "the code does not parse",
-    "definition": "the code defines no usable reward function",
+    "definition": "the code defines no usable reward function (or environment step, or TOOLS)",
     "exception": "the code raised an exception",
     "timeout": "a call ran past its time limit",
     "memory": "a call ran past the memory limit",
@@ -11,6 +11,7 @@ KINDS = {
     "result_type": "the result is not a list of numbers or None",
     "result_length": "the result has the wrong number of values",
     "result_value": "the result holds NaN or an infinite value",
+    "reply_type": "an environment's answer is not JSON",
     "result_size": "the reply is larger than the reply limit",
     "crashed": "the process died during the call",
     "protocol": "the process answered something unreadable",

@@ -1,4 +1,4 @@
-"""What one sandboxed reward call may use."""
+"""What one sandboxed call (a reward, or an environment's start or step) may use."""
 from dataclasses import asdict, dataclass
 
 MIB = 1024 * 1024

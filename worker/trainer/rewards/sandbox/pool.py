@@ -1,4 +1,4 @@
-"""A pool of warm sandboxed processes, shared by the threads that score rewards.
+"""A pool of warm sandboxed processes, shared by the threads that score rewards and play environments.
 
 A run calls its reward functions once per group of completions; starting a Python process
 for each (~30 ms and more for the imports the code needs) would cost more than the call, so
@@ -23,8 +23,18 @@ class CallResult:
     seconds: float
 
 
-def source_digest(source: str) -> str:
-    return hashlib.sha256(source.encode()).hexdigest()
+@dataclass
+class EnvCall:
+    """What an environment's `start` or `step` returned (JSON, as user code gave it: replies.messages_of
+    reads it as messages), what it printed, and how long the call took."""
+    reply: object
+    output: str
+    seconds: float
+
+
+def source_digest(source: str, entry: str = "reward") -> str:
+    # The same text loaded as an environment is another entry of the process's table.
+    return hashlib.sha256(source.encode() if entry == "reward" else f"{entry}\0{source}".encode()).hexdigest()
 
 
 class SandboxPool:
@@ -40,11 +50,38 @@ class SandboxPool:
 
     def call(self, source: str, prompts: list, completions: list, columns: dict) -> CallResult:
         """Runs `reward(prompts, completions, **columns)` from `source`; SandboxError if that fails."""
-        process = self._acquire()
         started = time.perf_counter()
+        values, output = self._on_a_process(lambda process: process.run(
+            source, source_digest(source), list(prompts), list(completions),
+            {name: list(values) for name, values in columns.items()}))
+        return CallResult(values, output, time.perf_counter() - started)
+
+    def env_tools(self, source: str) -> list[dict]:
+        """The tools an environment's TOOLS names ({name, description, parameter, parameter_description}
+        each), loading it if need be; SandboxError if it does not load."""
+        told, _ = self._on_a_process(lambda process: process.load(source, source_digest(source, "environment"),
+                                                                   "environment"))
+        return told["tools"]
+
+    def env_start(self, source: str, row: dict) -> EnvCall:
+        """Runs the environment's `start(row)`: its first messages; reply None where it has no
+        `start` (or it returned None), so that the dataset's prompt opens the episode."""
+        return self._env_call("env_start", source, {"row": row})
+
+    def env_step(self, source: str, messages: list[dict], row: dict) -> EnvCall:
+        """Runs the environment's `step(messages, row)`: its reply to the last assistant turn."""
+        return self._env_call("env_step", source, {"messages": messages, "row": row})
+
+    def _env_call(self, op: str, source: str, request: dict) -> EnvCall:
+        started = time.perf_counter()
+        digest = source_digest(source, "environment")
+        reply, output = self._on_a_process(lambda process: process.env_call(op, source, digest, request))
+        return EnvCall(reply, output, time.perf_counter() - started)
+
+    def _on_a_process(self, work):
+        process = self._acquire()
         try:
-            values, output = process.run(source, source_digest(source), list(prompts), list(completions),
-                                         {name: list(values) for name, values in columns.items()})
+            done = work(process)
         except SandboxError:
             self._release(process)
             raise
@@ -53,7 +90,7 @@ class SandboxPool:
             self._release(process)
             raise
         self._release(process)
-        return CallResult(values, output, time.perf_counter() - started)
+        return done
 
     def _acquire(self) -> SandboxProcess:
         while True:

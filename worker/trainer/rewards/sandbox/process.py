@@ -31,7 +31,7 @@ class SandboxProcess:
 
     def __init__(self, limits: SandboxLimits):
         self.limits = limits
-        self.loaded: set[str] = set()
+        self.loaded: dict[str, dict] = {}  # digest → what its load told
         self.workdir = tempfile.mkdtemp(prefix="reward-sandbox-")
         self.output_path = os.path.join(self.workdir, ".output")
         with open(self.output_path, "a+b") as capture:  # read back after each call
@@ -55,11 +55,7 @@ class SandboxProcess:
     def run(self, source: str, digest: str, prompts: list, completions: list, columns: dict) -> tuple[list, str]:
         """Values and printed output of one call; SandboxError otherwise. After an error whose
         `recycle` is set (see `needs_replacing`) the process must not be used again."""
-        output = ""
-        if digest not in self.loaded:
-            reply = self._ask({"op": "load", "digest": digest, "source": source}, self.limits.load_timeout_s)
-            output = reply.get("output", "")
-            self.loaded.add(digest)
+        _, output = self.load(source, digest, "reward")
         reply = self._ask({"op": "call", "digest": digest, "prompts": prompts, "completions": completions,
                            "columns": columns}, self.limits.call_timeout_s, output)
         try:
@@ -67,6 +63,28 @@ class SandboxProcess:
         except ResultError as exc:  # a well-behaved child checked already; this one sent something else
             raise SandboxError(exc.kind, str(exc), output=output) from None
         return values, output + reply.get("output", "")
+
+    def load(self, source: str, digest: str, entry: str) -> tuple[dict, str]:
+        """What loading `source` told (an environment's tools), and what it printed (only the first time)."""
+        if digest in self.loaded:
+            return self.loaded[digest], ""
+        reply = self._ask({"op": "load", "digest": digest, "source": source, "entry": entry},
+                          self.limits.load_timeout_s)
+        told = {}
+        if entry == "environment":
+            if not isinstance(reply.get("tools"), list):
+                self.kill()
+                raise SandboxError("protocol", "a load without the environment's tools; the process was replaced")
+            told = {"tools": reply["tools"]}
+        self.loaded[digest] = told
+        return self.loaded[digest], reply.get("output", "")
+
+    def env_call(self, op: str, source: str, digest: str, request: dict) -> tuple[object, str]:
+        """What an environment's `start` (op env_start) or `step` (env_step) returned, as JSON, and
+        what it printed; SandboxError otherwise."""
+        _, output = self.load(source, digest, "environment")
+        reply = self._ask({"op": op, "digest": digest, **request}, self.limits.call_timeout_s, output)
+        return reply.get("value"), output + reply.get("output", "")
 
     @property
     def needs_replacing(self) -> bool:
@@ -146,4 +164,4 @@ class SandboxProcess:
 
 
 _CHILD_KINDS = {"syntax", "definition", "exception", "memory", "output", "result_type", "result_length",
-                "result_value"}
+                "result_value", "reply_type"}

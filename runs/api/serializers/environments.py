@@ -1,0 +1,117 @@
+"""Environments: a dataset, how an episode proceeds (a built-in, Python code or a verifiers id) and
+the rubric that scores it. Each kind's fields are checked as it is saved, so that a run never
+starts on an environment that cannot load."""
+from django.db import transaction
+from pydantic import ValidationError as SchemaError
+from rest_framework import serializers
+
+from runs.api.serializers.fields import (
+    StrictCharField, StrictTextModelSerializer, VisiblePrimaryKeyField, unique_name_for_owner,
+)
+from runs.models import Dataset, Environment, EnvironmentReward, RewardFunction
+from worker.trainer.environments.catalog import BUILTIN_ENVIRONMENTS
+from worker.trainer.environments.source_check import source_problems
+from worker.trainer.environments.verifiers_check import verifiers_problem
+
+KIND_FIELDS = ("kind", "builtin", "params", "source", "verifiers_id", "dataset")
+
+
+class EnvironmentRewardSerializer(serializers.ModelSerializer):
+    reward_function = VisiblePrimaryKeyField(queryset=RewardFunction.objects.all())
+    name = serializers.CharField(source="reward_function.name", read_only=True)
+    weight = serializers.FloatField(default=1.0, min_value=-100.0, max_value=100.0)
+
+    class Meta:
+        model = EnvironmentReward
+        fields = ["reward_function", "name", "weight"]
+
+
+class EnvironmentSerializer(StrictTextModelSerializer):
+    owner = serializers.CharField(source="owner.username", read_only=True)
+    dataset = VisiblePrimaryKeyField(
+        queryset=Dataset.objects.all(), required=False, allow_null=True,
+        help_text="The tasks (required for builtin and code; a verifiers environment brings its own).")
+    rubric = EnvironmentRewardSerializer(
+        source="environment_rewards", many=True, required=False,
+        help_text="Reward functions and weights that score a finished episode (at least one for builtin and code).")
+    params = serializers.DictField(required=False, help_text="The built-in's parameters (kind=builtin), or the "
+                                   "verifiers environment's load_environment arguments (kind=verifiers).")
+    # Kept exactly as typed: trimming would shift the line numbers that errors point at.
+    source = StrictCharField(required=False, allow_blank=True, trim_whitespace=False,
+                             help_text="Python defining step(messages, row), optionally start(row) and TOOLS "
+                                       "(kind=code).")
+
+    class Meta:
+        model = Environment
+        fields = ["id", "name", "owner", "description", "kind", "builtin", "params", "source", "verifiers_id",
+                  "dataset", "rubric", "created_at", "updated_at"]
+
+    def validate_name(self, value):
+        return unique_name_for_owner(self, Environment, value)
+
+    def validate_rubric(self, value):
+        ids = [item["reward_function"].pk for item in value]
+        if len(ids) != len(set(ids)):
+            raise serializers.ValidationError("a reward function is listed twice")
+        return value
+
+    def validate(self, attrs):
+        merged = {f: attrs[f] if f in attrs else getattr(self.instance, f, None) for f in KIND_FIELDS}
+        kind = merged["kind"]
+        if kind == Environment.Kind.VERIFIERS:
+            return {**attrs, **self._check_verifiers(merged), "builtin": "", "source": ""}
+        problems = {}
+        if merged["dataset"] is None:
+            problems["dataset"] = "choose the dataset whose rows the episodes start from"
+        if not self._rubric(attrs):
+            problems["rubric"] = "choose at least one reward function to score an episode"
+        if problems:
+            raise serializers.ValidationError(problems)
+        if kind == Environment.Kind.BUILTIN:
+            return {**attrs, **self._check_builtin(merged["builtin"] or "", merged["params"] or {}),
+                    "source": "", "verifiers_id": ""}
+        if problems := source_problems(merged["source"] or ""):
+            raise serializers.ValidationError({"source": problems})
+        return {**attrs, "builtin": "", "params": {}, "verifiers_id": ""}
+
+    def _rubric(self, attrs) -> list:
+        if "environment_rewards" in attrs:
+            return attrs["environment_rewards"]
+        return list(self.instance.environment_rewards.all()) if self.instance else []
+
+    def _check_builtin(self, name: str, params: dict) -> dict:
+        if name not in BUILTIN_ENVIRONMENTS:
+            raise serializers.ValidationError(
+                {"builtin": f"no built-in environment {name!r}; choose one of: {', '.join(BUILTIN_ENVIRONMENTS)}"})
+        try:
+            full = BUILTIN_ENVIRONMENTS[name].model_validate(params).model_dump()
+        except SchemaError as exc:
+            raise serializers.ValidationError(
+                {"params": [f"{'.'.join(map(str, e['loc'])) or name}: {e['msg']}" for e in exc.errors()]}) from None
+        return {"builtin": name, "params": full}
+
+    def _check_verifiers(self, merged) -> dict:
+        if problem := verifiers_problem(merged["verifiers_id"] or ""):
+            raise serializers.ValidationError({"verifiers_id": problem})
+        return {"params": merged["params"] or {}}
+
+    @transaction.atomic
+    def create(self, validated_data):
+        rubric = validated_data.pop("environment_rewards", [])
+        environment = Environment.objects.create(**validated_data)
+        self._set_rubric(environment, rubric)
+        return environment
+
+    @transaction.atomic
+    def update(self, instance, validated_data):
+        rubric = validated_data.pop("environment_rewards", None)
+        environment = super().update(instance, validated_data)
+        if rubric is not None:
+            environment.environment_rewards.all().delete()
+            self._set_rubric(environment, rubric)
+        return environment
+
+    def _set_rubric(self, environment, rubric):
+        EnvironmentReward.objects.bulk_create([
+            EnvironmentReward(environment=environment, reward_function=item["reward_function"], weight=item["weight"])
+            for item in rubric])

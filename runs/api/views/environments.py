@@ -1,0 +1,72 @@
+"""Environments in the library, and the dry run that plays one episode of one."""
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework.decorators import action
+from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.response import Response
+
+from runs.api.serializers.environment_dry_run import EnvironmentDryRunRequest
+from runs.api.serializers.environments import EnvironmentSerializer
+from runs.api.views.owned import OwnedViewSet
+from runs.environments.dry_run import Play, play_episode
+from runs.environments.model_play import model_play_problem
+from runs.models import Environment
+from runs.rewards import authoring
+from runs.rewards.rows import RowsUnavailable, raw_rows
+
+
+class EnvironmentViewSet(OwnedViewSet):
+    model = Environment
+    serializer_class = EnvironmentSerializer
+
+    def get_queryset(self):
+        return super().get_queryset().select_related("dataset").prefetch_related("environment_rewards__reward_function")
+
+    def create(self, request, *args, **kwargs):
+        self._check_authoring(request.data)
+        return super().create(request, *args, **kwargs)
+
+    def update(self, request, *args, **kwargs):
+        self._check_authoring(request.data, self.get_object())
+        return super().update(request, *args, **kwargs)
+
+    def _check_authoring(self, data, instance=None):
+        # Environment code runs in the same sandbox as reward code: the same permission writes it.
+        if authoring.touches_code(data, instance) and not authoring.can_author_code(self.request.user):
+            raise PermissionDenied(authoring.REFUSAL.replace("reward code", "reward or environment code"))
+
+    @extend_schema(request=EnvironmentDryRunRequest, responses=OpenApiTypes.OBJECT)
+    @action(detail=True, methods=["post"], url_path="dry-run")
+    def dry_run(self, request, pk=None):
+        """Plays one episode on a dataset row with typed assistant turns (or the model) and shows every turn."""
+        environment = self.get_object()
+        asked = EnvironmentDryRunRequest(data=request.data, context=self.get_serializer_context())
+        asked.is_valid(raise_exception=True)
+        params = asked.validated_data
+        if environment.kind == Environment.Kind.VERIFIERS:
+            raise ValidationError({"detail": "a verifiers environment is played by the workers that have it "
+                                             "installed; dry runs play built-in and code environments"})
+        if "turns" not in params and (problem := model_play_problem(params["model"])):
+            raise ValidationError({"model": problem})
+        dataset = params.get("dataset") or environment.dataset
+        if dataset is None:
+            raise ValidationError({"dataset": "choose the dataset whose row opens the episode"})
+        row = _row(dataset, params["row"])
+        played = play_episode(environment, Play(
+            row=row, prompt_column=dataset.prompt_column, turns=params.get("turns"), model=params["model"],
+            max_turns=params["max_turns"], tool_call_format=params["tool_call_format"]))
+        return Response({"environment": environment.pk, "kind": environment.kind, "dataset": dataset.pk,
+                         "row": params["row"], **played})
+
+
+def _row(dataset, index: int) -> dict:
+    try:
+        rows = raw_rows(dataset, index + 1)
+    except RowsUnavailable as exc:
+        raise ValidationError({exc.field: str(exc)}) from None
+    if len(rows) <= index:
+        raise ValidationError({"row": f"dataset {dataset.name!r} has {len(rows)} rows here; choose a row below that"})
+    if dataset.prompt_column not in rows[index]:
+        raise ValidationError({"dataset": f"row {index} of {dataset.name!r} has no prompt column "
+                                          f"{dataset.prompt_column!r}"})
+    return rows[index]

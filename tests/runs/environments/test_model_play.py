@@ -1,0 +1,41 @@
+"""A dry run against a model prepared on this machine: its greedy turns, through the chat template,
+answered by the environment; a model outside MODELS_DIR is never loaded."""
+import pytest
+
+pytest.importorskip("transformers")
+
+from runs.environments.model_play import local_model_path, model_play_problem  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def models_dir(tmp_path_factory):
+    from worker.trainer.models.tiny import build_tiny_model
+
+    folder = tmp_path_factory.mktemp("data") / "models"
+    build_tiny_model(folder / "tiny-llama")
+    return folder
+
+
+def test_the_model_plays_each_turn_and_the_environment_answers(owner_api, feedback, settings, models_dir):
+    settings.MODELS_DIR = models_dir
+    model = str(models_dir / "tiny-llama")
+    response = owner_api.post(f"/api/environments/{feedback.pk}/dry-run/", {"model": model, "max_turns": 2},
+                              format="json")
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body["player"] == "model" and body["model"] == model and body["assistant_turns"] == 2
+    assert body["end_reason"] == "max_turns" and body["tool_call_format"] == "text"
+    assistant = [turn for turn in body["turns"] if turn["role"] == "assistant"]
+    assert all(0 < turn["num_tokens"] <= 128 for turn in assistant)
+    assert body["turns"][-1]["role"] == "user"  # the environment's feedback on the second answer
+
+
+def test_only_models_prepared_under_models_dir_may_play(settings, models_dir, tmp_path):
+    settings.MODELS_DIR = models_dir
+    assert local_model_path(str(models_dir / "tiny-llama")) == (models_dir / "tiny-llama").resolve()
+    assert model_play_problem("tiny-llama") is None  # a hub id resolves to its prepared copy
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "config.json").write_text("{}")
+    assert local_model_path(str(elsewhere)) is None
+    assert "is not prepared on this machine" in model_play_problem(str(elsewhere))

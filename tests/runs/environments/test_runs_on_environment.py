@@ -1,0 +1,82 @@
+"""A run started on an environment: its dataset and rubric fill what the request leaves out (given
+ones are used instead), the environment goes into the launch spec, and a verifiers environment
+that is not installed here is refused when the run is created."""
+from runs.models import Environment, RewardFunction, Run
+
+
+def create(client, **body):
+    return client.post("/api/runs/", {"name": "episodes", **body}, format="json")
+
+
+def test_an_environment_alone_brings_its_dataset_and_rubric(owner_api, calculator, dataset, reward):
+    response = create(owner_api, environment=calculator.pk)
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert body["environment"] == calculator.pk and body["dataset"] == dataset.pk
+    assert body["rewards"] == [{"reward_function": reward.pk, "name": "acc", "weight": 1.0}]
+    run = Run.objects.get(pk=body["id"])
+    assert [(rr.reward_function_id, rr.weight) for rr in run.run_rewards.all()] == [(reward.pk, 1.0)]
+
+
+def test_a_null_dataset_and_empty_rewards_are_the_environments_too(owner_api, calculator, dataset):
+    response = create(owner_api, environment=calculator.pk, dataset=None, rewards=[])
+    assert response.status_code == 201, response.content
+    assert response.json()["dataset"] == dataset.pk and len(response.json()["rewards"]) == 1
+
+
+def test_given_dataset_and_rewards_are_used_instead_of_the_environments(owner_api, owner, calculator):
+    from runs.models import Dataset
+
+    other = Dataset.objects.create(owner=owner, name="other", source="generator", generator="arithmetic",
+                                   generator_params={"count": 5}, columns=["prompt", "answer"], row_count=5)
+    length = RewardFunction.objects.create(owner=owner, name="len", kind="builtin", builtin="length", params={})
+    response = create(owner_api, environment=calculator.pk, dataset=other.pk,
+                      rewards=[{"reward_function": length.pk, "weight": 0.5}])
+    assert response.status_code == 201, response.content
+    assert response.json()["dataset"] == other.pk
+    assert response.json()["rewards"] == [{"reward_function": length.pk, "name": "len", "weight": 0.5}]
+
+
+def test_without_an_environment_a_dataset_and_rewards_are_still_required(owner_api):
+    response = create(owner_api)
+    assert response.status_code == 400
+    assert response.json() == {"dataset": ["choose a dataset, or an environment"],
+                                "rewards": ["choose at least one reward function, or an environment"]}
+
+
+def test_someone_elses_environment_is_not_found(other_api, calculator):
+    response = create(other_api, environment=calculator.pk)
+    assert response.status_code == 400 and "does not exist" in str(response.json()["environment"])
+
+
+def test_a_verifiers_environment_not_installed_here_is_refused_at_creation(owner_api, owner, dataset, reward):
+    environment = Environment.objects.create(owner=owner, name="vf", kind="verifiers", verifiers_id="vf-math")
+    response = create(owner_api, environment=environment.pk, dataset=dataset.pk,
+                      rewards=[{"reward_function": reward.pk}])
+    assert response.status_code == 400
+    assert "verifiers package is not installed" in str(response.json()["environment"])
+    assert not Run.objects.filter(name="episodes").exists()
+
+
+def test_a_verifiers_environment_brings_no_dataset_so_one_must_be_chosen(owner_api, owner, reward, monkeypatch):
+    monkeypatch.setattr("worker.trainer.environments.verifiers_check.installed", lambda module: True)
+    environment = Environment.objects.create(owner=owner, name="vf", kind="verifiers", verifiers_id="vf-math")
+    response = create(owner_api, environment=environment.pk, rewards=[{"reward_function": reward.pk}])
+    assert response.status_code == 400 and "brings none" in str(response.json()["dataset"])
+
+
+def test_the_environment_goes_into_the_launch_spec(owner_api, guess, broker, django_capture_on_commit_callbacks):
+    run_id = create(owner_api, environment=guess.pk).json()["id"]
+    with django_capture_on_commit_callbacks(execute=True):
+        response = owner_api.post(f"/api/runs/{run_id}/start/")
+    assert response.status_code == 200, response.content
+    _, spec = broker.call_args.kwargs["args"]
+    assert spec["environment"]["kind"] == "code" and "def step" in spec["environment"]["source"]
+    assert spec["dataset"]["generator"] == "arithmetic" and spec["rewards"][0]["name"] == "acc"
+
+
+def test_a_clone_keeps_the_environment(owner_api, calculator):
+    run_id = create(owner_api, environment=calculator.pk).json()["id"]
+    response = owner_api.post(f"/api/runs/{run_id}/clone/")
+    assert response.status_code == 201, response.content
+    assert response.json()["environment"] == calculator.pk
