@@ -17,6 +17,8 @@ def dataset_spec(dataset: Dataset) -> dict:
                     size_bytes=dataset.size_bytes)
     elif dataset.source == Dataset.Source.HUB:
         spec.update(hub_id=dataset.hub_id, split=dataset.split or "train")
+    elif dataset.source == Dataset.Source.ENVIRONMENT:
+        spec.update(verifiers_id=dataset.hub_id, params=dataset.generator_params, split=dataset.split or "train")
     else:
         spec.update(generator=dataset.generator, params=dataset.generator_params)
     return spec

@@ -1,3 +1,6 @@
+import hashlib
+import json
+
 from django.db import models, transaction
 from django.db.models.signals import post_delete
 from django.dispatch import receiver
@@ -10,6 +13,9 @@ class Dataset(OwnedModel):
         UPLOAD = "upload", "Uploaded file"
         HUB = "hub", "Hub dataset"
         GENERATOR = "generator", "Built-in generator"
+        # Made for a verifiers environment as it is saved (Environment.save): a worker takes the
+        # rows from the environment, hub_id naming it and generator_params its arguments.
+        ENVIRONMENT = "environment", "A verifiers environment's"
 
     class PromptFormat(models.TextChoices):
         TEXT = "text", "Plain text"
@@ -42,6 +48,21 @@ class Dataset(OwnedModel):
     @property
     def is_validated(self) -> bool:
         return self.row_count is not None
+
+    @classmethod
+    def of_verifiers_environment(cls, owner, verifiers_id: str, params: dict) -> "Dataset":
+        """The rows of the verifiers environment `verifiers_id` built with `params`: one dataset
+        for the owner's environments that name it alike, made the first time."""
+        for dataset in cls.objects.filter(owner=owner, source=cls.Source.ENVIRONMENT, hub_id=verifiers_id):
+            if dataset.generator_params == params:
+                return dataset
+        digest = hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()[:8]
+        base = (verifiers_id + (f" {digest}" if params else ""))[:180]
+        names = [f"{base} (verifiers)", *(f"{base} (verifiers {n})" for n in range(2, 100))]
+        taken = set(cls.objects.filter(owner=owner, name__in=names).values_list("name", flat=True))
+        return cls.objects.create(owner=owner, name=next(n for n in names if n not in taken),
+                                  source=cls.Source.ENVIRONMENT, hub_id=verifiers_id, generator_params=params,
+                                  prompt_column="prompt", prompt_format=cls.PromptFormat.CHAT)
 
 
 @receiver(post_delete, sender=Dataset)

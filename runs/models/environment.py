@@ -1,5 +1,6 @@
 from django.db import models
 
+from runs.models.dataset import Dataset
 from runs.models.owned import OwnedModel
 
 
@@ -22,7 +23,7 @@ class Environment(OwnedModel):
     verifiers_id = models.CharField(max_length=200, blank=True)
     dataset = models.ForeignKey("runs.Dataset", null=True, blank=True, on_delete=models.PROTECT,
                                 related_name="environments",
-                                help_text="The tasks; none for a verifiers environment, which brings its own.")
+                                help_text="The tasks; a verifiers environment's own (made as it is saved).")
     rubric = models.ManyToManyField("runs.RewardFunction", through="runs.EnvironmentReward", blank=True,
                                     related_name="environments")
 
@@ -31,6 +32,13 @@ class Environment(OwnedModel):
 
     def __str__(self):
         return self.name
+
+    def save(self, *args, **kwargs):
+        """A verifiers environment brings its rows: its dataset is the one that names it alike
+        (Dataset.Source.ENVIRONMENT), made the first time."""
+        if self.kind == self.Kind.VERIFIERS:
+            self.dataset = Dataset.of_verifiers_environment(self.owner, self.verifiers_id, self.params or {})
+        super().save(*args, **kwargs)
 
     def launch_spec(self) -> dict:
         return {"name": self.name, "kind": self.kind, "builtin": self.builtin or None, "params": self.params,

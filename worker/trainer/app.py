@@ -163,7 +163,8 @@ class Trainer:
         self.environment = load_environment(spec, self.tool_format, self.reward_sandbox)
         self.rewards = self.rewards + extra_reward_functions(self.environment)
         tools = ", ".join(tool.name for tool in self.environment.tools) or "none"
-        self.report.log(f"environment {spec.name!r} ({spec.builtin or spec.kind}): tools {tools}, tool calls in the "
+        what = spec.builtin or spec.verifiers_id or spec.kind
+        self.report.log(f"environment {spec.name!r} ({what}): tools {tools}, tool calls in the "
                         f"{self.tool_format} format, at most {self.config.max_turns} turns an episode")
 
     def _report_setup(self, **seconds: float) -> None:
@@ -309,10 +310,8 @@ class Trainer:
 
     def _chat_rendering(self):
         from worker.trainer.environments.rendering import ChatRendering
-        from worker.trainer.environments.tool_calls import tool_schema
 
-        tools = [tool_schema(t.name, t.description, t.parameter, t.parameter_description)
-                 for t in (self.environment.tools if self.environment else ())]
+        tools = [tool.as_schema() for tool in (self.environment.tools if self.environment else ())]
         return ChatRendering(self.parts.tokenizer, tools if self.tool_format == "hermes" else None)
 
     def _episode_runner(self, rendering):

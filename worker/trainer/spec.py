@@ -6,7 +6,7 @@ trainer knowing only the broker and the control plane's URL.
 """
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from worker.trainer.config import TrainingConfig
 
@@ -16,7 +16,7 @@ class _Strict(BaseModel):
 
 
 class DatasetSpec(_Strict):
-    kind: Literal["file", "hub", "generator"]
+    kind: Literal["file", "hub", "generator", "environment"]
     path: str | None = Field(None, description="The file on the control plane's disk (kind=file): read "
                              "directly by a worker that shares that disk.")
     url: str | None = Field(None, description="Where a worker fetches the file with the run's token (kind=file).")
@@ -24,9 +24,12 @@ class DatasetSpec(_Strict):
     size_bytes: int | None = Field(None, ge=0)
     format: Literal["jsonl", "csv", "parquet"] | None = None
     hub_id: str | None = None
-    split: str = "train"
+    split: str = Field("train", description="The hub dataset's split; a verifiers environment's train or eval rows.")
     generator: str | None = None
-    params: dict = Field(default_factory=dict)
+    verifiers_id: str | None = Field(None, description="The verifiers environment whose rows these are "
+                                     "(kind=environment), loaded on the worker with `params`.")
+    params: dict = Field(default_factory=dict, description="The generator's parameters, or the verifiers "
+                         "environment's arguments.")
     prompt_column: str = "prompt"
 
 
@@ -69,7 +72,8 @@ class LaunchSpec(_Strict):
     attempt: int = Field(1, ge=1, description="1 for the first start, +1 per resume.")
     model: str
     dataset: DatasetSpec
-    rewards: list[RewardSpec] = Field(min_length=1)
+    rewards: list[RewardSpec] = Field(default_factory=list, description="At least one, unless the environment is "
+                                      "a verifiers environment: its own rubric scores the episodes.")
     environment: EnvironmentSpec | None = Field(None, description="Multi-turn rollouts; none = one completion "
                                                 "per rollout.")
     eval_dataset: DatasetSpec | None = Field(None, description="Where evaluation examples come from; none = "
@@ -86,3 +90,10 @@ class LaunchSpec(_Strict):
     resume_from: str | None = Field(None, description="Checkpoint directory to continue from.")
     resume_url: str | None = Field(None, description="Where a worker without resume_from on its disk fetches "
                                    "that checkpoint (a tar, with the ingest token).")
+
+    @model_validator(mode="after")
+    def _scored(self):
+        if not self.rewards and (self.environment is None or self.environment.kind != "verifiers"):
+            raise ValueError("rewards: at least one reward function, unless the environment is a verifiers "
+                             "environment (its rubric scores the episodes)")
+        return self

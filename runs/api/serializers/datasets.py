@@ -45,6 +45,9 @@ class DatasetSerializer(StrictTextModelSerializer):
                 raise serializers.ValidationError(
                     {f: "the source of a dataset cannot change; create a new dataset" for f in changed})
             return attrs
+        if attrs["source"] == Dataset.Source.ENVIRONMENT:
+            raise serializers.ValidationError({"source": "a verifiers environment's dataset is made as the "
+                                                         "environment is saved (/api/environments/)"})
         check = {Dataset.Source.UPLOAD: self._check_upload, Dataset.Source.HUB: self._check_hub,
                  Dataset.Source.GENERATOR: self._check_generator}[attrs["source"]]
         return check(attrs)

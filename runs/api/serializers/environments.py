@@ -30,7 +30,8 @@ class EnvironmentSerializer(StrictTextModelSerializer):
     owner = serializers.CharField(source="owner.username", read_only=True)
     dataset = VisiblePrimaryKeyField(
         queryset=Dataset.objects.all(), required=False, allow_null=True,
-        help_text="The tasks (required for builtin and code; a verifiers environment brings its own).")
+        help_text="The tasks (required for builtin and code). A verifiers environment brings its own: a dataset "
+                  "of source `environment` is made for it as it is saved.")
     rubric = EnvironmentRewardSerializer(
         source="environment_rewards", many=True, required=False,
         help_text="Reward functions and weights that score a finished episode (at least one for builtin and code).")
@@ -59,6 +60,7 @@ class EnvironmentSerializer(StrictTextModelSerializer):
         merged = {f: attrs[f] if f in attrs else getattr(self.instance, f, None) for f in KIND_FIELDS}
         kind = merged["kind"]
         if kind == Environment.Kind.VERIFIERS:
+            attrs.pop("dataset", None)  # its own, made as it is saved (Environment.save)
             return {**attrs, **self._check_verifiers(merged), "builtin": "", "source": ""}
         problems = {}
         if merged["dataset"] is None:

@@ -31,15 +31,17 @@ class RunSerializer(StrictTextModelSerializer):
     owner = serializers.CharField(source="owner.username", read_only=True)
     dataset = VisiblePrimaryKeyField(
         queryset=Dataset.objects.all(), required=False, allow_null=True,
-        help_text="What to train on; may be left out (or null) when `environment` is given: its dataset.")
+        help_text="What to train on; may be left out (or null) when `environment` is given: its dataset (a "
+                  "verifiers environment's own rows).")
     environment = VisiblePrimaryKeyField(
         queryset=Environment.objects.all(), required=False, allow_null=True,
         help_text="Multi-turn rollouts in this environment. `dataset` and `rewards` default to its dataset "
                   "and rubric; given ones are used instead.")
     config_template = VisiblePrimaryKeyField(queryset=TrainingConfig.objects.all(), required=False, allow_null=True)
     rewards = RunRewardSerializer(source="run_rewards", many=True, required=False,
-                                  help_text="At least one; may be left out (or empty) when `environment` is given: "
-                                            "its rubric.")
+                                  help_text="At least one, unless `environment` is a verifiers environment (its own "
+                                            "rubric scores the episodes); left out (or empty) when `environment` is "
+                                            "given: its rubric.")
     eval_dataset = VisiblePrimaryKeyField(
         queryset=Dataset.objects.all(), required=False, allow_null=True,
         help_text="What evaluations run on; null = config.eval_holdout_fraction of the dataset.")
@@ -97,28 +99,40 @@ class RunSerializer(StrictTextModelSerializer):
         return attrs
 
     def _with_environment(self, attrs) -> dict:
-        """A dataset and rewards left out (or empty) are the environment's; then both must be there."""
+        """A dataset and rewards left out (or empty) are the environment's. A run needs a dataset, and
+        at least one reward function unless its environment is a verifiers environment, whose own
+        rubric scores the episodes (it may still add some)."""
         environment = attrs.get("environment", self.instance.environment if self.instance else None)
         creating = self.instance is None
+        verifiers = environment is not None and environment.kind == Environment.Kind.VERIFIERS
         if environment is not None:
-            problem = (verifiers_problem(environment.verifiers_id)
-                       if environment.kind == Environment.Kind.VERIFIERS else None)
-            if problem:
+            if verifiers and (problem := verifiers_problem(environment.verifiers_id)):
                 raise serializers.ValidationError({"environment": problem})
+            if verifiers and environment.dataset_id is None:
+                environment.save()  # saved before its rows were a dataset: Environment.save makes it
             if (creating or "environment" in attrs) and not attrs.get("dataset") and environment.dataset:
                 attrs["dataset"] = environment.dataset
             if (creating or "environment" in attrs) and not attrs.get("run_rewards"):
                 attrs["run_rewards"] = [{"reward_function": er.reward_function, "weight": er.weight}
                                         for er in environment.environment_rewards.select_related("reward_function")]
-        problems = {}
+        problems = self._dataset_problems(attrs)
         if (creating or "dataset" in attrs) and not attrs.get("dataset"):
             problems["dataset"] = ("choose a dataset" + (f" (environment {environment.name!r} brings none)"
                                                          if environment else ", or an environment"))
-        if (creating or "run_rewards" in attrs) and not attrs.get("run_rewards"):
+        rewards = attrs["run_rewards"] if "run_rewards" in attrs else (
+            list(self.instance.run_rewards.all()) if self.instance else [])
+        if not rewards and not verifiers and (creating or {"run_rewards", "environment"} & set(attrs)):
             problems["rewards"] = "choose at least one reward function" + ("" if environment else ", or an environment")
         if problems:
             raise serializers.ValidationError(problems)
         return attrs
+
+    @staticmethod
+    def _dataset_problems(attrs) -> dict:
+        """A verifiers environment's dataset is loaded from the environment: it must be installed."""
+        return {field: problem for field in ("dataset", "eval_dataset")
+                if (dataset := attrs.get(field)) is not None and dataset.source == Dataset.Source.ENVIRONMENT
+                and (problem := verifiers_problem(dataset.hub_id))}
 
     def _merged(self, attrs) -> dict:
         """The run's evaluation settings as they would stand after this request."""

@@ -136,10 +136,27 @@ def test_the_schema_documents_environments_and_their_dry_run(owner_api):
     assert "environment" in schema["components"]["schemas"]["Run"]["properties"]
 
 
-def test_a_verifiers_environment_that_can_be_found_is_stored_without_a_dataset_or_rubric(owner_api, monkeypatch):
+def test_a_verifiers_environment_that_can_be_found_is_stored_with_its_own_dataset(owner_api, owner, monkeypatch):
+    from runs.models import Dataset
+
     monkeypatch.setattr("worker.trainer.environments.verifiers_check.installed", lambda module: True)
     response = owner_api.post("/api/environments/", {"name": "vf", "kind": "verifiers", "verifiers_id": "vf-math",
                                                      "params": {"num_train_examples": 100}}, format="json")
     assert response.status_code == 201, response.content
     body = response.json()
-    assert body["dataset"] is None and body["rubric"] == [] and body["params"] == {"num_train_examples": 100}
+    assert body["rubric"] == [] and body["params"] == {"num_train_examples": 100}
+    dataset = Dataset.objects.get(pk=body["dataset"])  # the worker takes its rows from the environment
+    assert (dataset.owner, dataset.source, dataset.hub_id, dataset.generator_params, dataset.prompt_column) == (
+        owner, "environment", "vf-math", {"num_train_examples": 100}, "prompt")
+    alike = owner_api.post("/api/environments/", {"name": "vf again", "kind": "verifiers", "verifiers_id": "vf-math",
+                                                  "params": {"num_train_examples": 100}}, format="json")
+    other = owner_api.post("/api/environments/", {"name": "vf all", "kind": "verifiers", "verifiers_id": "vf-math"},
+                           format="json")
+    assert alike.json()["dataset"] == dataset.pk and other.json()["dataset"] != dataset.pk
+    assert Dataset.objects.get(pk=other.json()["dataset"]).name == "vf-math (verifiers)"
+
+
+def test_a_verifiers_environments_dataset_is_not_made_by_hand(owner_api):
+    response = owner_api.post("/api/datasets/", {"name": "mine", "source": "environment", "hub_id": "vf-math"},
+                              format="json")
+    assert response.status_code == 400 and "made as the environment is saved" in str(response.json()["source"])

@@ -80,7 +80,9 @@ def test_code_is_created_from_the_starter_and_an_error_names_its_line(logged_in,
     assert response.status_code == 400 and "line 1: syntax error" in response.content.decode()
 
 
-def test_a_verifiers_form_says_the_package_is_missing(logged_in):
+def test_a_verifiers_form_says_the_package_is_missing(logged_in, monkeypatch):
+    for where in ("worker.trainer.environments.verifiers_check", "runs.pages.library.environments"):
+        monkeypatch.setattr(f"{where}.installed", lambda module: False)
     html = logged_in.get("/environments/new/verifiers/").content.decode()
     assert "verifiers package is not installed where the control plane runs" in html
     response = logged_in.post("/environments/new/verifiers/", {"name": "vf", "verifiers_id": "vf-math",
@@ -132,3 +134,12 @@ def test_the_new_run_page_starts_a_run_on_an_environment_alone(logged_in, calcul
     assert 'id="run-environment"' in page and ">calc</a>" in page
     copy = logged_in.get(f"/runs/new/?from={run.pk}").content.decode()
     assert f'<option value="{calculator.pk}" selected>' in copy
+
+
+def test_a_verifiers_environments_dataset_page_names_the_environment(logged_in, owner):
+    environment = Environment.objects.create(owner=owner, name="vf", kind="verifiers", verifiers_id="vf-math",
+                                             params={"num_train_examples": 100})
+    html = logged_in.get(f"/datasets/{environment.dataset_id}/").content.decode()
+    assert "verifiers environment <code>vf-math</code>" in html
+    assert "which the worker loads from the environment" in html
+    assert "verifiers environment <code>vf-math</code>" in logged_in.get("/datasets/").content.decode()

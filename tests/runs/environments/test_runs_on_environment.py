@@ -1,7 +1,14 @@
 """A run started on an environment: its dataset and rubric fill what the request leaves out (given
 ones are used instead), the environment goes into the launch spec, and a verifiers environment
-that is not installed here is refused when the run is created."""
-from runs.models import Environment, RewardFunction, Run
+that is not installed here is refused when the run is created; one that is brings its dataset
+and may bring no reward function of the library (its own rubric scores the episodes)."""
+from pathlib import Path
+
+import pytest
+
+from runs.models import Dataset, Environment, RewardFunction, Run
+
+VERIFIERS_ENVIRONMENTS = Path(__file__).resolve().parents[2] / "support" / "verifiers_envs"
 
 
 def create(client, **body):
@@ -49,7 +56,9 @@ def test_someone_elses_environment_is_not_found(other_api, calculator):
     assert response.status_code == 400 and "does not exist" in str(response.json()["environment"])
 
 
-def test_a_verifiers_environment_not_installed_here_is_refused_at_creation(owner_api, owner, dataset, reward):
+def test_a_verifiers_environment_not_installed_here_is_refused_at_creation(owner_api, owner, dataset, reward,
+                                                                           monkeypatch):
+    monkeypatch.setattr("worker.trainer.environments.verifiers_check.installed", lambda module: False)
     environment = Environment.objects.create(owner=owner, name="vf", kind="verifiers", verifiers_id="vf-math")
     response = create(owner_api, environment=environment.pk, dataset=dataset.pk,
                       rewards=[{"reward_function": reward.pk}])
@@ -58,11 +67,37 @@ def test_a_verifiers_environment_not_installed_here_is_refused_at_creation(owner
     assert not Run.objects.filter(name="episodes").exists()
 
 
-def test_a_verifiers_environment_brings_no_dataset_so_one_must_be_chosen(owner_api, owner, reward, monkeypatch):
-    monkeypatch.setattr("worker.trainer.environments.verifiers_check.installed", lambda module: True)
-    environment = Environment.objects.create(owner=owner, name="vf", kind="verifiers", verifiers_id="vf-math")
-    response = create(owner_api, environment=environment.pk, rewards=[{"reward_function": reward.pk}])
-    assert response.status_code == 400 and "brings none" in str(response.json()["dataset"])
+def test_a_verifiers_environment_whose_module_is_missing_is_refused_naming_it(owner_api, owner, monkeypatch):
+    monkeypatch.setattr("worker.trainer.environments.verifiers_check.installed", lambda module: module == "verifiers")
+    environment = Environment.objects.create(owner=owner, name="vf", kind="verifiers", verifiers_id="vf-nowhere")
+    response = create(owner_api, environment=environment.pk)
+    assert response.status_code == 400 and "no module 'vf_nowhere'" in str(response.json()["environment"])
+
+
+def test_an_installed_verifiers_environment_brings_its_dataset_and_needs_no_reward(
+        owner_api, owner, monkeypatch, broker, django_capture_on_commit_callbacks):
+    pytest.importorskip("verifiers")
+    monkeypatch.syspath_prepend(str(VERIFIERS_ENVIRONMENTS))  # vf_tiny: installed here
+    environment = Environment.objects.create(owner=owner, name="tiny", kind="verifiers", verifiers_id="vf-tiny",
+                                             params={"size": 4})
+    response = create(owner_api, environment=environment.pk)
+    assert response.status_code == 201, response.content
+    body = response.json()
+    dataset = Dataset.objects.get(pk=body["dataset"])
+    assert (dataset.source, dataset.hub_id, dataset.generator_params) == ("environment", "vf-tiny", {"size": 4})
+    assert body["rewards"] == []
+    with django_capture_on_commit_callbacks(execute=True):
+        assert owner_api.post(f"/api/runs/{body['id']}/start/").status_code == 200
+    _, spec = broker.call_args.kwargs["args"]
+    assert spec["dataset"] == {**spec["dataset"], "kind": "environment", "verifiers_id": "vf-tiny",
+                               "params": {"size": 4}, "split": "train", "prompt_column": "prompt"}
+    assert spec["environment"]["verifiers_id"] == "vf-tiny" and spec["rewards"] == []
+
+
+def test_a_run_on_another_environment_still_needs_a_reward(owner_api, owner, dataset, calculator):
+    calculator.environment_rewards.all().delete()
+    response = create(owner_api, environment=calculator.pk)
+    assert response.status_code == 400 and response.json() == {"rewards": ["choose at least one reward function"]}
 
 
 def test_the_environment_goes_into_the_launch_spec(owner_api, guess, broker, django_capture_on_commit_callbacks):

@@ -1,7 +1,8 @@
 """Dataset specs to `datasets.Dataset`, and prompts to the text the model is given.
 
 Local files and built-in generators work offline; a hub id goes through
-`datasets.load_dataset` (real loading code, needs network access or a cache).
+`datasets.load_dataset` (real loading code, needs network access or a cache); a verifiers
+environment's rows come from the environment, installed on the worker.
 """
 from pathlib import Path
 
@@ -31,6 +32,10 @@ def load_dataset(spec: DatasetSpec, file: Path | None = None):
         dataset = datasets.load_dataset(builder, data_files=str(path), split="train")
     elif spec.kind == "hub":
         dataset = datasets.load_dataset(spec.hub_id, split=spec.split)
+    elif spec.kind == "environment":
+        from worker.trainer.environments.verifiers_env import verifiers_dataset
+
+        dataset = verifiers_dataset(spec.verifiers_id or "", spec.params, spec.split)
     else:
         dataset = datasets.Dataset.from_list(generate(spec.generator, spec.params))
     return _checked(dataset, spec.prompt_column)

@@ -11,7 +11,7 @@ import asyncio
 import logging
 from dataclasses import dataclass, field
 
-from worker.trainer.environments.base import Environment
+from worker.trainer.environments.base import Environment, Episode
 from worker.trainer.environments.rendering import ChatRendering
 from worker.trainer.environments.replies import messages_of
 from worker.trainer.environments.tool_calls import parse_calls, stop_strings
@@ -43,6 +43,7 @@ class EpisodeLimits:
 
 @dataclass
 class _State:
+    episode: Episode                  # the environment's side of it
     context: list[int]
     messages: list[dict]              # as the chat template renders them
     turns: list[dict]
@@ -98,17 +99,32 @@ class EpisodeRunner:
         self.stops = stop_strings(tool_format, self.tool_names)
 
     async def play(self, client, prompt_ids: list[int], messages: list[dict], row: dict) -> Completion:
-        state = _State(context=list(prompt_ids), messages=[dict(m) for m in messages],
-                       turns=[message_turn(m) for m in messages])
-        end = await self._turns(client, state, row)
+        state = _State(episode=self.environment.episode(row), context=list(prompt_ids),
+                       messages=[dict(m) for m in messages], turns=[message_turn(m) for m in messages])
+        end = await self._turns(client, state)
+        end, kept = await self._end(state, end)
         final = next((t["content"] for t in reversed(state.turns) if t["role"] == "assistant"), "")
         return Completion(token_ids=state.token_ids, logprobs=state.logprobs, text=final,
                           finish_reason=state.finish_reason, loss_mask=state.loss_mask,
                           episode=EpisodeRecord(turns=state.turns, end_reason=end, tool_calls=state.tool_calls,
                                                 tool_errors=state.tool_errors, assistant_turns=state.assistant_turns,
-                                                failed=end.startswith("environment_")))
+                                                failed=end.startswith("environment_"), environment_state=kept))
 
-    async def _turns(self, client, state: _State, row: dict) -> str:
+    async def _end(self, state: _State, end: str) -> tuple[str, object]:
+        """Tells the environment the episode is over: (how it ended, what the environment kept of it
+        for its rubric). An environment that fails here fails the episode, as in a step."""
+        failed = end.startswith("environment_")
+        try:
+            kept = await asyncio.wait_for(asyncio.to_thread(state.episode.end, end), self.limits.timeout_s)
+        except TimeoutError:
+            return end if failed else self._failed(state, "environment_timeout", "the environment did not end "
+                                                   f"the episode within {self.limits.timeout_s:g} s"), None
+        except Exception as exc:
+            return end if failed else self._failed(state, "environment_error", f"{type(exc).__name__} as the "
+                                                   f"episode ended: {exc}"), None
+        return end, None if failed else kept
+
+    async def _turns(self, client, state: _State) -> str:
         while True:
             if state.assistant_turns >= self.limits.max_turns:
                 return "max_turns"
@@ -118,7 +134,7 @@ class EpisodeRunner:
                 return "max_tokens" if state.generated >= self.limits.max_episode_tokens else "context"
             await self._assistant_turn(client, state, budget)
             try:
-                reply = await asyncio.wait_for(asyncio.to_thread(self._reply, state, row), self.limits.timeout_s)
+                reply = await asyncio.wait_for(asyncio.to_thread(self._reply, state), self.limits.timeout_s)
             except TimeoutError:
                 return self._failed(state, "environment_timeout",
                                     f"the environment did not answer within {self.limits.timeout_s:g} s")
@@ -155,7 +171,7 @@ class EpisodeRunner:
                             "model_version": version, "num_tokens": len(completion.token_ids), "error": ""})
         state.pending_calls = calls
 
-    def _reply(self, state: _State, row: dict) -> list[dict] | None:
+    def _reply(self, state: _State) -> list[dict] | None:
         """The environment's answer to the last turn. Calls it cannot be given (malformed, over
         the limit) are answered here with an error, and counted; the rest go to the environment."""
         calls, answered, errors = state.pending_calls, [], []
@@ -172,7 +188,7 @@ class EpisodeRunner:
             {**c.as_message_call(), "values": c.values} for c in answered]}]
         if calls and not answered:
             return errors
-        reply = messages_of(self.environment.step(conversation, row))
+        reply = messages_of(state.episode.step(conversation))
         if reply is None and errors:
             return errors
         return None if reply is None else errors + reply

@@ -47,8 +47,9 @@ def _builtin(spec: EnvironmentSpec, tool_format: str) -> Environment:
 
 def extra_reward_functions(environment: Environment) -> list[RewardFunction]:
     """The environment's own rewards as rubric functions, reading the episode columns the scorer
-    passes (rollout/scoring.episode_columns)."""
-    return [RewardFunction(extra.name, 1.0, _scored_by(extra)) for extra in environment.extra_rewards()]
+    passes (rollout/scoring.episode_columns), then its own rubric's (a verifiers environment's)."""
+    return ([RewardFunction(extra.name, 1.0, _scored_by(extra)) for extra in environment.extra_rewards()]
+            + environment.reward_functions())
 
 
 def _scored_by(extra: ExtraReward):

@@ -23,6 +23,9 @@ class EpisodeRecord:
     tool_errors: int = 0
     assistant_turns: int = 0
     failed: bool = False        # the environment failed: no reward, no gradient
+    # What the environment kept of the episode for its own rubric (a verifiers rollout's state);
+    # it stays in this process: never reported.
+    environment_state: object = None
 
 
 @dataclass

@@ -12,6 +12,10 @@ class RewardFunction:
     name: str
     weight: float
     fn: Callable[..., list]
+    # An environment's own rubric (a verifiers environment's) is also given `environment_states`:
+    # what the environment kept of each episode (EpisodeRecord.environment_state). No other
+    # function is: a state is no JSON for the sandbox that code rewards run in.
+    reads_environment_states: bool = False
 
 
 class RewardError(ValueError):
@@ -46,10 +50,12 @@ class Scorer:
         columns = {key: [value] * count for key, value in group.columns.items()}
         columns.update(episode_columns(group))
         lengths = [len(c.token_ids) for c in group.completions]
+        states = [c.episode.environment_state if c.episode else None for c in group.completions]
         for function in self.functions:
             started = time.perf_counter()
+            extra = {"environment_states": states} if function.reads_environment_states else {}
             try:
-                scored = function.fn(prompts, completions, completion_lengths=lengths, **columns)
+                scored = function.fn(prompts, completions, completion_lengths=lengths, **columns, **extra)
                 values = _checked(function.name, scored, count)
             except Exception as exc:  # a user's reward must never stop the run
                 self.on_error(function.name, f"{type(exc).__name__}: {exc}")

@@ -6,6 +6,7 @@ with every step, and its evaluations play episodes too.
 """
 import re
 
+import httpx
 import pytest
 
 from tests.support.asgi_server import AsgiServer, logged_in_client
@@ -56,6 +57,7 @@ def test_a_run_on_the_calculator_environment_trains_on_episodes(tiny_model_dir, 
         metrics = owner.get(f"/api/runs/{run_id}/metrics/").json()
         samples = owner.get(f"/api/runs/{run_id}/samples/", params={"page_size": 100}).json()["results"]
         logs = owner.get(f"/api/runs/{run_id}/logs/", params={"page_size": 1000}).json()["results"]
+        served = httpx.get(f"{vllm.url}/metrics", timeout=30).text
     assert {"episode/turns_mean", "episode/tool_calls_mean", "episode/tool_error_rate", "episode/tokens_mean",
             "episode/end/done", "episode/end/max_tokens", "rollout/reward/tool_cost_mean"} <= set(metrics["names"])
     assert metrics["series"]["episode/turns_mean"]["step"] == [1, 2, 3]
@@ -67,9 +69,9 @@ def test_a_run_on_the_calculator_environment_trains_on_episodes(tiny_model_dir, 
     assert not any(t["trained"] for t in episode["turns"] if t["role"] != "assistant")
     assert sum(t["num_tokens"] for t in assistant) <= 20  # max_episode_tokens
     # Each turn's request starts with the one before's context: the server's prefix cache finds it.
-    hit_rates = [float(rate) for rate in re.findall(r"Prefix cache hit rate: ([\d.]+)%",
-                                                    (tmp_path / "vllm.log").read_text())]
-    assert max(hit_rates) > 0, hit_rates
+    hits = [float(value) for value in re.findall(r"^vllm:prefix_cache_hits_total\{[^}]*\} ([\d.e+]+)$", served,
+                                                  re.MULTILINE)]
+    assert hits and sum(hits) > 0, hits
     messages = [line["message"] for line in logs]
     assert any("environment 'calculator' (calculator): tools calculate, tool calls in the text format" in m
                for m in messages), messages
