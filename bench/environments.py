@@ -93,12 +93,14 @@ def learning(args) -> None:
     print(markdown_table(("measure", "value", "note"), rows))
 
 
-class Continue:
+def continuing_environment():
     """An environment that always answers "go on": episodes of exactly T turns."""
-    tools = ()
+    from worker.trainer.environments.base import Environment
 
-    def step(self, messages, row):
-        return "go on"
+    class Continue(Environment):
+        def step(self, messages, row):
+            return "go on"
+    return Continue()
 
 
 async def timed_tokens(play, count: int) -> tuple[int, float]:
@@ -140,7 +142,7 @@ def cost(args) -> None:
                                       {**fixed, "min_tokens": per_turn}, 600)
             limits = EpisodeLimits(max_turns=args.turns, max_tool_calls=0, max_turn_tokens=per_turn,
                                    max_episode_tokens=args.tokens, max_context=4096, timeout_s=30)
-            sampler = EpisodeSampler(turns, EpisodeRunner(Continue(), rendering, limits, "text", lambda: 0))
+            sampler = EpisodeSampler(turns, EpisodeRunner(continuing_environment(), rendering, limits, "text", lambda: 0))
             await timed_tokens(lambda: one_shot.sample(prompt_ids, 8), 1)  # warm-up
             results = {}
             for name, play in (("one-shot", lambda: one_shot.sample(prompt_ids, args.generations)),

@@ -4,7 +4,7 @@
 (function () {
   "use strict";
 
-  const { element, fetchJson } = window.PageKit;
+  const { element, fetchJson, problemLines, saveEditedSource } = window.PageKit;
   const config = JSON.parse(document.getElementById("dry-run-config").textContent);
   const panel = $("dry-run");
   const END_TEXT = {
@@ -79,23 +79,6 @@
   }
 
   // --- the call ------------------------------------------------------------------------------
-  async function saveSourceFirst() {
-    const editor = window.rewardEditor;
-    if (!editor || !config.sourceApi || editor.readOnly || !editor.isDirty()) return;
-    try {
-      await fetchJson(config.sourceApi, { method: "PATCH", body: { source: editor.source() } });
-    } catch (error) {
-      if (error.body && error.body.source) editor.showErrors([].concat(error.body.source));
-      throw new Error(`The code was not saved, so it was not run: ${problemLines(error)}`);
-    }
-    editor.markSaved();
-    editor.showErrors([]);
-  }
-
-  function problemLines(error) {
-    return error.problems ? error.problems.join("\n") : error.message;
-  }
-
   function requestBody() {
     if (!$("dry-dataset").value) throw new Error("Choose a dataset.");
     const body = { dataset: Number($("dry-dataset").value), row: rowIndex(), tool_call_format: $("dry-format").value };
@@ -113,7 +96,7 @@
     $("dry-run-button").disabled = true;
     try {
       const body = requestBody();
-      await saveSourceFirst();
+      await saveEditedSource(config.sourceApi);
       render(await fetchJson(config.url, { method: "POST", body }));
     } catch (error) {
       $("dry-status").textContent = "";

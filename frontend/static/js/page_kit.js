@@ -8,6 +8,10 @@
 //       unsafe methods send the body as JSON with Django's CSRF token. A non-2xx answer
 //       throws a PageKit.ApiError whose message is the server's (`detail`, or each field's
 //       problems, also listed in `problems`) and which keeps `status` and the parsed `body`.
+//   PageKit.problemLines(error)   the server's problems, one a line (an ApiError's or any error's message)
+//   await PageKit.saveEditedSource(url)
+//       a code editor's unsaved source PATCHed to `url` before a dry run runs it; throws, with the
+//       problems shown in the editor, when the server refuses it (window.rewardEditor).
 //   PageKit.formatNumber(0.123456) -> "0.1235"    4 significant digits, exponent when huge or tiny
 //   PageKit.formatFixed(0.5, 3)    -> "0.500"     fixed decimals
 //   PageKit.formatDuration(3725)   -> "1:02:05"   h:mm:ss, or m:ss under an hour
@@ -112,7 +116,25 @@
     return `${value.toFixed(unit ? 1 : 0)} ${BYTE_UNITS[unit]}`;
   }
 
+  function problemLines(error) {
+    return error.problems ? error.problems.join("\n") : error.message;
+  }
+
+  async function saveEditedSource(url) {
+    const editor = window.rewardEditor;
+    if (!editor || !url || editor.readOnly || !editor.isDirty()) return;
+    try {
+      await fetchJson(url, { method: "PATCH", body: { source: editor.source() } });
+    } catch (error) {
+      if (error.body && error.body.source) editor.showErrors([].concat(error.body.source));
+      throw new Error(`The code was not saved, so it was not run: ${problemLines(error)}`);
+    }
+    editor.markSaved();
+    editor.showErrors([]);
+  }
+
   window.PageKit = Object.freeze({
-    element, fetchJson, ApiError, formatNumber, formatFixed, formatDuration, formatBytes,
+    element, fetchJson, ApiError, formatNumber, formatFixed, formatDuration, formatBytes, problemLines,
+    saveEditedSource,
   });
 })();

@@ -2,7 +2,7 @@
 (function () {
   "use strict";
 
-  const { element, fetchJson } = window.PageKit;
+  const { element, fetchJson, problemLines, saveEditedSource } = window.PageKit;
   const config = JSON.parse(document.getElementById("dry-run-config").textContent);
   const panel = $("dry-run");
   const typedValues = {}; // row index → text typed, kept when the rows are shown again
@@ -82,24 +82,6 @@
   }
 
   // --- the call --------------------------------------------------------------------------------
-  async function saveSourceFirst() {
-    const editor = window.rewardEditor;
-    if (!editor || !config.sourceApi || editor.readOnly || !editor.isDirty()) return;
-    try {
-      await fetchJson(config.sourceApi, { method: "PATCH", body: { source: editor.source() } });
-    } catch (error) {
-      if (error.body && error.body.source) editor.showErrors([].concat(error.body.source));
-      throw new Error(`The code was not saved, so it was not run: ${problemLines(error)}`);
-    }
-    editor.markSaved();
-    editor.showErrors([]);
-  }
-
-  /* One line per problem the server named (#dry-errors keeps line breaks). */
-  function problemLines(error) {
-    return error.problems ? error.problems.join("\n") : error.message;
-  }
-
   async function requestBody() {
     if (mode() === "run") {
       if (!$("dry-run-select").value || !$("dry-step").value) throw new Error("Choose a run and a step.");
@@ -119,7 +101,7 @@
     $("dry-run-button").disabled = true;
     try {
       const body = await requestBody();
-      await saveSourceFirst();
+      await saveEditedSource(config.sourceApi);
       render(await fetchJson(config.url, { method: "POST", body }));
     } catch (error) {
       $("dry-status").textContent = "";
