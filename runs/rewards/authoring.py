@@ -7,8 +7,16 @@ built-in rewards, and use (dry-run, train with) the rewards they own, code inclu
 """
 PERMISSION = "runs.author_reward_code"
 AUTHORS_GROUP = "Reward authors"
-REFUSAL = (f"writing or changing reward code needs the permission {PERMISSION!r}; ask an administrator to add "
-           f"you to the {AUTHORS_GROUP!r} group. Built-in rewards need no permission.")
+
+
+def refusal(what: str) -> str:
+    return (f"writing or changing {what} needs the permission {PERMISSION!r}; ask an administrator to add "
+            f"you to the {AUTHORS_GROUP!r} group. Built-in rewards need no permission.")
+
+
+REFUSAL = refusal("reward code")
+# Environment code runs in the same sandbox as reward code: the same permission writes it.
+ENVIRONMENT_REFUSAL = refusal("reward or environment code")
 
 
 def can_author_code(user) -> bool:

@@ -8,7 +8,8 @@ from rest_framework import serializers
 from runs.api.serializers.fields import (
     StrictCharField, StrictTextModelSerializer, VisiblePrimaryKeyField, unique_name_for_owner,
 )
-from runs.models import Dataset, Environment, EnvironmentReward, RewardFunction
+from runs.api.serializers.runs import RunRewardSerializer
+from runs.models import Dataset, Environment, EnvironmentReward
 from worker.trainer.environments.catalog import BUILTIN_ENVIRONMENTS
 from worker.trainer.environments.source_check import source_problems
 from worker.trainer.environments.verifiers_check import verifiers_problem
@@ -16,14 +17,10 @@ from worker.trainer.environments.verifiers_check import verifiers_problem
 KIND_FIELDS = ("kind", "builtin", "params", "source", "verifiers_id", "dataset")
 
 
-class EnvironmentRewardSerializer(serializers.ModelSerializer):
-    reward_function = VisiblePrimaryKeyField(queryset=RewardFunction.objects.all())
-    name = serializers.CharField(source="reward_function.name", read_only=True)
-    weight = serializers.FloatField(default=1.0, min_value=-100.0, max_value=100.0)
-
-    class Meta:
+class EnvironmentRewardSerializer(RunRewardSerializer):
+    """A rubric entry reads as a run's reward does: the function, its name, its weight."""
+    class Meta(RunRewardSerializer.Meta):
         model = EnvironmentReward
-        fields = ["reward_function", "name", "weight"]
 
 
 class EnvironmentSerializer(StrictTextModelSerializer):

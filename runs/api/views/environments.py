@@ -2,11 +2,12 @@
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework.decorators import action
-from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from runs.api.serializers.environment_dry_run import EnvironmentDryRunRequest
 from runs.api.serializers.environments import EnvironmentSerializer
+from runs.api.views.code_authoring import CodeAuthoringChecked
 from runs.api.views.owned import OwnedViewSet
 from runs.environments.dry_run import Play, play_episode
 from runs.environments.model_play import model_play_problem
@@ -15,25 +16,13 @@ from runs.rewards import authoring
 from runs.rewards.rows import RowsUnavailable, raw_rows
 
 
-class EnvironmentViewSet(OwnedViewSet):
+class EnvironmentViewSet(CodeAuthoringChecked, OwnedViewSet):
     model = Environment
     serializer_class = EnvironmentSerializer
+    refusal = authoring.ENVIRONMENT_REFUSAL
 
     def get_queryset(self):
         return super().get_queryset().select_related("dataset").prefetch_related("environment_rewards__reward_function")
-
-    def create(self, request, *args, **kwargs):
-        self._check_authoring(request.data)
-        return super().create(request, *args, **kwargs)
-
-    def update(self, request, *args, **kwargs):
-        self._check_authoring(request.data, self.get_object())
-        return super().update(request, *args, **kwargs)
-
-    def _check_authoring(self, data, instance=None):
-        # Environment code runs in the same sandbox as reward code: the same permission writes it.
-        if authoring.touches_code(data, instance) and not authoring.can_author_code(self.request.user):
-            raise PermissionDenied(authoring.REFUSAL.replace("reward code", "reward or environment code"))
 
     @extend_schema(request=EnvironmentDryRunRequest, responses=OpenApiTypes.OBJECT)
     @action(detail=True, methods=["post"], url_path="dry-run")

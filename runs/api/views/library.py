@@ -3,7 +3,7 @@ from django.conf import settings
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework.decorators import action
-from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import JSONParser, MultiPartParser
 from rest_framework.response import Response
 
@@ -12,9 +12,9 @@ from runs.api.serializers.configs import TrainingConfigSerializer
 from runs.api.serializers.datasets import DatasetSerializer, too_large_message
 from runs.api.serializers.reward_dry_run import DryRunRequest
 from runs.api.serializers.rewards import RewardFunctionSerializer
+from runs.api.views.code_authoring import CodeAuthoringChecked
 from runs.api.views.owned import OwnedViewSet
 from runs.models import Dataset, RewardFunction, TrainingConfig
-from runs.rewards import authoring
 from runs.rewards.dry_run import score_rows
 from runs.rewards.rows import RowsUnavailable, rows_to_score
 
@@ -46,21 +46,9 @@ def _content_length(request) -> int:
         return 0  # the body parser reports a malformed length itself
 
 
-class RewardFunctionViewSet(OwnedViewSet):
+class RewardFunctionViewSet(CodeAuthoringChecked, OwnedViewSet):
     model = RewardFunction
     serializer_class = RewardFunctionSerializer
-
-    def create(self, request, *args, **kwargs):
-        self._check_authoring(request.data)
-        return super().create(request, *args, **kwargs)
-
-    def update(self, request, *args, **kwargs):
-        self._check_authoring(request.data, self.get_object())
-        return super().update(request, *args, **kwargs)
-
-    def _check_authoring(self, data, instance=None):
-        if authoring.touches_code(data, instance) and not authoring.can_author_code(self.request.user):
-            raise PermissionDenied(authoring.REFUSAL)
 
     @extend_schema(request=DryRunRequest, responses=OpenApiTypes.OBJECT)
     @action(detail=True, methods=["post"], url_path="dry-run")

@@ -5,14 +5,13 @@ import json
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db.models import ProtectedError
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import path, reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from runs.actions.environment_library import builtin_environments
-from runs.api.errors import protected_message
+from runs.pages.library.deletion import delete_unless_used
 from runs.api.serializers.environments import EnvironmentSerializer
 from runs.environments.dry_run import MAX_TURNS
 from runs.environments.model_play import model_play_problem
@@ -26,7 +25,7 @@ from worker.trainer.environments.source_check import SIGNATURE
 from worker.trainer.environments.verifiers_check import installed, verifiers_problem
 
 KINDS = {"builtin": "Built-in", "code": "Python code", "verifiers": "verifiers"}
-REFUSAL = authoring.REFUSAL.replace("reward code", "reward or environment code")
+REFUSAL = authoring.ENVIRONMENT_REFUSAL
 
 
 @login_required
@@ -148,13 +147,7 @@ def environment_edit(request, pk: int):
 @require_POST
 def environment_delete(request, pk: int):
     environment = Environment.objects.visible_or_404(request.user, pk)
-    try:
-        environment.delete()
-    except ProtectedError as exc:
-        messages.error(request, f"Environment {environment.name!r} cannot be deleted: {protected_message(exc)}.")
-        return redirect("environment-edit", pk=environment.pk)
-    messages.success(request, f"Environment {environment.name!r} deleted.")
-    return redirect("environment-list")
+    return delete_unless_used(request, environment, "Environment", "environment-edit", "environment-list")
 
 
 # --- the dry run panel ----------------------------------------------------------------------

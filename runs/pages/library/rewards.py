@@ -2,13 +2,12 @@
 code (a CodeMirror editor), delete, and the dry run panel (which calls the API's dry-run)."""
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db.models import ProtectedError
 from django.http import JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import path, reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from runs.api.errors import protected_message
+from runs.pages.library.deletion import delete_unless_used
 from runs.api.serializers.reward_dry_run import MAX_COMPLETIONS_PER_ROW, MAX_ROWS
 from runs.api.serializers.rewards import RewardFunctionSerializer
 from runs.models import Dataset, RewardFunction, Run
@@ -142,13 +141,7 @@ def reward_edit(request, pk: int):
 @require_POST
 def reward_delete(request, pk: int):
     reward = RewardFunction.objects.visible_or_404(request.user, pk)
-    try:
-        reward.delete()
-    except ProtectedError as exc:
-        messages.error(request, f"Reward {reward.name!r} cannot be deleted: {protected_message(exc)}.")
-        return redirect("reward-edit", pk=reward.pk)
-    messages.success(request, f"Reward {reward.name!r} deleted.")
-    return redirect("reward-list")
+    return delete_unless_used(request, reward, "Reward", "reward-edit", "reward-list")
 
 
 # --- the dry run panel ----------------------------------------------------------------------
