@@ -1,7 +1,8 @@
 """The trainer as a child process: its command line, its output, and stopping it.
 
-On a GPU machine the trainer runs under `accelerate launch` on its own GPUs
-(one process per GPU); elsewhere as `python -m worker.trainer`.
+One trainer process runs as `python -m worker.trainer` (on the GPU it is given, or the CPU);
+several (one per trainer GPU, or trainer_processes on a CPU) under torchrun, which starts
+them, gives them their ranks and ends them all when one dies.
 """
 import collections
 import os
@@ -19,16 +20,20 @@ from worker.trainer.output_lines import last_redraw
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
 
-def trainer_command(spec_path: Path, gpus: str | None, python: str = sys.executable) -> tuple[list[str], dict]:
-    """argv and extra environment for the trainer on `gpus` (a CUDA_VISIBLE_DEVICES list) or the CPU."""
-    if not gpus:
-        return [python, "-m", "worker.trainer", "--spec", str(spec_path)], {}
-    count = len(gpus.split(","))
-    argv = [python, "-m", "accelerate.commands.launch", "--num_processes", str(count),
-            "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no"]
-    if count > 1:
-        argv.append("--multi_gpu")
-    return [*argv, "-m", "worker.trainer", "--spec", str(spec_path)], {"CUDA_VISIBLE_DEVICES": gpus}
+def trainer_command(spec_path: Path, gpus: str | None, processes: int | None = None,
+                    python: str = sys.executable, cpu_count: int | None = None) -> tuple[list[str], dict]:
+    """argv and extra environment for the trainer on `gpus` (a CUDA_VISIBLE_DEVICES list) or the
+    CPU; `processes`: the config's trainer_processes (empty: one per GPU, one on a CPU)."""
+    count = processes or (len(gpus.split(",")) if gpus else 1)
+    env = {"CUDA_VISIBLE_DEVICES": gpus} if gpus else {}
+    trainer = ["-m", "worker.trainer", "--spec", str(spec_path)]
+    if count == 1:
+        return [python, *trainer], env
+    if not gpus:  # torchrun would give each process one thread; they share the cores instead
+        env["OMP_NUM_THREADS"] = str(max(1, (cpu_count or os.cpu_count() or 1) // count))
+    argv = [python, "-m", "torch.distributed.run", "--standalone", "--nnodes", "1", "--nproc-per-node", str(count),
+            "--monitor-interval", "1"]  # a rank that dies ends the others within a second or so
+    return [*argv, *trainer], env
 
 
 class RateLimiter:

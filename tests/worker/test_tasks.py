@@ -78,17 +78,24 @@ def test_cpu_trainer_runs_as_a_plain_module(tmp_path):
     assert argv == ["py", "-m", "worker.trainer", "--spec", str(tmp_path / "spec.json")] and env == {}
 
 
-def test_gpu_trainer_runs_under_accelerate_on_its_own_gpus(tmp_path):
+def test_gpu_trainer_runs_under_torchrun_one_process_per_gpu(tmp_path):
     argv, env = trainer_command(tmp_path / "spec.json", gpus="1,2,3", python="py")
-    assert argv[:3] == ["py", "-m", "accelerate.commands.launch"]
-    assert argv[argv.index("--num_processes") + 1] == "3" and "--multi_gpu" in argv
+    assert argv[:3] == ["py", "-m", "torch.distributed.run"]
+    assert argv[argv.index("--nproc-per-node") + 1] == "3"
     assert argv[-4:] == ["-m", "worker.trainer", "--spec", str(tmp_path / "spec.json")]
     assert env == {"CUDA_VISIBLE_DEVICES": "1,2,3"}
 
 
-def test_single_gpu_trainer_is_not_multi_gpu(tmp_path):
-    argv, _ = trainer_command(tmp_path / "spec.json", gpus="0", python="py")
-    assert "--multi_gpu" not in argv
+def test_single_gpu_trainer_is_one_plain_process_on_its_gpu(tmp_path):
+    argv, env = trainer_command(tmp_path / "spec.json", gpus="0", python="py")
+    assert argv == ["py", "-m", "worker.trainer", "--spec", str(tmp_path / "spec.json")]
+    assert env == {"CUDA_VISIBLE_DEVICES": "0"}
+
+
+def test_cpu_trainer_processes_share_the_cores_under_torchrun(tmp_path):
+    argv, env = trainer_command(tmp_path / "spec.json", gpus=None, processes=2, python="py", cpu_count=8)
+    assert argv[argv.index("--nproc-per-node") + 1] == "2"
+    assert env == {"OMP_NUM_THREADS": "4"}
 
 
 def test_gpu_partition_comes_from_the_environment(monkeypatch):

@@ -17,6 +17,8 @@ from worker.trainer.checkpoint_keeping import keeper_for
 from worker.trainer.checkpoints import TrainerState, load_trainer_state, save_checkpoint
 from worker.trainer.data.loading import load_dataset, render_prompt, reward_columns
 from worker.trainer.data.order import ConsumedFrontier, PromptOrder
+from worker.trainer.distributed.crew import Crew
+from worker.trainer.distributed.topology import SINGLE, Topology
 from worker.trainer.inference.cpu_sharing import CoreHandover, allowed_cpus, generation_cpus, sharing_mode
 from worker.trainer.inference.time_slicing import GenerationPause
 from worker.trainer.onednn_cache import shape_multiple_for
@@ -49,8 +51,12 @@ log = logging.getLogger("worker.trainer")
 
 
 class Trainer:
-    def __init__(self, spec: LaunchSpec):
+    """Rank 0's trainer, the only one in a single process: with several, the others follow its
+    orders (distributed/follower.py) through `crew`."""
+
+    def __init__(self, spec: LaunchSpec, topology: Topology = SINGLE):
         self.spec, self.config = spec, spec.config
+        self.topology, self.crew = topology, Crew(topology)
         self.output_dir = Path(spec.output_dir)
         self.output_dir.mkdir(parents=True, exist_ok=True)
         self.report = ReportingSession(spec.ingest, f"trainer:{spec.attempt}", self.output_dir / "events")
@@ -99,6 +105,10 @@ class Trainer:
         return outcome
 
     def _shutdown(self) -> None:
+        try:
+            self.crew.dismiss()
+        except Exception:  # the others may be gone already; torchrun ends them with us
+            log.exception("while dismissing the other trainer processes")
         for part in (self.evaluator, self.rollout, self.environment, self.reward_sandbox, self.weight_sync,
                      self.server_admin, self.own_server):
             if part is not None:
@@ -114,6 +124,7 @@ class Trainer:
         # Python and library imports before this point are part of the start-up shown.
         process_s, started = process_age_s(), time.monotonic()
         self._fetch_checkpoint_to_resume()
+        self.crew.setup(self.spec.resume_from)  # the other processes load the same checkpoint
         self._start_reward_sandbox()
         self.rewards = load_rewards(self.spec.rewards, self.reward_sandbox)
         self.dataset, self.eval_dataset = self._load_datasets()
@@ -146,9 +157,14 @@ class Trainer:
         """Model, tokenizer, optimizer and schedule; a checkpoint's state when resuming."""
         from worker.trainer.setup import build_training_parts
 
-        self.parts = build_training_parts(self.spec.model, self.config, resume_from=self.spec.resume_from)
+        self.parts = build_training_parts(self.spec.model, self.config, resume_from=self.spec.resume_from,
+                                          topology=self.topology)
+        self.crew.strategy = self.parts.sharing.strategy
+        if self.topology.several or self.config.distributed != "auto":
+            self.report.log(self.parts.sharing.describe(self.topology.world_size))
         if self.spec.resume_from:
-            self.state = load_trainer_state(Path(self.spec.resume_from), self.parts.optimizer, self.parts.scheduler)
+            self.state = load_trainer_state(Path(self.spec.resume_from), self.parts.model, self.parts.optimizer,
+                                            self.parts.scheduler)
             self.report.log(f"resumed from {self.spec.resume_from} at step {self.state.step}")
 
     def _load_environment(self) -> None:
@@ -242,7 +258,9 @@ class Trainer:
         # whatever the backend; given merged weights, it syncs them as a whole model would.
         serves_adapter = self.config.serves_adapter("cuda" if self.parts.on_gpu else "cpu")
         backend = "lora_adapter" if serves_adapter else self.config.weight_sync_backend
-        self.weight_sync = make_weight_sync(backend, url, self.output_dir, pause=self.server_pause)
+        self.weight_sync = make_weight_sync(backend, url, self.output_dir, pause=self.server_pause,
+                                            server_world_size=self.config.inference_gpus,
+                                            server_engines=self.config.vllm_data_parallel_size)
         self.cpu_sharing = sharing_mode(self.config.cpu_sharing, self.parts.on_gpu, len(allowed_cpus()))
         self.generation_pause = GenerationPause(self.server_pause if self.cpu_sharing == "take_turns" else None)
 
@@ -358,6 +376,7 @@ class Trainer:
         from worker.trainer.weight_sync.lora_adapter import ADAPTER_NAME, LoraAdapterSync
 
         try:
+            self.crew.gather_weights()
             self.weight_sync.push(self.parts.served_model(), self.state.model_version)
         except WeightSyncError as exc:
             if not isinstance(self.weight_sync, LoraAdapterSync):
@@ -403,6 +422,7 @@ class Trainer:
             if not self.generation_pause.pausing:
                 self.rollout.free_taken_slots()  # generation overlaps the step: refill at once
             with self.generation_pause.while_training():  # and the weight sync that follows
+                self.crew.train(groups)  # the other processes train their share of the same groups
                 metrics = train_step(ctx, groups, advantages)
                 self.state.step += 1
                 self.state.samples_seen += sum(len(g.completions) for g in groups)
@@ -460,6 +480,7 @@ class Trainer:
         # An evaluation answers with the weights it started on: it ends before they change.
         waited = self.evaluator.wait() if self.evaluator is not None else 0.0
         self.state.model_version += 1
+        self.crew.gather_weights()
         seconds = self.weight_sync.push(self.parts.served_model(), self.state.model_version)
         self._note_how_the_server_reloads()
         parts = {f"system/weight_sync_{name}_s": part for name, part in self.weight_sync.last_push_parts().items()}
@@ -490,10 +511,18 @@ class Trainer:
         self.state.data_position = self.frontier.frontier
         parts = self.parts
         path = save_checkpoint(self.output_dir, self.state, parts.unwrapped_model(), parts.tokenizer,
-                               parts.optimizer, parts.scheduler, merged=last)
+                               parts.optimizer, parts.scheduler, merged=last,
+                               on_folder_ready=lambda: self.crew.save(self.state.step))
         self.checkpoints.keep(path, self.state)
 
 
 def run_trainer(spec: dict) -> str:
-    """Trains per `spec` (a LaunchSpec as a dict); returns succeeded, cancelled or failed."""
-    return Trainer(LaunchSpec.model_validate(spec)).run()
+    """Trains per `spec` (a LaunchSpec as a dict); returns succeeded, cancelled or failed. Under
+    torchrun, rank 0 trains and leads; the others follow it (distributed/follower.py)."""
+    topology = Topology.from_env()
+    launch = LaunchSpec.model_validate(spec)
+    if not topology.leads:
+        from worker.trainer.distributed.follower import Follower
+
+        return Follower(launch, topology).run()
+    return Trainer(launch, topology).run()

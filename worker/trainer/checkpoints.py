@@ -2,9 +2,12 @@
 
 Layout: <output_dir>/checkpoints/step-<N>/ with the model and tokenizer as
 `save_pretrained` writes them (so a checkpoint is also a servable model) and
-`trainer_state.pt` for everything else. A LoRA checkpoint holds the adapter; the last of a run
-also holds the merged model in `merged/`, ready to serve. Written to a temporary folder and
-renamed, so a crash never leaves a half checkpoint that looks whole.
+`trainer_state.pt` for the step, schedule, RNG and data position. The optimizer state is in
+`optimizer/`, written by torch.distributed.checkpoint keyed by parameter name: each process
+writes its shard, and a checkpoint saved by N processes loads into M (one included). A LoRA
+checkpoint holds the adapter; the last of a run also holds the merged model in `merged/`, ready
+to serve. Written to a temporary folder and renamed, so a crash never leaves a half
+checkpoint that looks whole.
 """
 import random
 import shutil
@@ -15,6 +18,7 @@ import numpy as np
 import torch
 
 STATE_FILE = "trainer_state.pt"
+OPTIMIZER_DIR = "optimizer"
 MERGED_DIR = "merged"
 
 
@@ -40,28 +44,58 @@ def _restore_rng(states: dict) -> None:
     torch.set_rng_state(states["torch"])
 
 
+def partial_dir(output_dir: Path, step: int) -> Path:
+    final = checkpoint_dir(output_dir, step)
+    return final.with_name(final.name + ".partial")
+
+
 def save_checkpoint(output_dir: Path, state: TrainerState, model, tokenizer, optimizer, scheduler,
-                    keep_last: int | None = None, merged: bool = False) -> Path:
-    """`merged`: a LoRA model's checkpoint also holds the merged model (the run's last one)."""
+                    keep_last: int | None = None, merged: bool = False, on_folder_ready=lambda: None) -> Path:
+    """The leader's save. `merged`: a LoRA model's checkpoint also holds the merged model (the run's
+    last one). `on_folder_ready`: called once the folder exists, for the other processes to
+    write their parts (write_shared_parts) beside the leader's."""
+    from worker.trainer.distributed.sharding import is_sharded
     from worker.trainer.lora import has_adapter, save_merged_model
 
-    final = checkpoint_dir(output_dir, state.step)
-    partial = final.with_name(final.name + ".partial")
+    final, partial = checkpoint_dir(output_dir, state.step), partial_dir(output_dir, state.step)
     shutil.rmtree(partial, ignore_errors=True)
-    model.save_pretrained(partial, safe_serialization=True)
+    partial.mkdir(parents=True)
+    on_folder_ready()
+    write_shared_parts(partial, model, optimizer, leads=True)
+    if not is_sharded(model):
+        model.save_pretrained(partial, safe_serialization=True)
     if tokenizer is not None:
         tokenizer.save_pretrained(partial)
     if merged and has_adapter(model):
         save_merged_model(model, partial / MERGED_DIR, tokenizer)
     torch.save({
-        "state": asdict(state), "optimizer": optimizer.state_dict(),
-        "scheduler": scheduler.state_dict() if scheduler is not None else None, "rng": _rng_states(),
+        "state": asdict(state), "scheduler": scheduler.state_dict() if scheduler is not None else None,
+        "rng": _rng_states(),
     }, partial / STATE_FILE)
     shutil.rmtree(final, ignore_errors=True)
     partial.rename(final)
     if keep_last:
         prune_checkpoints(output_dir, keep_last)
     return final
+
+
+def write_shared_parts(folder: Path, model, optimizer, leads: bool) -> None:
+    """What every process writes together: the optimizer's shards, and a sharded model's weights."""
+    import torch.distributed.checkpoint as dcp
+    from torch.distributed.checkpoint.state_dict import get_optimizer_state_dict
+
+    from worker.trainer.distributed.gathered_weights import write_whole_model
+    from worker.trainer.distributed.sharding import is_sharded
+
+    if is_sharded(model):
+        write_whole_model(model, folder, leads)
+    state = get_optimizer_state_dict(model, _plain(optimizer))
+    dcp.save({"optimizer": state}, checkpoint_id=folder / OPTIMIZER_DIR)
+
+
+def _plain(optimizer):
+    """The torch optimizer inside accelerate's wrapper."""
+    return getattr(optimizer, "optimizer", optimizer)
 
 
 def prune_checkpoints(output_dir: Path, keep_last: int, may_remove=lambda folder: True) -> None:
@@ -72,14 +106,29 @@ def prune_checkpoints(output_dir: Path, keep_last: int, may_remove=lambda folder
             shutil.rmtree(old, ignore_errors=True)
 
 
-def load_trainer_state(checkpoint: Path, optimizer, scheduler) -> TrainerState:
-    """Restores optimizer, scheduler and RNG from a checkpoint; the model loads from the same folder."""
+def load_trainer_state(checkpoint: Path, model, optimizer, scheduler) -> TrainerState:
+    """Restores optimizer, scheduler and RNG from a checkpoint (the model loads from the same
+    folder). Every process calls it: each reads its shard of the optimizer state."""
     saved = torch.load(Path(checkpoint) / STATE_FILE, weights_only=False)
-    optimizer.load_state_dict(saved["optimizer"])
+    if "optimizer" in saved:  # written before the optimizer had a folder of its own
+        optimizer.load_state_dict(saved["optimizer"])
+    else:
+        _load_optimizer(Path(checkpoint) / OPTIMIZER_DIR, model, optimizer)
     if scheduler is not None and saved["scheduler"] is not None:
         scheduler.load_state_dict(saved["scheduler"])
     _restore_rng(saved["rng"])
     return TrainerState(**saved["state"])
+
+
+def _load_optimizer(folder: Path, model, optimizer) -> None:
+    import torch.distributed.checkpoint as dcp
+    from torch.distributed.checkpoint.state_dict import get_optimizer_state_dict, set_optimizer_state_dict
+
+    plain = _plain(optimizer)
+    # The optimizer's own layout, states made (zeros) so that the checkpoint's fill them.
+    state = {"optimizer": get_optimizer_state_dict(model, plain)}
+    dcp.load(state, checkpoint_id=folder)
+    set_optimizer_state_dict(model, plain, state["optimizer"])
 
 
 def checkpoint_size(checkpoint: Path) -> int:

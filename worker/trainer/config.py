@@ -23,6 +23,7 @@ GROUPS = {
     "environment": "Environment (multi-turn rollouts)",
     "evaluation": "Evaluation",
     "alarms": "Alarms",
+    "distributed": "Several processes and GPUs",
 }
 
 # What a run watches in its own signals (runs/alarms/): the names alarm_stop_on takes.
@@ -194,6 +195,22 @@ class TrainingConfig(BaseModel):
                               "comma-separated (entropy_collapse,eval_diverging); empty: alarms only warn.",
                               max_length=1000)
 
+    # Several processes and GPUs
+    distributed: Literal["auto", "none", "ddp", "fsdp2"] = knob(
+        "auto", "distributed", "How the trainer's processes share the model. none: one process; ddp: each process "
+        "holds the whole model and trains its share of every batch, gradients averaged; fsdp2: parameters, "
+        "gradients and optimizer state sharded over the processes (for models too big for one device). auto: "
+        "none with one process, ddp for LoRA or a model whose training state fits half a device, fsdp2 "
+        "otherwise; the run's log says which.")
+    trainer_processes: int | None = knob(
+        None, "distributed", "Trainer processes; empty = one per GPU the worker gives the trainer, one on a CPU. "
+        "Each trains gradient_accumulation_steps / trainer_processes micro-batches of every step, so a step "
+        "trains the same batch at any count.", ge=1, le=1024)
+    vllm_tensor_parallel_size: int = knob(1, "distributed", "GPUs each vLLM engine splits the model over "
+                                          "(--tensor-parallel-size).", ge=1, le=64)
+    vllm_data_parallel_size: int = knob(1, "distributed", "vLLM engines that serve rollouts side by side, each on "
+                                        "vllm_tensor_parallel_size GPUs (--data-parallel-size).", ge=1, le=64)
+
     @field_validator("alarm_stop_on")
     @classmethod
     def _alarm_names(cls, value: str) -> str:
@@ -244,6 +261,7 @@ class TrainingConfig(BaseModel):
                 f"per_device_train_batch_size × gradient_accumulation_steps ({batch}) must be a "
                 f"multiple of num_generations ({self.num_generations}): each step trains whole groups"
             )
+        yield from self._distributed_problems()
         if self.epsilon_high is not None and self.epsilon_high < self.epsilon:
             yield "epsilon_high", f"epsilon_high ({self.epsilon_high}) must be at least epsilon ({self.epsilon})"
         if self.warmup_steps and self.warmup_steps >= self.max_steps:
@@ -254,6 +272,21 @@ class TrainingConfig(BaseModel):
                 f"vllm_max_model_len ({self.vllm_max_model_len}) is shorter than "
                 f"max_prompt_length + max_completion_length ({needed})"
             )
+
+    def _distributed_problems(self):
+        """Knob combinations that cannot run, whatever the machine (what a pool's GPUs allow is
+        checked against the fleet by the control plane, runs/fleet/)."""
+        processes = self.trainer_processes
+        if processes == 1 and self.distributed in ("ddp", "fsdp2"):
+            yield "distributed", (f"distributed={self.distributed} needs at least 2 trainer processes; "
+                                  f"trainer_processes is 1 (use none, or raise trainer_processes)")
+        if processes and processes > 1 and self.distributed == "none":
+            yield "distributed", (f"distributed=none trains in one process; trainer_processes is {processes} "
+                                  f"(use auto, ddp or fsdp2)")
+        if processes and self.gradient_accumulation_steps % processes:
+            yield "trainer_processes", (
+                f"trainer_processes ({processes}) must divide gradient_accumulation_steps "
+                f"({self.gradient_accumulation_steps}): each process trains an equal share of a step's micro-batches")
 
     def _local_lora_problem(self):
         """LoRA settings checked against the model where it is on this machine with the trainer
@@ -283,6 +316,15 @@ class TrainingConfig(BaseModel):
     @property
     def alarms_that_stop(self) -> list[str]:
         return [name for name in self.alarm_stop_on.split(",") if name]
+
+    @property
+    def inference_gpus(self) -> int:
+        """GPUs the vLLM server takes: tensor parallel × data parallel."""
+        return self.vllm_tensor_parallel_size * self.vllm_data_parallel_size
+
+    def gpus_needed(self) -> int:
+        """GPUs a worker needs for this run on GPUs: the server's and one per trainer process."""
+        return self.inference_gpus + (self.trainer_processes or 1)
 
     @property
     def evaluates(self) -> bool:

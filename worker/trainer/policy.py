@@ -38,6 +38,28 @@ def completion_logprobs(model, batch: MicroBatch, temperature: float, with_entro
     return full, entropy
 
 
+class PolicyForward(torch.nn.Module):
+    """completion_logprobs as the forward of one module. DDP reduces gradients and FSDP2 gathers
+    the outer parameters (embeddings, final norm, head) in hooks around a wrapped module's
+    forward; the policy's own forward computes every position's logits, so the trainer wraps
+    this instead and the hooks run around the forward it really does."""
+
+    def __init__(self, policy: torch.nn.Module):
+        super().__init__()
+        self.policy = policy
+
+    def forward(self, batch: MicroBatch, temperature: float, with_entropy: bool = False):
+        return completion_logprobs(self.policy, batch, temperature, with_entropy)
+
+
+def step_logprobs(trained: torch.nn.Module, batch: MicroBatch, temperature: float):
+    """Log-probs and entropy through what a step trains: a (wrapped) PolicyForward, or a bare model."""
+    wrapped = getattr(trained, "module", trained)  # DDP keeps its module here
+    if isinstance(wrapped, PolicyForward):
+        return trained(batch, temperature, with_entropy=True)
+    return completion_logprobs(trained, batch, temperature, with_entropy=True)
+
+
 def attention_mask_for(config, batch: MicroBatch):
     """The batch's mask as the model takes it. A packed batch brings its own [B, 1, L, L] mask,
     which transformers then uses as it is, so sliding-window attention (Mistral, Gemma-2/3,

@@ -5,7 +5,10 @@ from typing import TYPE_CHECKING
 import torch
 
 from worker.trainer.config import switched_on
+from worker.trainer.distributed.strategy import Choice, choose_strategy
+from worker.trainer.distributed.topology import SINGLE, Topology
 from worker.trainer.models.paths import resolve_model_path
+from worker.trainer.policy import PolicyForward
 from worker.trainer.precision import bf16_is_fast
 
 if TYPE_CHECKING:
@@ -17,15 +20,20 @@ if TYPE_CHECKING:
 
 @dataclass(kw_only=True)
 class TrainingParts:
-    """The policy being trained (prepared by accelerate), its tokenizer, what updates it, and the
-    reference model for the KL term (None when beta is 0; with LoRA the policy itself, whose
-    adapter is switched off for the reference forward)."""
+    """The policy being trained, its tokenizer, what updates it, and the reference model for the KL
+    term (None when beta is 0; with LoRA the policy itself, whose adapter is switched off for the
+    reference forward). `model` is the policy itself (saved, served, its parameters trained);
+    `trained` is the module a step calls: a PolicyForward over it, wrapped by accelerate (DDP
+    with several processes) or sharded by FSDP2."""
     model: torch.nn.Module
+    trained: torch.nn.Module
     tokenizer: "PreTrainedTokenizerBase"
     optimizer: torch.optim.Optimizer
     scheduler: torch.optim.lr_scheduler.LRScheduler
     accelerator: "Accelerator"
     ref_model: torch.nn.Module | None
+    topology: Topology = SINGLE
+    sharing: Choice = Choice("none", "one process")  # how the processes share the model
     _served: object | None = field(default=None, init=False, repr=False)
 
     @property
@@ -33,8 +41,8 @@ class TrainingParts:
         return self.accelerator.device.type == "cuda"
 
     def unwrapped_model(self) -> torch.nn.Module:
-        """The model without accelerate's wrappers: what is saved (with LoRA: the adapter)."""
-        return self.accelerator.unwrap_model(self.model)
+        """The policy without any wrapper: what is saved (with LoRA: the adapter) and served."""
+        return self.model
 
     def step_context(self, config, **options) -> "StepContext":
         """What train_step needs from these parts and the config's step settings; `options`
@@ -42,11 +50,11 @@ class TrainingParts:
         from worker.trainer.step import StepContext, loss_settings_of
 
         return StepContext(
-            model=self.model, optimizer=self.optimizer, scheduler=self.scheduler, accelerator=self.accelerator,
+            model=self.trained, optimizer=self.optimizer, scheduler=self.scheduler, accelerator=self.accelerator,
             ref_model=self.ref_model, loss_settings=loss_settings_of(config),
             num_generations=config.num_generations, scale_rewards=config.scale_rewards,
             micro_batch_size=config.per_device_train_batch_size, max_grad_norm=config.max_grad_norm,
-            temperature=config.temperature, pad_id=pad_token_id(self.tokenizer), **options)
+            temperature=config.temperature, pad_id=pad_token_id(self.tokenizer), topology=self.topology, **options)
 
     def served_model(self):
         """What the weight sync sends to vLLM: the model, or with LoRA a lora.ServedLora (the
@@ -58,10 +66,12 @@ class TrainingParts:
         return self._served
 
 
-def build_training_parts(base_model: str, config, resume_from: str | None = None) -> TrainingParts:
+def build_training_parts(base_model: str, config, resume_from: str | None = None,
+                         topology: Topology = SINGLE) -> TrainingParts:
     """The policy: the base model, or the checkpoint `resume_from`; with LoRA always the base
     under an adapter (a fresh one, or the checkpoint's). The reference for beta > 0 is the base
-    model: a copy of it, or with LoRA the policy itself with its adapter off (lora.py)."""
+    model: a copy of it, or with LoRA the policy itself with its adapter off (lora.py). With
+    several processes, shared as the `distributed` knob says (distributed/strategy.py)."""
     from worker.trainer import lora
 
     if config.lora:
@@ -72,15 +82,33 @@ def build_training_parts(base_model: str, config, resume_from: str | None = None
     else:
         model, tokenizer = load_policy(resume_from or base_model, config.gradient_checkpointing)
     accelerator = make_accelerator(config)
+    sharing = choose_strategy(config.distributed, topology.world_size, parameters=model.num_parameters(),
+                              lora=config.lora, device_bytes=device_memory(accelerator.device))
+    trained = PolicyForward(model)
+    if sharing.strategy == "fsdp2":
+        from worker.trainer.distributed.sharding import shard_with_fsdp2
+
+        trained = shard_with_fsdp2(trained)  # before the optimizer: it must hold the shards
     optimizer = make_optimizer(model, config)
     scheduler = make_scheduler(optimizer, config)
-    model, optimizer, scheduler = accelerator.prepare(model, optimizer, scheduler)
+    if sharing.strategy == "fsdp2":
+        optimizer, scheduler = accelerator.prepare(optimizer, scheduler)
+    else:  # on its device; in DDP when there are several processes
+        trained, optimizer, scheduler = accelerator.prepare(trained, optimizer, scheduler)
     if config.beta > 0:
-        ref_model = model if config.lora else load_reference(base_model)
+        ref_model = model if config.lora else load_reference(base_model).to(accelerator.device)
     else:
         ref_model = None
-    return TrainingParts(model=model, tokenizer=tokenizer, optimizer=optimizer, scheduler=scheduler,
-                         accelerator=accelerator, ref_model=ref_model)
+    return TrainingParts(model=model, trained=trained, tokenizer=tokenizer, optimizer=optimizer,
+                         scheduler=scheduler, accelerator=accelerator, ref_model=ref_model, topology=topology,
+                         sharing=sharing)
+
+
+def device_memory(device: torch.device) -> int | None:
+    """Bytes of one device's memory; None on a CPU (the auto rule then replicates)."""
+    if device.type != "cuda":
+        return None
+    return torch.cuda.get_device_properties(device).total_memory
 
 
 def use_bf16(setting: str) -> bool:

@@ -1,6 +1,10 @@
-"""One optimizer step on a batch of scored groups."""
+"""One optimizer step on a batch of scored groups, in one process or shared among several.
+
+With N processes each trains every N-th micro-batch of the step, normalised by the whole
+step's micro-batches and tokens; the processes' gradients are averaged when reduced, so each
+loss is scaled by N first: the reduced gradient is then the one a single process computes.
+"""
 import time
-from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from collections.abc import Callable
@@ -10,8 +14,10 @@ import torch
 from worker.trainer.algorithm.advantages import group_advantages
 from worker.trainer.algorithm.loss import LossInputs, LossSettings, grpo_loss
 from worker.trainer.batching import micro_batches, rows_of
+from worker.trainer.distributed.sharding import full_tensor, gradient_sync, summed_over_processes
+from worker.trainer.distributed.topology import SINGLE, Topology
 from worker.trainer.lora import reference_forward
-from worker.trainer.policy import completion_logprobs
+from worker.trainer.policy import completion_logprobs, step_logprobs
 from worker.trainer.rollout.groups import Group
 
 if TYPE_CHECKING:
@@ -21,7 +27,7 @@ if TYPE_CHECKING:
 @dataclass(kw_only=True)
 class StepContext:
     """What one optimizer step needs: the parts that train and the config's step settings."""
-    model: torch.nn.Module
+    model: torch.nn.Module  # what trains: TrainingParts.trained (a PolicyForward, wrapped), or a bare model
     optimizer: torch.optim.Optimizer
     scheduler: torch.optim.lr_scheduler.LRScheduler
     accelerator: "Accelerator"
@@ -37,6 +43,7 @@ class StepContext:
     shape_multiple: int = 1     # pad rows and head positions to a multiple of this (onednn_cache.py)
     # Called before each micro-batch: the cores split with vLLM (inference/cpu_sharing.py).
     before_micro_batch: Callable[[], None] | None = None
+    topology: Topology = SINGLE  # which share of each step this process trains
 
 
 def loss_settings_of(config) -> LossSettings:
@@ -62,42 +69,51 @@ def batch_advantages(groups: list[Group], num_generations: int, scale: str):
 
 def train_step(ctx: StepContext, groups: list[Group], advantages) -> dict[str, float]:
     started = time.perf_counter()
-    batches = micro_batches(rows_of(groups, advantages.values), ctx.micro_batch_size, ctx.pad_id,
-                            share_prompts=ctx.share_prompts, shape_multiple=ctx.shape_multiple)
-    step_tokens = sum(b.completion_tokens for b in batches)
-    sums: dict[str, float] = {}
-    loss_total, entropy_total = 0.0, 0.0
+    step_batches = micro_batches(rows_of(groups, advantages.values), ctx.micro_batch_size, ctx.pad_id,
+                                 share_prompts=ctx.share_prompts, shape_multiple=ctx.shape_multiple)
+    step_tokens = sum(b.completion_tokens for b in step_batches)
+    batches = share_of(step_batches, ctx.topology)
+    sums: dict[str, float] = {"train/loss": 0.0, "train/entropy": 0.0, "tokens": 0.0}
     ctx.model.train()
     for index, batch in enumerate(batches):
         if ctx.before_micro_batch is not None:
             ctx.before_micro_batch()
         batch = batch.to(ctx.accelerator.device)
-        last = index == len(batches) - 1
-        sync = ctx.accelerator.no_sync(ctx.model) if not last else nullcontext()
-        with sync, ctx.accelerator.autocast():
-            logp, entropy = completion_logprobs(ctx.model, batch, ctx.temperature, with_entropy=True)
+        with gradient_sync(ctx.model, reduce=index == len(batches) - 1), ctx.accelerator.autocast():
+            logp, entropy = step_logprobs(ctx.model, batch, ctx.temperature)
             inputs = LossInputs(logp=logp, old_logp=logp.detach(), sampler_logp=batch.sampler_logp,
                                 advantages=batch.advantages, mask=batch.mask, ref_logp=_ref_logp(ctx, batch))
             loss, diagnostics = grpo_loss(inputs, ctx.loss_settings, tokens_in_batch=_normalizer(ctx, step_tokens))
             if ctx.loss_settings.loss_type != "dapo":
-                loss = loss / len(batches)  # the others average per micro-batch
-            ctx.accelerator.backward(loss)
+                loss = loss / len(step_batches)  # the others average per micro-batch
+            ctx.accelerator.backward(loss * ctx.topology.world_size)
         weight = batch.completion_tokens / max(step_tokens, 1)
-        loss_total += loss.item()
-        entropy_total += entropy * weight
+        sums["train/loss"] += loss.item()
+        sums["train/entropy"] += entropy * weight
+        sums["tokens"] += batch.tokens
         _accumulate(sums, diagnostics, weight)
+    sums = summed_over_processes(sums)
     grad_norm = _clip(ctx)
     ctx.optimizer.step()
     ctx.scheduler.step()
     ctx.optimizer.zero_grad(set_to_none=True)
     seconds = time.perf_counter() - started
-    tokens = sum(b.tokens for b in batches)
+    tokens = sums.pop("tokens")
     return {
-        **sums, "train/loss": loss_total, "train/entropy": entropy_total, "train/grad_norm": grad_norm,
+        **sums, "train/grad_norm": grad_norm,
         "train/learning_rate": ctx.scheduler.get_last_lr()[0], "train/advantage_std": advantages.values.std().item(),
         "rollout/frac_reward_zero_std": advantages.frac_zero_std,
         "system/train_seconds": seconds, "system/training_tokens_per_s": tokens / seconds,
     }
+
+
+def share_of(batches: list, topology: Topology) -> list:
+    """This process's micro-batches: every N-th from its rank (the step's are sorted by group and
+    length, so the shares stay alike). Every process must get as many: each reduces once."""
+    if len(batches) % topology.world_size:
+        raise ValueError(f"{len(batches)} micro-batches do not split evenly over {topology.world_size} trainer "
+                         f"processes: gradient_accumulation_steps must be a multiple of the process count")
+    return batches[topology.rank::topology.world_size]
 
 
 def _normalizer(ctx: StepContext, step_tokens: int) -> float | None:
@@ -115,7 +131,10 @@ def _accumulate(sums: dict, diagnostics: dict, weight: float) -> None:
 
 
 def _clip(ctx: StepContext) -> float:
+    """The gradient's norm over all of the model (a sharded one's too), clipped where configured."""
+    parameters = [p for p in ctx.model.parameters() if p.grad is not None]
     if ctx.max_grad_norm and ctx.max_grad_norm > 0:
-        return float(ctx.accelerator.clip_grad_norm_(ctx.model.parameters(), ctx.max_grad_norm))
-    norms = [p.grad.detach().norm() for p in ctx.model.parameters() if p.grad is not None]
-    return float(torch.norm(torch.stack(norms))) if norms else 0.0
+        norm = ctx.accelerator.clip_grad_norm_(parameters, ctx.max_grad_norm)
+    else:
+        norm = torch.nn.utils.get_total_norm([p.grad for p in parameters]) if parameters else torch.tensor(0.0)
+    return float(full_tensor(norm))

@@ -46,7 +46,7 @@ def test_round_trip_restores_everything(tmp_path):
 
     restored = transformers.LlamaForCausalLM.from_pretrained(path)
     optimizer2, scheduler2 = setup(restored)
-    state = load_trainer_state(path, optimizer2, scheduler2)
+    state = load_trainer_state(path, restored, optimizer2, scheduler2)
     assert state == TrainerState(step=1, model_version=1, data_position=16, samples_seen=64)
     assert (random.random(), torch.rand(1)) == (expected_random, expected_torch)
     assert scheduler2.last_epoch == scheduler.last_epoch - 1

@@ -18,10 +18,13 @@ def shared_memory_dir(fallback: Path) -> Path:
 
 
 def unique_state_dict(model) -> dict:
-    """The state dict without tied duplicates (the first name wins, as checkpoints store them)."""
+    """The state dict without tied duplicates (the first name wins, as checkpoints store them).
+    A sharded model's tensors stay sharded: writers gather each in turn (distributed/)."""
+    from worker.trainer.distributed.sharding import local_part
+
     seen, tensors = set(), {}
     for name, tensor in model.state_dict().items():
-        key = (tensor.data_ptr(), tuple(tensor.shape))
+        key = (local_part(tensor).data_ptr(), tuple(tensor.shape))
         if key in seen:
             continue
         seen.add(key)

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import torch
 
+from worker.trainer.distributed.sharding import full_tensor
+
 DTYPE_NAMES = {torch.float64: "F64", torch.float32: "F32", torch.float16: "F16", torch.bfloat16: "BF16",
                torch.int64: "I64", torch.int32: "I32", torch.int16: "I16", torch.int8: "I8", torch.uint8: "U8",
                torch.bool: "BOOL"}
@@ -58,7 +60,8 @@ class SafetensorsRewriter:
         self._buffers: dict[torch.dtype, torch.Tensor] = {}
 
     def write(self, tensors: dict[str, torch.Tensor]) -> None:
-        """Writes `tensors`, floating-point ones as `float_dtype`."""
+        """Writes `tensors`, floating-point ones as `float_dtype`; a sharded one is gathered whole as
+        its turn comes (distributed/gathered_weights.py)."""
         layout = layout_of(tensors, self.float_dtype, self.metadata)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
@@ -68,13 +71,13 @@ class SafetensorsRewriter:
                 os.ftruncate(fd, layout.size)
                 self._layout = layout
             for place, tensor in zip(layout.placements, tensors.values()):
-                _write_all(fd, self._bytes_of(tensor, place.dtype), place.offset)
+                _write_all(fd, self._bytes_of(full_tensor(tensor), place.dtype), place.offset)
         finally:
             os.close(fd)
 
     def _bytes_of(self, tensor: torch.Tensor, dtype: torch.dtype) -> memoryview:
         """`tensor`'s values in `dtype`, in logical order, in a buffer reused from tensor to tensor."""
-        tensor = tensor.detach()
+        tensor = tensor.detach().cpu()
         if tensor.dtype == dtype and tensor.is_contiguous():
             stored = tensor.reshape(-1)
         else:

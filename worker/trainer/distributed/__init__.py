@@ -1,0 +1,7 @@
+"""The trainer in several processes: who does what, how the model is shared, what travels between them.
+
+Rank 0 leads: it alone owns the rollout worker, the vLLM client, the reporter, the evaluator
+and the weight push (app.Trainer). Every other rank follows (follower.py): it holds its share
+of the model and does its part of each collective the leader orders (crew.py): a training
+step, an FSDP2 weight gather, a checkpoint. The rank decisions live in this package only.
+"""

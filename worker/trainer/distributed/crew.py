@@ -1,0 +1,101 @@
+"""The leader's orders to the other processes, through the rendezvous store torchrun keeps.
+
+The followers wait for an order on the store, not in a collective: the leader may wait
+minutes for rollouts between two steps, longer than a collective should be left hanging.
+An order names the collective the leader is about to enter (a training step, an FSDP2
+weight gather, a checkpoint), so that every process enters it together, in the same order.
+"""
+import os
+import pickle
+from dataclasses import dataclass, field, replace
+from datetime import timedelta
+
+from worker.trainer.distributed.topology import Topology
+
+ORDER_POLL = timedelta(seconds=30)
+
+
+@dataclass(frozen=True)
+class Order:
+    what: str                      # setup, train, gather, save, stop
+    payload: dict = field(default_factory=dict)
+
+
+def lean_group(group):
+    """What a follower needs of a group to train it: tokens, log-probs, masks and rewards; not its
+    text, columns or an environment's state (which may not even pickle)."""
+    completions = [replace(c, text="", episode=None) for c in group.completions]
+    return replace(group, prompt_text="", columns={}, completions=completions, rewards={})
+
+
+class OrderChannel:
+    """Numbered orders under one key each; the last follower to read one deletes it."""
+
+    def __init__(self, topology: Topology, store=None):
+        self.topology = topology
+        self.store = store if store is not None else _rendezvous_store()
+        self.sent = self.read = 0
+
+    def send(self, order: Order) -> None:
+        self.sent += 1
+        self.store.set(f"order/{self.sent}", pickle.dumps(order))
+
+    def receive(self) -> Order:
+        self.read += 1
+        key = f"order/{self.read}"
+        while True:
+            try:
+                self.store.wait([key], ORDER_POLL)
+                break
+            except Exception:  # the store's timeout: the leader is still busy (torchrun ends us if it died)
+                continue
+        order = pickle.loads(self.store.get(key))
+        if self.store.add(f"read/{self.read}", 1) == self.topology.world_size - 1:
+            self.store.delete_key(key)
+            self.store.delete_key(f"read/{self.read}")
+        return order
+
+
+def _rendezvous_store():
+    """A client of the store torchrun's agent serves at MASTER_ADDR:MASTER_PORT, under a prefix
+    of our own."""
+    import torch.distributed as dist
+
+    client = dist.TCPStore(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), is_master=False,
+                           timeout=timedelta(minutes=5))
+    return dist.PrefixStore("grpo-trainer/", client)
+
+
+class Crew:
+    """The leader's side. One process: every order is a no-op."""
+
+    def __init__(self, topology: Topology, channel: OrderChannel | None = None):
+        self.topology = topology
+        self.channel = channel if channel is not None or not topology.several else OrderChannel(topology)
+        self.strategy = "none"
+        self.listening = False  # the followers wait for orders (not yet: setup; no more: stop)
+
+    def setup(self, resume_from: str | None) -> None:
+        """The first order: the checkpoint every process loads (the leader fetched it)."""
+        self._send(Order("setup", {"resume_from": resume_from}))
+        self.listening = self.topology.several
+
+    def train(self, groups) -> None:
+        self._send(Order("train", {"groups": [lean_group(g) for g in groups]}))
+
+    def gather_weights(self) -> None:
+        """Before a weight push: sharded parameters are gathered by every process together."""
+        if self.strategy == "fsdp2":
+            self._send(Order("gather"))
+
+    def save(self, step: int) -> None:
+        self._send(Order("save", {"step": step}))
+
+    def dismiss(self) -> None:
+        if self.listening:
+            self._send(Order("stop"))
+            self.listening = False
+
+    def _send(self, order: Order) -> None:
+        if self.channel is not None:
+            self.channel.send(order)

@@ -1,0 +1,64 @@
+"""A trainer process other than rank 0: its share of the model, and its part in each collective.
+
+It talks to nobody but the other processes: no vLLM, no control plane. It loads what the
+leader's first order names, then does what each order says until told to stop; the leader
+reports everything. If the leader dies, torchrun ends this process too.
+"""
+import logging
+from pathlib import Path
+
+from worker.trainer.checkpoints import load_trainer_state, partial_dir, write_shared_parts
+from worker.trainer.distributed.crew import OrderChannel
+from worker.trainer.distributed.gathered_weights import gather_in_turn
+from worker.trainer.distributed.topology import Topology
+from worker.trainer.spec import LaunchSpec
+
+log = logging.getLogger("worker.trainer.follower")
+
+
+class Follower:
+    def __init__(self, spec: LaunchSpec, topology: Topology, channel: OrderChannel | None = None):
+        self.spec, self.config, self.topology = spec, spec.config, topology
+        self.channel = channel or OrderChannel(topology)
+        self.parts = None
+        self.ctx = None
+
+    def run(self) -> str:
+        setup = self.channel.receive()
+        if setup.what != "setup":  # the leader stopped before it had anything to share
+            return "cancelled"
+        self._load(setup.payload["resume_from"])
+        while True:
+            order = self.channel.receive()
+            if order.what == "stop":
+                return "succeeded"
+            self._obey(order)
+
+    def _load(self, resume_from: str | None) -> None:
+        from worker.trainer.onednn_cache import shape_multiple_for
+        from worker.trainer.setup import build_training_parts, use_shared_prompts
+
+        self.parts = parts = build_training_parts(self.spec.model, self.config, resume_from=resume_from,
+                                                  topology=self.topology)
+        if resume_from:
+            load_trainer_state(Path(resume_from), parts.model, parts.optimizer, parts.scheduler)
+        # The leader's step settings, so that both build the same micro-batches (step.py).
+        self.ctx = parts.step_context(
+            self.config, share_prompts=use_shared_prompts(self.config.share_prompts, parts.on_gpu),
+            shape_multiple=shape_multiple_for(parts.on_gpu, parts.accelerator.mixed_precision == "bf16"))
+        log.info("rank %d of %d ready", self.topology.rank, self.topology.world_size)
+
+    def _obey(self, order) -> None:
+        from worker.trainer.step import batch_advantages, train_step
+
+        if order.what == "train":
+            groups = order.payload["groups"]
+            train_step(self.ctx, groups, batch_advantages(groups, self.config.num_generations,
+                                                          self.config.scale_rewards))
+        elif order.what == "gather":
+            gather_in_turn(self.parts.unwrapped_model())
+        elif order.what == "save":
+            folder = partial_dir(Path(self.spec.output_dir), order.payload["step"])
+            write_shared_parts(folder, self.parts.unwrapped_model(), self.parts.optimizer, leads=False)
+        else:
+            raise ValueError(f"unknown order {order.what!r} from the leading trainer process")
