@@ -283,6 +283,9 @@ class TrainingConfig(BaseModel):
         if processes and processes > 1 and self.distributed == "none":
             yield "distributed", (f"distributed=none trains in one process; trainer_processes is {processes} "
                                   f"(use auto, ddp or fsdp2)")
+        if self.lora and self.distributed == "fsdp2":
+            yield "distributed", ("distributed=fsdp2 with LoRA: the frozen base is replicated and the adapter is "
+                                  "small; use ddp")
         if processes and self.gradient_accumulation_steps % processes:
             yield "trainer_processes", (
                 f"trainer_processes ({processes}) must divide gradient_accumulation_steps "

@@ -39,12 +39,21 @@ def test_a_cross_field_rule_is_keyed_by_the_field_to_change():
     ({"warmup_steps": 10, "max_steps": 10}, "warmup_steps"),
     ({"vllm_max_model_len": 100, "max_prompt_length": 64, "max_completion_length": 64}, "vllm_max_model_len"),
     ({"gradient_accumulation_steps": 3, "per_device_train_batch_size": 8, "num_generations": 6}, None),
+    ({"distributed": "fsdp2", "trainer_processes": 1}, "distributed"),
+    ({"distributed": "none", "trainer_processes": 2, "gradient_accumulation_steps": 2}, "distributed"),
+    ({"distributed": "fsdp2", "trainer_processes": 2, "gradient_accumulation_steps": 2, "lora": True}, "distributed"),
+    ({"trainer_processes": 4, "gradient_accumulation_steps": 2}, "trainer_processes"),
 ])
 def test_each_cross_field_rule(values, field):
     if field is None:
         assert TrainingConfig.model_validate(values).completions_per_step == 24
         return
     assert list(errors_for(**values)) == [field]
+
+
+def test_a_process_count_the_batch_does_not_divide_names_both_numbers():
+    message = errors_for(trainer_processes=3, gradient_accumulation_steps=8)["trainer_processes"][0]
+    assert "trainer_processes (3)" in message and "gradient_accumulation_steps (8)" in message
 
 
 def test_an_extra_field_is_named():

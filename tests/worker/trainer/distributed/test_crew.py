@@ -1,0 +1,76 @@
+"""The leader's orders reach every follower once, in order, and the store keeps none of them."""
+from worker.trainer.distributed.crew import Crew, OrderChannel, lean_group
+from worker.trainer.distributed.topology import Topology
+from worker.trainer.rollout.groups import Completion, EpisodeRecord, Group
+
+
+class DictStore:
+    """The calls OrderChannel makes of torch's c10d store, over a dict."""
+
+    def __init__(self):
+        self.values: dict[str, bytes | int] = {}
+
+    def set(self, key, value):
+        self.values[key] = value
+
+    def get(self, key):
+        return self.values[key]
+
+    def wait(self, keys, timeout):
+        missing = [key for key in keys if key not in self.values]
+        if missing:
+            raise RuntimeError(f"timed out waiting for {missing}")
+
+    def add(self, key, amount):
+        self.values[key] = self.values.get(key, 0) + amount
+        return self.values[key]
+
+    def delete_key(self, key):
+        return self.values.pop(key, None) is not None
+
+
+def group() -> Group:
+    episode = EpisodeRecord(turns=[{"role": "assistant"}], end_reason="done", environment_state=lambda: None)
+    return Group(prompt_index=3, prompt_text="2+2?", prompt_ids=[1, 2], columns={"answer": "4"},
+                 completions=[Completion([5, 6], [-0.1, -0.2], "four", "stop", loss_mask=[1, 0], episode=episode)],
+                 model_version=1, rewards={"correct": [1.0]}, totals=[1.0])
+
+
+def test_each_follower_reads_every_order_in_order_and_the_last_reader_deletes_it():
+    store = DictStore()
+    leader = Crew(Topology(rank=0, world_size=3), OrderChannel(Topology(rank=0, world_size=3), store))
+    followers = [OrderChannel(Topology(rank=r, world_size=3), store) for r in (1, 2)]
+    leader.setup("/checkpoints/step-0000010")
+    leader.train([group()])
+    leader.dismiss()
+    for follower in followers:
+        orders = [follower.receive() for _ in range(3)]
+        assert [o.what for o in orders] == ["setup", "train", "stop"]
+        assert orders[0].payload == {"resume_from": "/checkpoints/step-0000010"}
+    assert store.values == {}
+
+
+def test_a_gather_is_ordered_only_when_the_model_is_sharded():
+    store = DictStore()
+    leader = Crew(Topology(rank=0, world_size=2), OrderChannel(Topology(rank=0, world_size=2), store))
+    leader.gather_weights()
+    assert store.values == {}
+    leader.strategy = "fsdp2"
+    leader.gather_weights()
+    assert list(store.values) == ["order/1"]
+
+
+def test_one_process_sends_nothing():
+    crew = Crew(Topology())
+    assert crew.channel is None
+    crew.setup(None)
+    crew.train([group()])
+    crew.dismiss()
+
+
+def test_a_followers_group_keeps_what_training_reads_and_drops_what_may_not_travel():
+    lean = lean_group(group())
+    completion = lean.completions[0]
+    assert (lean.prompt_ids, lean.totals, completion.token_ids, completion.logprobs, completion.loss_mask) == (
+        [1, 2], [1.0], [5, 6], [-0.1, -0.2], [1, 0])
+    assert completion.episode is None and lean.columns == {} and lean.prompt_text == ""
