@@ -8,6 +8,8 @@ from pathlib import Path
 
 EXECUTE_RUN = "worker.tasks.execute_run"
 DEFAULT_QUEUE = "default"
+# The inspect command a live worker answers with what it consumes, runs and runs on (worker/inspection.py).
+ANNOUNCE_COMMAND = "grpo_announce"
 
 
 def filesystem_broker_dir(data_dir: Path) -> Path:

@@ -22,3 +22,7 @@ def data_dir() -> Path:
 
 app = Celery("worker", include=["worker.tasks"])
 app.conf.update(celery_config(os.environ.get("CELERY_BROKER_URL", ""), data_dir()))
+
+# The inspect command that tells the control plane what this worker is; registered on import, so
+# that `celery -A worker.celery_app inspect grpo_announce` knows it too.
+import worker.inspection  # noqa: E402,F401
