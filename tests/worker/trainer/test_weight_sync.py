@@ -213,14 +213,14 @@ def test_nccl_drives_vllms_weight_transfer_endpoints_in_order(monkeypatch):
     sync.close()
     paths = [call[0] for call in stub.calls]
     assert paths == [
-        "/init_weight_transfer_engine",
+        "/get_world_size", "/init_weight_transfer_engine",  # the group's size checked first
         "/start_weight_update", "/update_weights", "/finish_weight_update", "/reset_prefix_cache",
         "/start_weight_update", "/update_weights", "/finish_weight_update", "/reset_prefix_cache",
         "/shutdown_weight_transfer_engine",
     ]
-    init = stub.calls[0][2]["init_info"]
+    init = stub.calls[1][2]["init_info"]
     assert init["master_port"] == 29555 and init["world_size"] == 3 and init["rank_offset"] == 1
-    update = stub.calls[2][2]["update_info"]
+    update = stub.calls[3][2]["update_info"]
     assert update["names"] == ["embed.weight"] and update["shapes"] == [[4, 3]]
     # the fp32 weights travel as what a GPU server serves
     assert update["dtype_names"] == ["bfloat16"] and sent == [torch.bfloat16, torch.bfloat16]

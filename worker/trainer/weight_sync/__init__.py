@@ -27,8 +27,13 @@ class WeightSyncError(RuntimeError):
     """The server did not take the new weights. It may be unusable: treat as fatal for it."""
 
 
-def make_weight_sync(backend: str, server_url: str, workdir, pause=None, **options) -> WeightSync:
-    """`pause` (a server_api.ServerPause): shared with the step's time slicing, for the filesystem sync."""
+def make_weight_sync(backend: str, server_url: str, workdir, pause=None, server_world_size: int = 1,
+                     server_engines: int = 1, **options) -> WeightSync:
+    """`pause` (a server_api.ServerPause): shared with the step's time slicing, for the filesystem sync.
+
+    `server_world_size` (the server's GPU workers: tensor parallel × data parallel) and
+    `server_engines` (data parallel) size the NCCL group; the other backends reach every worker
+    through the server's own calls, which go to all of them."""
     if backend == "filesystem":
         from worker.trainer.weight_sync.filesystem import FilesystemWeightSync
 
@@ -40,5 +45,6 @@ def make_weight_sync(backend: str, server_url: str, workdir, pause=None, **optio
     if backend == "nccl":
         from worker.trainer.weight_sync.nccl import NcclWeightSync
 
-        return NcclWeightSync(server_url, **options)
+        return NcclWeightSync(server_url, server_world_size=server_world_size, server_engines=server_engines,
+                              pause=pause, **options)
     raise ValueError(f"weight_sync_backend must be filesystem, nccl or lora_adapter, not {backend!r}")

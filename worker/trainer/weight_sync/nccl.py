@@ -4,15 +4,31 @@ The trainer (rank 0) and the server's workers form one NCCL group; each push
 broadcasts every parameter while the server receives them in place. The server
 must be started with `--weight-transfer-config '{"backend": "nccl"}'`.
 
+A server over several GPUs is still one group. vLLM's workers take ranks 1.. in the order
+data parallel engine, then rank within it (dp_index × tensor parallel + tp_rank + 1, in
+vllm/distributed/weight_transfer/nccl_common.py: worker_init_process_group), and the server's
+/init_weight_transfer_engine and /update_weights reach every worker of every engine
+(vllm/v1/engine/core_client.py: DPLBAsyncMPClient.call_utility_async). So the group's size is
+1 + tensor parallel × data parallel, and every worker receives the whole checkpoint and loads
+its own shard of it. The size is checked against the server's own count (GET /get_world_size)
+first: a wrong one would leave the rendezvous waiting until it timed out.
+
+With several engines the push holds the server paused: engines that generate step in lockstep
+and meet every few steps (vllm/v1/engine/core.py: DPEngineCoreProc), so one engine caught in
+the broadcast while another waits at such a meeting would wait on each other for ever. A
+paused engine (mode keep) stops stepping; its requests go on with the new weights on resume.
+
 Floating-point weights travel in the server's dtype: it would round the fp32 master weights
 the same way on load, so casting first changes nothing but the bytes sent (half, in bf16).
 """
 import socket
 import time
+from contextlib import contextmanager
 
 from worker.trainer.precision import served_dtype
+from worker.trainer.weight_sync import WeightSyncError
 from worker.trainer.weight_sync.filesystem import unique_state_dict
-from worker.trainer.weight_sync.server_api import VllmAdminClient
+from worker.trainer.weight_sync.server_api import ServerPause, VllmAdminClient
 
 
 class ModelWeights:
@@ -44,16 +60,21 @@ def free_port() -> int:
 
 
 class NcclWeightSync:
-    def __init__(self, server_url: str, server_world_size: int = 1, master_address: str = "127.0.0.1",
-                 master_port: int | None = None, timeout_s: float = 300.0, dtype: str | None = None,
-                 engine_factory=None):
-        """`dtype`: the server's (--dtype); by default what vLLM serves in on a GPU."""
+    def __init__(self, server_url: str, server_world_size: int = 1, server_engines: int = 1,
+                 pause: ServerPause | None = None, master_address: str = "127.0.0.1", master_port: int | None = None,
+                 timeout_s: float = 300.0, dtype: str | None = None, engine_factory=None):
+        """`server_world_size`: the server's GPU workers over all its engines (tensor parallel ×
+        data parallel); `server_engines`: its data parallel engines, which the push pauses when
+        there are several (`pause`: shared with the rest of the trainer, or one of its own).
+        `dtype`: the server's (--dtype); by default what vLLM serves in on a GPU."""
         self.client = VllmAdminClient(server_url, timeout_s=timeout_s)
+        self.server_world_size, self.server_engines = server_world_size, server_engines
         self.init_info = {
             "master_address": master_address, "master_port": master_port or free_port(),
-            "world_size": server_world_size + 1,  # the trainer is rank 0
+            "world_size": server_world_size + 1,  # the trainer is rank 0, the server's workers 1..
         }
         self.dtype = dtype or served_dtype("cuda")
+        self._pause = pause
         self._engine_factory = engine_factory or self._vllm_engine
         self._engine = None
         self._send_s: float | None = None
@@ -69,12 +90,35 @@ class NcclWeightSync:
     def push(self, model, version: int) -> float:
         started = time.perf_counter()
         if self._engine is None:
-            self._engine = self._engine_factory(model)
-        sending = time.perf_counter()
-        self._engine.send_weights()
-        self._send_s = time.perf_counter() - sending
-        self.client.reset_prefix_cache()
+            self._check_server_world_size()
+        with self._engines_held():
+            if self._engine is None:
+                self._engine = self._engine_factory(model)
+            sending = time.perf_counter()
+            self._engine.send_weights()
+            self._send_s = time.perf_counter() - sending
+            self.client.reset_prefix_cache()
         return time.perf_counter() - started
+
+    def _check_server_world_size(self) -> None:
+        """The group's size is the server's count of workers, or the rendezvous never completes."""
+        reported = self.client.world_size()
+        if reported is not None and reported != self.server_world_size:
+            raise WeightSyncError(
+                f"the vLLM server has {reported} GPU workers (GET /get_world_size) but the trainer expected "
+                f"{self.server_world_size} (vllm_tensor_parallel_size × vllm_data_parallel_size): start the server "
+                f"with the config's --tensor-parallel-size and --data-parallel-size")
+
+    @contextmanager
+    def _engines_held(self):
+        """Several engines paused for the push (see the module's docstring); one is not."""
+        if self.server_engines <= 1:
+            yield
+            return
+        if self._pause is None:
+            self._pause = ServerPause(self.client)
+        with self._pause.paused("keep"):
+            yield
 
     def last_push_note(self) -> str | None:
         return None  # one way only: broadcast from the trainer's GPU

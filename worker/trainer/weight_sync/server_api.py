@@ -11,10 +11,16 @@ class VllmAdminClient:
         self._http = httpx.Client(base_url=base_url.rstrip("/"), timeout=timeout_s, transport=transport)
 
     def post(self, path: str, json: dict | None = None, params: dict | None = None) -> dict:
+        return self._answer(path, self._send("POST", path, json=json, params=params))
+
+    def _send(self, method: str, path: str, **options) -> httpx.Response:
         try:
-            response = self._http.post(path, json=json, params=params)
+            return self._http.request(method, path, **options)
         except httpx.TransportError as exc:
             raise WeightSyncError(f"vLLM server unreachable during {path}: {exc}") from exc
+
+    @staticmethod
+    def _answer(path: str, response: httpx.Response) -> dict:
         if response.status_code >= 400:
             raise WeightSyncError(f"vLLM refused {path} with HTTP {response.status_code}: {response.text[:500]}")
         if not response.content:
@@ -22,6 +28,16 @@ class VllmAdminClient:
         if response.headers.get("content-type", "").startswith("application/json"):
             return response.json()
         return {"text": response.text}  # /v1/load_lora_adapter answers in plain text
+
+    def world_size(self) -> int | None:
+        """The server's GPU workers over all its engines (tensor × pipeline × data parallel): the
+        ranks an NCCL weight transfer must reach. None where the server does not say (no such
+        endpoint before vLLM's RL API)."""
+        response = self._send("GET", "/get_world_size")
+        if response.status_code == 404:
+            return None
+        size = self._answer("/get_world_size", response).get("world_size")
+        return size if isinstance(size, int) else None
 
     # --- pause / resume around an update ---
     def pause(self, mode: str) -> None:
