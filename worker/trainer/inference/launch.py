@@ -15,6 +15,7 @@ from typing import Literal
 from worker.trainer.allocator import without_preloaded_allocator
 from worker.trainer.config import TrainingConfig
 from worker.trainer.inference.cpu_sharing import SERVER_CPUS_VARIABLE, allowed_cpus, format_cpus, generation_cpus
+from worker.trainer.inference.parallelism import parallel_args
 from worker.trainer.inference.worker_extension import EXTENSION_CLASS
 from worker.trainer.precision import served_dtype
 
@@ -75,7 +76,8 @@ def build_launch(model: str, config: TrainingConfig, *, port: int, device: Devic
     value is passed through. `dtype` defaults to the fastest for `device` on this machine
     (worker/trainer/precision.py); weight sync writes in the same. On a CPU whose cores
     the config splits (inference/cpu_sharing.py), the server is pinned to its share of
-    `cpus` (default: the cores this process may use).
+    `cpus` (default: the cores this process may use). Tensor and data parallel sizes above 1
+    become vLLM's flags on GPUs and are refused on a CPU (inference/parallelism.py).
     """
     argv = [python, "-m", WRAPPER_MODULE, "serve", model,
             "--host", host, "--port", str(port),
@@ -97,6 +99,7 @@ def build_launch(model: str, config: TrainingConfig, *, port: int, device: Devic
     if lora_args(config, device):
         env["VLLM_ALLOW_RUNTIME_LORA_UPDATING"] = "1"  # the adapter is reloaded at every weight sync
     if device == "cpu":
+        argv += parallel_args(config, device)  # none: refused above 1
         env["VLLM_CPU_NUM_OF_RESERVED_CPU"] = "0"  # the default keeps a core idle: 1.5x slower
         env["VLLM_CPU_KVCACHE_SPACE"] = str(config.vllm_kv_cache_gib)
         env[WORKER_SPIN_VARIABLE] = str(CPU_WORKER_SPIN_S)
@@ -110,6 +113,7 @@ def build_launch(model: str, config: TrainingConfig, *, port: int, device: Devic
         if config.weight_sync_backend == "nccl":
             argv += ["--weight-transfer-config", json.dumps({"backend": "nccl"})]
         visible = gpu_ids if gpu_ids is not None else environ.get("CUDA_VISIBLE_DEVICES")
+        argv += parallel_args(config, device, visible)
         if visible is not None:
             env["CUDA_VISIBLE_DEVICES"] = visible
     return Launch(argv=argv + list(extra_args), env=env, host=host, port=port)
