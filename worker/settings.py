@@ -1,10 +1,13 @@
 """A worker machine's own settings, from its environment (no Django here).
 
-WORKER_VLLM_GPUS / WORKER_TRAINER_GPUS split a GPU machine's devices between the
-inference server and the trainer (CUDA_VISIBLE_DEVICES lists, e.g. "0" and "1,2,3").
+A run's config splits the worker's GPUs between the inference server and the trainer
+(worker/gpu_split.py); WORKER_VLLM_GPUS / WORKER_TRAINER_GPUS override either side
+(CUDA_VISIBLE_DEVICES lists, e.g. "0" and "1,2,3"), and may name the same GPUs to share them.
 """
 import os
 from dataclasses import dataclass
+
+from worker.gpu_split import worker_gpus
 
 
 class WorkerSettingsError(ValueError):
@@ -35,9 +38,10 @@ class WorkerSettings:
     trainer_gpus: str | None
     cancel_grace_s: float      # how long a cancelled trainer has to checkpoint and exit
     log_lines_per_s: float     # child output forwarded as log events, at most this fast
+    gpus: tuple[str, ...] = ()  # what this worker may use (CUDA_VISIBLE_DEVICES, else nvidia-smi); (): none
 
     @classmethod
     def from_env(cls) -> "WorkerSettings":
         return cls(vllm_gpus=_gpu_list("WORKER_VLLM_GPUS"), trainer_gpus=_gpu_list("WORKER_TRAINER_GPUS"),
                    cancel_grace_s=_seconds("WORKER_CANCEL_GRACE_S", 20.0),
-                   log_lines_per_s=_seconds("WORKER_LOG_LINES_PER_S", 20.0))
+                   log_lines_per_s=_seconds("WORKER_LOG_LINES_PER_S", 20.0), gpus=tuple(worker_gpus()))

@@ -11,6 +11,7 @@ import logging
 import time
 from pathlib import Path
 
+from worker.gpu_split import GpuSplit, split_for_device
 from worker.settings import WorkerSettings
 from worker.trainer.precision import answer_for_children
 from worker.trainer.process_groups import ended_how
@@ -35,6 +36,7 @@ class RunSupervisor:
         self.report = ReportingSession(spec.ingest, f"supervisor:{spec.attempt}", self.output_dir / "events",
                                        log_source="worker")
         self.server = self.trainer = None
+        self.gpu_split: GpuSplit | None = None
         self.server_ready = False
         self.trainer_finished = False
 
@@ -90,9 +92,24 @@ class RunSupervisor:
         from worker.trainer.models.paths import resolve_model_path
 
         model = resolve_model_path(self._prepared_model())
-        self.server = VLLMServer.for_config(model, self.spec.config, gpu_ids=self.settings.vllm_gpus,
+        self.server = VLLMServer.for_config(model, self.spec.config, gpu_ids=self._gpus().server_ids,
                                             log_path=self.output_dir / "logs" / f"vllm-{self.spec.attempt}.log")
         self.server.start()
+
+    def _gpus(self) -> GpuSplit:
+        """The server's and the trainer's GPUs, from the run's config (worker/gpu_split.py): worked
+        out once, before the server starts; too few fails the run with the numbers."""
+        if self.gpu_split is None:
+            from worker.trainer.inference.launch import VLLMNotInstalledError, installed_device
+
+            try:
+                device = installed_device()
+            except VLLMNotInstalledError:
+                device = "cpu"  # the server's start says what is missing
+            self.gpu_split = split_for_device(self.spec.config, device, self.settings.gpus,
+                                              server_override=self.settings.vllm_gpus,
+                                              trainer_override=self.settings.trainer_gpus)
+        return self.gpu_split
 
     def _note_when_server_ready(self) -> None:
         if self.server_ready or not self.server.healthy():
@@ -115,7 +132,7 @@ class RunSupervisor:
         spec = self.spec.model_dump(mode="json") | {"inference_url": self.server.url}
         spec_path.write_text(json.dumps(spec))
         spec_path.chmod(0o600)  # it holds the run's ingest token
-        argv, env = trainer_command(spec_path, self.settings.trainer_gpus)
+        argv, env = trainer_command(spec_path, self._gpus().trainer_ids, self.spec.config.trainer_processes)
         # The server was started in the dtype this process found fastest: the trainer takes the
         # same answer, so its weight files match what the server serves.
         env = {**env, **answer_for_children()}

@@ -1,0 +1,183 @@
+"""The worker splits its GPUs between the vLLM server and the trainer from the run's config, and
+fails the run with the numbers where it has too few."""
+import json
+import subprocess
+from types import SimpleNamespace
+
+import pytest
+
+from tests.support.stub_control_plane import StubControlPlane
+from worker import gpu_split
+from worker.gpu_split import (ON_CPU, GpuSplit, NotEnoughGpus, nvidia_smi_gpus, parse_gpu_list, split_for_device,
+                              split_gpus, worker_gpus)
+from worker.settings import WorkerSettings
+from worker.supervisor import RunSupervisor
+from worker.trainer.config import TrainingConfig
+from worker.trainer.inference import launch as launch_module
+from worker.trainer.spec import LaunchSpec
+
+SIX = ["0", "1", "2", "3", "4", "5"]
+
+
+def config(tp=1, dp=1, processes=None):
+    return TrainingConfig(vllm_tensor_parallel_size=tp, vllm_data_parallel_size=dp, trainer_processes=processes,
+                          gradient_accumulation_steps=4)  # which 1, 2 or 4 processes share
+
+
+class TestSplit:
+    def test_a_gpu_each_by_default(self):
+        assert split_gpus(config(), ["0", "1"]) == GpuSplit(server=("0",), trainer=("1",))
+
+    def test_the_server_takes_tensor_times_data_parallel_and_the_trainer_the_rest(self):
+        split = split_gpus(config(tp=2, dp=2), SIX)
+        assert split.server == ("0", "1", "2", "3") and split.trainer == ("4", "5")
+        assert (split.server_ids, split.trainer_ids) == ("0,1,2,3", "4,5")
+
+    def test_trainer_processes_take_that_many_and_leave_the_rest_idle(self):
+        assert split_gpus(config(tp=2, processes=2), SIX) == GpuSplit(server=("0", "1"), trainer=("2", "3"))
+
+    def test_the_workers_own_entries_are_kept_as_they_are(self):
+        # CUDA_VISIBLE_DEVICES=4,6 (or UUIDs) on the worker: its children must name the same devices.
+        assert split_gpus(config(), ["GPU-aaa", "GPU-bbb"]) == GpuSplit(server=("GPU-aaa",), trainer=("GPU-bbb",))
+
+    def test_too_few_gpus_names_the_numbers(self):
+        with pytest.raises(NotEnoughGpus) as refused:
+            split_gpus(config(tp=2), ["0", "1"])
+        assert str(refused.value).startswith(
+            "the config needs 3 GPUs (vLLM 2 = tensor parallel 2 × data parallel 1, trainer 1); this worker has 2: 0,1")
+
+    def test_too_few_for_the_trainer_processes(self):
+        with pytest.raises(NotEnoughGpus, match=r"needs 5 GPUs \(vLLM 1 = .*, trainer 4\); this worker has 4"):
+            split_gpus(config(processes=4), ["0", "1", "2", "3"])
+
+    def test_the_default_config_shares_a_single_gpu_as_before(self):
+        # the config the control plane never refuses (runs/fleet/gpu_check.py)
+        assert split_gpus(config(), ["3"]) == GpuSplit(server=("3",), trainer=("3",))
+        assert split_gpus(config(processes=1), ["3"]) == GpuSplit(server=("3",), trainer=("3",))
+
+    def test_more_than_one_gpus_worth_is_not_shared_unless_the_overrides_say_so(self):
+        with pytest.raises(NotEnoughGpus, match="needs 3 GPUs .* has 1: 0 .*WORKER_VLLM_GPUS and WORKER_TRAINER_GPUS"):
+            split_gpus(config(tp=2), ["0"])
+        with pytest.raises(NotEnoughGpus, match="needs 3 GPUs .* trainer 2"):
+            split_gpus(config(processes=2), ["0"])
+        both = split_gpus(config(dp=2), ["0", "1"], server_override=["0", "1"], trainer_override=["1"])
+        assert both == GpuSplit(("0", "1"), ("1",))
+
+    def test_no_gpus_is_the_cpu_as_before(self):
+        assert split_gpus(config(), []) == ON_CPU
+        assert (ON_CPU.server_ids, ON_CPU.trainer_ids) == (None, None)
+
+
+class TestOverrides:
+    def test_a_server_override_leaves_the_trainer_the_other_gpus(self):
+        assert split_gpus(config(), ["0", "1", "2"], server_override=["2"]) == GpuSplit(("2",), ("0", "1"))
+
+    def test_a_trainer_override_leaves_the_server_the_other_gpus(self):
+        assert split_gpus(config(tp=2), ["0", "1", "2"], trainer_override=["0"]) == GpuSplit(("1", "2"), ("0",))
+
+    def test_an_override_too_short_for_the_config_names_both(self):
+        with pytest.raises(NotEnoughGpus, match=r"vLLM needs 2 GPU\(s\) \(tensor parallel 2 × data parallel 1\); "
+                                                r"WORKER_VLLM_GPUS gives 1: 3"):
+            split_gpus(config(tp=2), SIX, server_override=["3"])
+        with pytest.raises(NotEnoughGpus, match=r"the trainer needs 2 GPU\(s\) \(trainer_processes\); "
+                                                r"WORKER_TRAINER_GPUS gives 1: 5"):
+            split_gpus(config(processes=2), SIX, trainer_override=["5"])
+
+    def test_the_side_left_over_too_small_says_what_is_left(self):
+        with pytest.raises(NotEnoughGpus, match="besides WORKER_VLLM_GPUS this worker has 0: none"):
+            split_gpus(config(), ["0", "1"], server_override=["0", "1"])
+
+    def test_a_cpu_build_of_vllm_passes_the_overrides_through_unchecked(self):
+        assert split_for_device(config(tp=2), "cpu", SIX) == ON_CPU
+        assert split_for_device(config(), "cpu", SIX, trainer_override="1,2") == GpuSplit((), ("1", "2"))
+        assert split_for_device(config(), "cuda", SIX) == GpuSplit(("0",), ("1", "2", "3", "4", "5"))
+        assert split_for_device(config(), "cuda", SIX, server_override="5") == GpuSplit(("5",), tuple(SIX[:5]))
+
+
+class TestDiscovery:
+    def test_cuda_visible_devices_is_the_list_where_it_is_set(self):
+        never = lambda: pytest.fail("nvidia-smi asked although CUDA_VISIBLE_DEVICES is set")  # noqa: E731
+        assert worker_gpus({"CUDA_VISIBLE_DEVICES": "2, 3"}, list_gpus=never) == ["2", "3"]
+        assert worker_gpus({"CUDA_VISIBLE_DEVICES": ""}, list_gpus=never) == []
+        assert worker_gpus({}, list_gpus=lambda: ["0", "1"]) == ["0", "1"]
+
+    def test_cuda_stops_at_the_first_negative_entry(self):
+        assert parse_gpu_list("-1") == [] and parse_gpu_list("0,1,-1,2") == ["0", "1"]
+
+    def test_nvidia_smi_indices(self, monkeypatch):
+        monkeypatch.setattr(gpu_split.shutil, "which", lambda name: "/usr/bin/nvidia-smi")
+        listed = lambda argv, **options: SimpleNamespace(returncode=0, stdout="0\n1\n")  # noqa: E731
+        assert nvidia_smi_gpus(run=listed) == ["0", "1"]
+        no_driver = lambda argv, **options: SimpleNamespace(returncode=9, stdout="")  # noqa: E731
+        assert nvidia_smi_gpus(run=no_driver) == []
+
+        def hangs(argv, **options):
+            raise subprocess.TimeoutExpired(argv, 30)
+        assert nvidia_smi_gpus(run=hangs) == []
+
+    def test_a_machine_without_nvidia_smi_has_no_gpus(self, monkeypatch):
+        monkeypatch.setattr(gpu_split.shutil, "which", lambda name: None)
+        assert nvidia_smi_gpus() == []
+
+    def test_the_worker_settings_carry_what_was_found(self, monkeypatch):
+        monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1,2")
+        assert WorkerSettings.from_env().gpus == ("1", "2")
+
+
+def settings(gpus=(), vllm_gpus=None, trainer_gpus=None):
+    return WorkerSettings(vllm_gpus=vllm_gpus, trainer_gpus=trainer_gpus, cancel_grace_s=5, log_lines_per_s=100,
+                          gpus=tuple(gpus))
+
+
+def launch_spec(tmp_path, run_config, url="http://cp/api/runs/7/events/"):
+    return LaunchSpec.model_validate({
+        "run_id": 7, "attempt": 1, "model": "m", "output_dir": str(tmp_path / "out"),
+        "dataset": {"kind": "generator", "generator": "arithmetic"},
+        "rewards": [{"name": "acc", "kind": "builtin", "builtin": "accuracy"}],
+        "config": run_config.model_dump(), "ingest": {"url": url, "token": "t"},
+    })
+
+
+@pytest.fixture
+def gpu_build(monkeypatch):
+    monkeypatch.setattr(launch_module, "installed_device", lambda: "cuda")
+
+
+class TestSupervisor:
+    def test_the_trainer_gets_its_share(self, tmp_path, monkeypatch, gpu_build):
+        import worker.supervisor as supervisor_module
+
+        started = {}
+        monkeypatch.setattr(supervisor_module, "trainer_command",
+                            lambda spec_path, gpus, *rest: started.update(gpus=gpus) or (["trainer"], {}))
+        monkeypatch.setattr(supervisor_module, "TrainerProcess",
+                            lambda *args, **options: SimpleNamespace(start=lambda: None))
+        supervisor = RunSupervisor(launch_spec(tmp_path, config(tp=2)), settings(gpus=["0", "1", "2", "3"]))
+        supervisor.server = SimpleNamespace(url="http://127.0.0.1:1")
+        supervisor._start_trainer()
+        assert started["gpus"] == "2,3" and supervisor.gpu_split.server_ids == "0,1"
+
+    def test_the_overrides_still_decide_where_set(self, tmp_path, gpu_build):
+        supervisor = RunSupervisor(launch_spec(tmp_path, config()), settings(gpus=["0", "1"], vllm_gpus="1",
+                                                                            trainer_gpus="1"))
+        assert supervisor._gpus() == GpuSplit(("1",), ("1",))
+
+    def test_a_cpu_worker_changes_nothing(self, tmp_path, monkeypatch):
+        monkeypatch.setattr(launch_module, "installed_device", lambda: "cpu")
+        supervisor = RunSupervisor(launch_spec(tmp_path, config()), settings(gpus=["0"]))
+        assert supervisor._gpus() == ON_CPU
+
+    def test_too_few_gpus_fails_the_run_with_the_numbers_before_anything_starts(self, tmp_path, gpu_build):
+        control_plane = StubControlPlane()
+        control_plane.status = "queued"
+        try:
+            supervisor = RunSupervisor(launch_spec(tmp_path, config(tp=2, dp=2), control_plane.url),
+                                       settings(gpus=["0", "1"]))
+            assert supervisor.run() == "failed"
+        finally:
+            control_plane.close()
+        assert supervisor.server is None and supervisor.trainer is None
+        events = [json.loads(line) for line in (tmp_path / "out" / "events" / "events-supervisor-1.jsonl").open()]
+        failed = [event for event in events if event["type"] == "status" and event["status"] == "failed"]
+        assert failed and "the config needs 5 GPUs (vLLM 4 = tensor parallel 2 × data parallel 2, trainer 1); " \
+                          "this worker has 2: 0,1" in failed[0]["message"]
