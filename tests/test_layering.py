@@ -19,6 +19,8 @@ CONTROL_PLANE = ("runs", "controlplane")
 # What runs/ and controlplane/ may import from worker/, and why.
 ALLOWED_FROM_WORKER = {
     "worker.broker": "the queue names and the Celery settings both sides must agree on",
+    "worker.announcement": "what a live worker answers when the control plane asks the fleet",
+    "worker.devices": "a worker's devices as it announces them (GPUs, CPU cores, RAM)",
     "worker.trainer.config": "the training config schema",
     "worker.trainer.checkpoint_manifest": "what an uploaded checkpoint holds, checked before it is listed",
     "worker.trainer.events": "the event schema of the ingest",

@@ -14,6 +14,7 @@ from runs.api.views.library import DatasetViewSet, RewardFunctionViewSet, Traini
 from runs.api.views.run_dataset import RunDatasetView
 from runs.api.views.runs import RunViewSet
 from runs.api.views.sample_steps import SampleStepsView
+from runs.api.views.workers import WorkersView
 
 router = DefaultRouter()
 router.register("datasets", DatasetViewSet, basename="dataset")
@@ -41,6 +42,7 @@ urlpatterns = [
     path("runs/<int:run_id>/evaluations/<int:step>/", EvaluationOutcomesView.as_view(), name="run-evaluation"),
     path("runs/<int:run_id>/eval-examples/", EvalExamplesView.as_view(), name="run-eval-examples"),
     path("runs/<int:run_id>/eval-examples/<int:index>/", EvalExampleView.as_view(), name="run-eval-example"),
+    path("workers/", WorkersView.as_view(), name="workers"),
     path("compare/", include("runs.api.compare_urls")),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),

@@ -1,0 +1,52 @@
+"""The fleet as the API shows it (runs/fleet/records.py): read-only, built from the workers' answers."""
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from runs.fleet.records import epoch_time
+
+
+class GpuSerializer(serializers.Serializer):
+    index = serializers.IntegerField(help_text="The GPU's index as the worker's processes see it.")
+    name = serializers.CharField()
+    memory_mib = serializers.IntegerField()
+
+
+class DevicesSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=["gpu", "cpu"], help_text="gpu when the worker has GPUs, else cpu.")
+    gpus = GpuSerializer(many=True)
+    cpu_cores = serializers.IntegerField(help_text="The cores the worker's process may use.")
+    memory_mib = serializers.IntegerField(help_text="The machine's RAM.")
+    source = serializers.ChoiceField(choices=["torch", "nvidia-smi", "none"],
+                                     help_text="How the GPUs were looked for: torch.cuda, nvidia-smi, or neither "
+                                               "is on the worker.")
+
+
+class BusyRunSerializer(serializers.Serializer):
+    id = serializers.IntegerField(allow_null=True, help_text="Null for another account's run.")
+    name = serializers.CharField(allow_null=True)
+    since = serializers.DateTimeField(allow_null=True, help_text="When the worker started it (the worker's clock).")
+
+
+class LiveWorkerSerializer(serializers.Serializer):
+    name = serializers.CharField(help_text="Celery's node name, celery@host.")
+    queues = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="The queues it consumes: the pools (config.worker_pool) it takes runs from.")
+    devices = DevicesSerializer(allow_null=True, help_text="Null in the first seconds after it starts, while it "
+                                                           "looks for its devices, or when `problem` says why.")
+    runs = serializers.SerializerMethodField(help_text="The runs it is busy with.")
+    heard_at = serializers.DateTimeField(help_text="When its answer to the inspection arrived: the last time it was "
+                                                   "heard from.")
+    problem = serializers.CharField(allow_null=True, help_text="Why it answered without announcing itself.")
+
+    @extend_schema_field(BusyRunSerializer(many=True))
+    def get_runs(self, worker) -> list[dict]:
+        names = self.context.get("run_names", {})
+        shown = [{"id": run.run_id if run.run_id in names else None, "name": names.get(run.run_id),
+                  "since": epoch_time(run.since)} for run in worker.runs]
+        return BusyRunSerializer(shown, many=True).data
+
+
+class FleetSerializer(serializers.Serializer):
+    asked_at = serializers.DateTimeField(help_text="When the broker was asked; answers are reused for a few seconds.")
+    workers = LiveWorkerSerializer(many=True, help_text="Every worker that answered, by name.")

@@ -1,0 +1,12 @@
+"""What one account sees of the fleet: every worker (the fleet is shared), but only the runs it may
+see by name; another account's run is shown as "busy" and nothing more (runs.models.owned)."""
+from runs.fleet.records import Fleet
+from runs.models import Run
+
+
+def visible_run_names(fleet: Fleet, user) -> dict[int, str]:
+    """{run id: name} of the runs the fleet is busy with that `user` may see."""
+    ids = {run.run_id for worker in fleet.workers for run in worker.runs}
+    if not ids:
+        return {}
+    return dict(Run.objects.visible_to(user).filter(pk__in=ids).values_list("pk", "name"))
