@@ -1,0 +1,53 @@
+"""The Workers page (/workers/): each live Celery worker, its pools, devices and runs (runs/fleet/),
+as the API's GET /api/workers/ gives them. Server-rendered: it is a snapshot, reloaded to refresh."""
+from dataclasses import dataclass
+
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import render
+from django.urls import path
+
+from runs.fleet.asking import CACHE_S, INSPECT_TIMEOUT_S, current_fleet
+from runs.fleet.records import LiveWorker, epoch_time
+from runs.fleet.seen_by import visible_run_names
+from worker.devices import Devices
+
+MIB_PER_GIB = 1024
+
+
+def gib(mib: int) -> str:
+    return f"{mib / MIB_PER_GIB:.0f} GiB" if mib >= 10 * MIB_PER_GIB else f"{mib / MIB_PER_GIB:.1f} GiB"
+
+
+def devices_text(devices: Devices | None) -> list[str]:
+    """One line per GPU, then the CPU cores and RAM (which a CPU worker runs on)."""
+    if devices is None:
+        return []
+    gpus = [f"GPU {gpu.index}: {gpu.name}, {gib(gpu.memory_mib)}" for gpu in devices.gpus]
+    return [*gpus, f"{devices.cpu_cores} CPU cores, {gib(devices.memory_mib)} RAM"]
+
+
+@dataclass(frozen=True)
+class WorkerRow:
+    worker: LiveWorker
+    devices: list[str]
+    runs: list[dict]  # {"id", "name", "since"}; id None: another account's run
+
+
+def worker_rows(fleet, user) -> list[WorkerRow]:
+    names = visible_run_names(fleet, user)
+    return [WorkerRow(worker, devices_text(worker.devices),
+                      [{"id": run.run_id if run.run_id in names else None, "name": names.get(run.run_id),
+                        "since": epoch_time(run.since)} for run in worker.runs])
+            for worker in fleet.workers]
+
+
+@login_required
+def workers_page(request):
+    fleet = current_fleet()
+    return render(request, "fleet/workers.html", {
+        "fleet": fleet, "rows": worker_rows(fleet, request.user),
+        "timeout_s": INSPECT_TIMEOUT_S, "cache_s": CACHE_S,
+    })
+
+
+urlpatterns = [path("workers/", workers_page, name="page-workers")]
