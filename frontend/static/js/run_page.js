@@ -38,6 +38,8 @@
     badge.className = `badge status-${status.status}`;
     document.body.dataset.runStatus = status.status;
     $("run-cancelling").hidden = !(status.cancel_requested && data.active_statuses.includes(status.status));
+    const waiting = $("run-pool-waiting");  // "no live worker listens on pool X": only while queued
+    if (waiting && status.status !== "queued") waiting.hidden = true;
     const error = $("run-error");
     error.hidden = !status.error;
     error.textContent = status.error || "";

@@ -11,6 +11,7 @@ from runs.actions.liveness import mark_lost_runs
 from runs.api.serializers.hub_push import HubPushSerializer
 from runs.api.serializers.telemetry import CheckpointSerializer, LogLineSerializer
 from runs.events import status_payload
+from runs.fleet.pools import waiting_note
 from runs.models import Run, RunStatus
 from runs.models.run import ACTIVE
 from runs.pages.config_form import config_field_groups
@@ -87,6 +88,7 @@ def run_page(request, pk: int):
     return render(request, "runs/run.html", {
         "run": run, "rewards": rewards, "config_groups": config_field_groups(run.config),
         "data": data, "allowed_actions": data["allowed_actions"],
+        "waiting_note": waiting_note(run),  # a queued run that no live worker can take says so
     })
 
 
