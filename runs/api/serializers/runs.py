@@ -8,6 +8,7 @@ from runs.api.serializers.configs import KnobsField, complete_config
 from runs.api.serializers.fields import StrictTextModelSerializer, VisiblePrimaryKeyField
 from runs.models import Dataset, Environment, RewardFunction, Run, RunEvalReward, RunReward, TrainingConfig
 from runs.evaluation.checks import evaluation_problems
+from runs.fleet.gpu_check import gpu_problems
 from runs.models.run import RunAction
 from worker.trainer.environments.verifiers_check import verifiers_problem
 
@@ -94,6 +95,8 @@ class RunSerializer(StrictTextModelSerializer):
                 attrs["config"] = complete_config(self._config_base(attrs), attrs.get("config"))
             except serializers.ValidationError as exc:
                 raise serializers.ValidationError({"config": exc.detail}) from None
+            if problems := gpu_problems(attrs["config"]):  # against the live workers of its pool
+                raise serializers.ValidationError({"config": problems})
         if problems := evaluation_problems(self._merged(attrs)):
             raise serializers.ValidationError(problems)
         return attrs

@@ -1,0 +1,54 @@
+"""A new run's GPU count against the live workers of its pool: refused at creation, naming the
+numbers, rather than failed by a worker minutes later (worker/trainer/config.py's gpus_needed)."""
+from runs.fleet.asking import current_fleet
+from worker.broker import DEFAULT_QUEUE
+from worker.trainer.config import TrainingConfig as ConfigSchema
+
+
+def spans_several_gpus(config: ConfigSchema) -> bool:
+    """More than one GPU's worth: a vLLM server over several GPUs, or several trainer processes."""
+    return config.inference_gpus > 1 or (config.trainer_processes or 1) > 1
+
+
+def gpu_problems(values: dict) -> dict[str, list[str]]:
+    """{"worker_pool": [message]} when the live workers of the run's pool cannot give the config its
+    GPUs; empty otherwise. Nothing is refused unless the config spans several GPUs (spans_several_gpus):
+    one server GPU and one trainer process also run sharing a GPU, or on the CPU, so the default
+    config is never refused and never waits on the broker. Then, counting only the pool's live
+    workers that have reported their devices:
+
+    - none (no live worker, a broker that does not answer, workers still looking): not refused,
+      a worker may come later;
+    - some report GPUs: refused when none of them has gpus_needed() GPUs (the server's, and one
+      per trainer process), naming the largest;
+    - all are CPU-only: refused when the vLLM server spans several devices, which vLLM on a CPU
+      does not do; several trainer processes share the cores, so they are not refused.
+    """
+    config = ConfigSchema.model_construct(**values)
+    if not spans_several_gpus(config):
+        return {}
+    pool = values.get("worker_pool") or DEFAULT_QUEUE
+    reported = [worker.gpu_count for worker in current_fleet().on_pool(pool) if worker.devices is not None]
+    if not reported:
+        return {}
+    if any(reported):
+        return _short_of_gpus(config, pool, max(reported))
+    if config.inference_gpus > 1:
+        return {"worker_pool": [f"the config's vLLM needs {config.inference_gpus} GPUs ({_layout(config)}); the live "
+                                f"workers on pool {pool!r} have none (CPU only), where vLLM serves with tensor and "
+                                "data parallel 1"]}
+    return {}
+
+
+def _short_of_gpus(config: ConfigSchema, pool: str, largest: int) -> dict[str, list[str]]:
+    needed = config.gpus_needed()
+    if largest >= needed:
+        return {}
+    return {"worker_pool": [f"the config needs {needed} GPUs (vLLM {config.inference_gpus} = {_layout(config)}, "
+                            f"trainer {config.trainer_processes or 1}); the largest worker on pool {pool!r} has "
+                            f"{largest}"]}
+
+
+def _layout(config: ConfigSchema) -> str:
+    return (f"tensor parallel {config.vllm_tensor_parallel_size} × "
+            f"data parallel {config.vllm_data_parallel_size}")
