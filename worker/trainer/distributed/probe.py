@@ -23,15 +23,17 @@ from worker.trainer.distributed.topology import Topology
 from worker.trainer.rollout.groups import Completion, Group
 
 
-def seeded_groups(seed: int, groups: int, per_group: int, vocab: int) -> list[Group]:
-    """Groups of random prompts and completions of varied lengths, with rewards that differ."""
+def seeded_groups(seed: int, groups: int, per_group: int, vocab: int, prompt_tokens: int = 12,
+                  completion_tokens: int = 9) -> list[Group]:
+    """Groups of random prompts and completions of varied lengths (half the most to the most),
+    with rewards that differ."""
     rng = random.Random(seed)
     made = []
     for index in range(groups):
-        prompt = [rng.randrange(3, vocab) for _ in range(rng.randint(6, 12))]
+        prompt = [rng.randrange(3, vocab) for _ in range(rng.randint(prompt_tokens // 2, prompt_tokens))]
         completions = []
         for _ in range(per_group):
-            ids = [rng.randrange(3, vocab) for _ in range(rng.randint(3, 9))]
+            ids = [rng.randrange(3, vocab) for _ in range(rng.randint(completion_tokens // 2, completion_tokens))]
             completions.append(Completion(token_ids=ids, logprobs=[-rng.uniform(0.5, 3.0) for _ in ids],
                                           text="", finish_reason="stop"))
         made.append(Group(prompt_index=index, prompt_text="", prompt_ids=prompt, columns={}, completions=completions,
@@ -42,7 +44,7 @@ def seeded_groups(seed: int, groups: int, per_group: int, vocab: int) -> list[Gr
 def probe_config(model: str, distributed: str, processes: int, **overrides) -> TrainingConfig:
     settings = dict(model=model, distributed=distributed, trainer_processes=processes, num_generations=4,
                     per_device_train_batch_size=2, gradient_accumulation_steps=4, learning_rate=1e-3,
-                    max_grad_norm=0.0, bf16="off", share_prompts="on", max_steps=10, seed=0)
+                    max_grad_norm=0.0, bf16="off", share_prompts="auto", max_steps=10, seed=0)
     return TrainingConfig(**(settings | overrides))
 
 
@@ -81,6 +83,10 @@ def main(argv=None) -> None:
     parser.add_argument("--steps", type=int, default=1, help="steps timed after the first (which is compared)")
     parser.add_argument("--bf16", default="off", choices=("auto", "on", "off"))
     parser.add_argument("--keep-tensors", action="store_true", help="save gradients and parameters for comparing")
+    parser.add_argument("--prompt-tokens", type=int, default=12, help="the longest prompt (the shortest: half)")
+    parser.add_argument("--completion-tokens", type=int, default=9, help="the longest completion")
+    parser.add_argument("--micro-batch", type=int, default=2, help="per_device_train_batch_size")
+    parser.add_argument("--accumulation", type=int, default=4, help="gradient_accumulation_steps")
     args = parser.parse_args(argv)
     topology = Topology.from_env()
     result = run_probe(args, topology)
@@ -90,20 +96,21 @@ def main(argv=None) -> None:
 
 def run_probe(args, topology: Topology) -> dict:
     from worker.trainer.distributed.gathered_weights import gather_in_turn
-    from worker.trainer.setup import build_training_parts
+    from worker.trainer.setup import build_training_parts, use_shared_prompts
     from worker.trainer.step import batch_advantages, train_step
     from worker.trainer.weight_sync.filesystem import unique_state_dict
     from worker.trainer.weight_sync.streamed_safetensors import SafetensorsRewriter
 
     torch.manual_seed(0)
-    config = probe_config(args.model, args.distributed, topology.world_size, bf16=args.bf16)
+    config = probe_config(args.model, args.distributed, topology.world_size, bf16=args.bf16,
+                          per_device_train_batch_size=args.micro_batch, gradient_accumulation_steps=args.accumulation)
     parts = build_training_parts(args.model, config, topology=topology)
     model = parts.unwrapped_model()
     capture = GradientCapture(model, keep=args.keep_tensors)
     getattr(parts.optimizer, "optimizer", parts.optimizer).register_step_pre_hook(capture)
-    ctx = parts.step_context(config, share_prompts=True)
+    ctx = parts.step_context(config, share_prompts=use_shared_prompts(config.share_prompts, parts.on_gpu))
     groups = seeded_groups(0, config.completions_per_step // config.num_generations, config.num_generations,
-                           model.config.vocab_size)
+                           model.config.vocab_size, args.prompt_tokens, args.completion_tokens)
     advantages = batch_advantages(groups, config.num_generations, config.scale_rewards)
     metrics = train_step(ctx, groups, advantages)
     result = {"strategy": parts.sharing.strategy, "processes": topology.world_size,
@@ -137,6 +144,7 @@ def run_probe(args, topology: Topology) -> dict:
         gather_in_turn(model)
     result["weight_push_s"] = time.perf_counter() - started
     result["peak_rss_gib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    result["tokens"] = sum(len(g.prompt_ids) + c for g in groups for c in (len(x.token_ids) for x in g.completions))
     if torch.cuda.is_available():
         result["peak_cuda_gib"] = torch.cuda.max_memory_allocated() / 2**30
     return result

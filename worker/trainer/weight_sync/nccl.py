@@ -25,6 +25,7 @@ import socket
 import time
 from contextlib import contextmanager
 
+from worker.trainer.distributed.sharding import full_tensor
 from worker.trainer.precision import served_dtype
 from worker.trainer.weight_sync import WeightSyncError
 from worker.trainer.weight_sync.filesystem import unique_state_dict
@@ -41,6 +42,7 @@ class ModelWeights:
 
     def _named(self):
         for name, tensor in unique_state_dict(self.model).items():
+            tensor = full_tensor(tensor)  # a sharded model's, gathered whole in turn (distributed/)
             yield name, tensor.to(self.dtype) if tensor.is_floating_point() else tensor
 
     def metadata(self):
