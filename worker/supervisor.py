@@ -13,6 +13,7 @@ from pathlib import Path
 
 from worker.gpu_split import GpuSplit, split_for_device
 from worker.settings import WorkerSettings
+from worker.trainer.distributed.launch_failure import first_failure
 from worker.trainer.precision import answer_for_children
 from worker.trainer.process_groups import ended_how
 from worker.trainer.reporting.client import IngestClient
@@ -167,8 +168,11 @@ class RunSupervisor:
             self.trainer_finished = True
             return "finished"  # the trainer reported succeeded or cancelled itself
         # Repeating a failure the trainer already reported changes nothing; this one covers
-        # a trainer that could not report (killed, crashed before its reporter started).
-        return self._failed(f"the trainer {ended_how(code)}", list(self.trainer.tail))
+        # a trainer that could not report (killed, crashed before its reporter started). Of
+        # several processes, torchrun's summary names the one that died first.
+        tail = list(self.trainer.tail)
+        rank = first_failure(tail)
+        return self._failed(rank.describe() if rank else f"the trainer {ended_how(code)}", tail)
 
     def _failed(self, how: str, last_lines: list[str]) -> str:
         """How a child ended, first, in the run's log and its reason; then its last lines."""

@@ -164,6 +164,7 @@ def test_a_trainer_ignoring_sigterm_is_killed(tmp_path):
     ("trainer", -9, "the trainer was killed by SIGKILL (signal 9)"),
     ("trainer", 3, "the trainer exited with code 3"),
     ("server", -9, "the vLLM server was killed by SIGKILL (signal 9)"),
+    ("trainers", 1, "the trainer's rank 1 was killed by SIGKILL (signal 9)"),
 ])
 def test_a_child_that_ends_is_named_with_how_first_in_the_log_and_the_reason(tmp_path, control_plane, child,
                                                                              code, how):
@@ -173,6 +174,10 @@ def test_a_child_that_ends_is_named_with_how_first_in_the_log_and_the_reason(tmp
     supervisor = RunSupervisor(LaunchSpec.model_validate(spec(tmp_path, control_plane.url)), SETTINGS)
     supervisor.report.start()
     last_lines = ["step 3 done", "Traceback: boom"]
+    if child == "trainers":  # under torchrun: its summary names the rank that died first
+        last_lines = ["Root Cause (first observed failure):", "[0]:", "  rank      : 1 (local_rank: 1)",
+                      "  exitcode  : -9 (pid: 4242)"]
+        child = "trainer"
     if child == "trainer":
         supervisor.trainer = SimpleNamespace(exit_code=lambda: code, tail=last_lines)
         supervisor.server = SimpleNamespace(running=lambda: True)
@@ -185,7 +190,7 @@ def test_a_child_that_ends_is_named_with_how_first_in_the_log_and_the_reason(tmp
     events = [json.loads(line) for line in (tmp_path / "out" / "events" / "events-supervisor-1.jsonl").open()]
     assert ("error", how) in [(event["level"], event["message"]) for event in events if event["type"] == "log"]
     (status,) = [event for event in events if event["type"] == "status"]
-    assert status["message"] == f"{how}; its last output:\nstep 3 done\nTraceback: boom"
+    assert status["message"] == f"{how}; its last output:\n" + "\n".join(last_lines)
 
 
 def test_what_a_finished_trainer_could_not_deliver_is_sent_by_its_worker(tmp_path, control_plane):
