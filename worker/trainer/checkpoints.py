@@ -11,6 +11,8 @@ checkpoint that looks whole.
 """
 import random
 import shutil
+import warnings
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -90,7 +92,17 @@ def write_shared_parts(folder: Path, model, optimizer, leads: bool) -> None:
     if is_sharded(model):
         write_whole_model(model, folder, leads)
     state = get_optimizer_state_dict(model, _plain(optimizer))
-    dcp.save({"optimizer": state}, checkpoint_id=folder / OPTIMIZER_DIR)
+    with _one_process_is_fine():
+        dcp.save({"optimizer": state}, checkpoint_id=folder / OPTIMIZER_DIR)
+
+
+@contextmanager
+def _one_process_is_fine():
+    """torch.distributed.checkpoint warns at every save and load in a single process that it
+    assumes one: that is what a one-process trainer means, not news for the run's log."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="torch.distributed is disabled")
+        yield
 
 
 def _plain(optimizer):
@@ -127,7 +139,8 @@ def _load_optimizer(folder: Path, model, optimizer) -> None:
     plain = _plain(optimizer)
     # The optimizer's own layout, states made (zeros) so that the checkpoint's fill them.
     state = {"optimizer": get_optimizer_state_dict(model, plain)}
-    dcp.load(state, checkpoint_id=folder)
+    with _one_process_is_fine():
+        dcp.load(state, checkpoint_id=folder)
     set_optimizer_state_dict(model, plain, state["optimizer"])
 
 
