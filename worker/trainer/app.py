@@ -22,7 +22,7 @@ from worker.trainer.distributed.topology import SINGLE, Topology
 from worker.trainer.inference.cpu_sharing import CoreHandover, allowed_cpus, generation_cpus, sharing_mode
 from worker.trainer.inference.time_slicing import GenerationPause
 from worker.trainer.onednn_cache import shape_multiple_for
-from worker.trainer.process_lifetime import process_age_s
+from worker.trainer.process_lifetime import kill_me_with_parent, process_age_s
 from worker.trainer.reporting.session import ReportingSession
 from worker.trainer.rewards.loader import load_rewards, needs_sandbox
 from worker.trainer.rewards.sandbox import SandboxPool
@@ -258,11 +258,15 @@ class Trainer:
         # whatever the backend; given merged weights, it syncs them as a whole model would.
         serves_adapter = self.config.serves_adapter("cuda" if self.parts.on_gpu else "cpu")
         backend = "lora_adapter" if serves_adapter else self.config.weight_sync_backend
-        self.weight_sync = make_weight_sync(backend, url, self.output_dir, pause=self.server_pause,
-                                            server_world_size=self.config.inference_gpus,
-                                            server_engines=self.config.vllm_data_parallel_size)
+        self.weight_sync = self._weight_sync(backend)
         self.cpu_sharing = sharing_mode(self.config.cpu_sharing, self.parts.on_gpu, len(allowed_cpus()))
         self.generation_pause = GenerationPause(self.server_pause if self.cpu_sharing == "take_turns" else None)
+
+    def _weight_sync(self, backend: str) -> "WeightSync":
+        """The NCCL group spans every GPU of every vLLM engine (weight_sync/nccl.py)."""
+        return make_weight_sync(backend, self.server_url, self.output_dir, pause=self.server_pause,
+                                server_world_size=self.config.inference_gpus,
+                                server_engines=self.config.vllm_data_parallel_size)
 
     @staticmethod
     def _served_name(url: str) -> str:
@@ -384,8 +388,7 @@ class Trainer:
             self.report.log(f"vLLM did not take the LoRA adapter, so it is given the merged weights at every sync "
                             f"instead: {exc}", level="warning")
             self.weight_sync.close()
-            self.weight_sync = make_weight_sync(self.config.weight_sync_backend, self.server_url, self.output_dir,
-                                                pause=self.server_pause)
+            self.weight_sync = self._weight_sync(self.config.weight_sync_backend)
             self.weight_sync.push(self.parts.served_model(), self.state.model_version)
         if isinstance(self.weight_sync, LoraAdapterSync):
             self.served_name = ADAPTER_NAME
@@ -521,6 +524,10 @@ def run_trainer(spec: dict) -> str:
     torchrun, rank 0 trains and leads; the others follow it (distributed/follower.py)."""
     topology = Topology.from_env()
     launch = LaunchSpec.model_validate(spec)
+    if topology.several:
+        # torchrun starts each process in a session of its own: killing its group (the worker's
+        # stop, or the worker dying) would leave the ranks training on, orphaned.
+        kill_me_with_parent()
     if not topology.leads:
         from worker.trainer.distributed.follower import Follower
 
