@@ -22,13 +22,15 @@ def shard_with_fsdp2(model: torch.nn.Module, device_mesh=None) -> torch.nn.Modul
 
 
 def is_sharded(model: torch.nn.Module) -> bool:
-    return hasattr(model, "set_requires_gradient_sync")  # FSDP2's FSDPModule
+    """Whether `model` holds FSDP2 shards (DTensor parameters): the sharded PolicyForward, and the
+    policy inside it too, which is not itself an FSDP unit (what checkpoints and pushes get)."""
+    return any(hasattr(parameter, "full_tensor") for parameter in model.parameters())
 
 
 def gradient_sync(model: torch.nn.Module, reduce: bool):
     """Gradients reduced over the processes only after a step's last micro-batch (`reduce`):
     the ones before accumulate locally. DDP's no_sync, FSDP2's requires_gradient_sync."""
-    if is_sharded(model):
+    if hasattr(model, "set_requires_gradient_sync"):  # FSDP2's FSDPModule
         return _fsdp_gradient_sync(model, reduce)
     if reduce or not hasattr(model, "no_sync"):
         return nullcontext()
