@@ -41,14 +41,16 @@ class OrderChannel:
         self.store.set(f"order/{self.sent}", pickle.dumps(order))
 
     def receive(self) -> Order:
+        from torch.distributed import DistStoreError
+
         self.read += 1
         key = f"order/{self.read}"
         while True:
             try:
                 self.store.wait([key], ORDER_POLL)
                 break
-            except Exception:  # the store's timeout: the leader is still busy (torchrun ends us if it died)
-                continue
+            except DistStoreError:  # the store's timeout: the leader is still busy (torchrun ends us if it died)
+                continue  # a DistNetworkError (the store went with torchrun) ends this process
         order = pickle.loads(self.store.get(key))
         if self.store.add(f"read/{self.read}", 1) == self.topology.world_size - 1:
             self.store.delete_key(key)

@@ -1,4 +1,6 @@
 """The leader's orders reach every follower once, in order, and the store keeps none of them."""
+import pytest
+
 from worker.trainer.distributed.crew import Crew, OrderChannel, lean_group
 from worker.trainer.distributed.topology import Topology
 from worker.trainer.rollout.groups import Completion, EpisodeRecord, Group
@@ -74,3 +76,28 @@ def test_a_followers_group_keeps_what_training_reads_and_drops_what_may_not_trav
     assert (lean.prompt_ids, lean.totals, completion.token_ids, completion.logprobs, completion.loss_mask) == (
         [1, 2], [1.0], [5, 6], [-0.1, -0.2], [1, 0])
     assert completion.episode is None and lean.columns == {} and lean.prompt_text == ""
+
+
+class FlakyStore(DictStore):
+    """A store whose waits first fail as given, then see the leader's order."""
+
+    def __init__(self, failures):
+        super().__init__()
+        self.failures = list(failures)
+
+    def wait(self, keys, timeout):
+        if self.failures:
+            raise self.failures.pop(0)
+        super().wait(keys, timeout)
+
+
+def test_a_follower_waits_through_the_stores_timeouts_but_not_past_its_end():
+    from torch.distributed import DistNetworkError, DistStoreError
+
+    store = FlakyStore([DistStoreError("wait timeout after 30000ms"), DistStoreError("wait timeout after 30000ms")])
+    Crew(Topology(rank=0, world_size=2), OrderChannel(Topology(rank=0, world_size=2), store)).setup(None)
+    assert OrderChannel(Topology(rank=1, world_size=2), store).receive().what == "setup"
+    # torchrun, which serves the store, is gone: the follower ends rather than polling a dead socket.
+    gone = FlakyStore([DistNetworkError("Failed to recv, got 0 bytes. Connection was likely closed.")])
+    with pytest.raises(DistNetworkError):
+        OrderChannel(Topology(rank=1, world_size=2), gone).receive()
