@@ -5,6 +5,7 @@ leader's first order names, then does what each order says until told to stop; t
 reports everything. If the leader dies, torchrun ends this process too.
 """
 import logging
+import os
 from pathlib import Path
 
 from worker.trainer.checkpoints import load_trainer_state, partial_dir, write_shared_parts
@@ -46,7 +47,7 @@ class Follower:
         self.ctx = parts.step_context(
             self.config, share_prompts=use_shared_prompts(self.config.share_prompts, parts.on_gpu),
             shape_multiple=shape_multiple_for(parts.on_gpu, parts.accelerator.mixed_precision == "bf16"))
-        log.info("rank %d of %d ready", self.topology.rank, self.topology.world_size)
+        log.info("rank %d of %d ready (pid %d)", self.topology.rank, self.topology.world_size, os.getpid())
 
     def _obey(self, order) -> None:
         from worker.trainer.step import batch_advantages, train_step
