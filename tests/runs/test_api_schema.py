@@ -1,7 +1,12 @@
 """The OpenAPI schema and its browsable docs, served without reaching the internet."""
 import re
 
+import jsonschema
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.utils import timezone
+
+from runs.models import Checkpoint
 
 
 @pytest.fixture
@@ -53,6 +58,61 @@ def test_the_schema_says_a_hub_push_is_accepted_for_later_and_never_returns_the_
     assert components["PushToHubRequest"]["properties"]["token"]["writeOnly"] is True
     assert "token" not in components["HubPush"]["properties"]
     assert "get" in schema["paths"]["/api/runs/{run_id}/pushes/"]
+
+
+def documented_body(schema, path: str, method: str, response) -> dict:
+    """The JSON schema the OpenAPI document gives for this response's status; fails when the
+    status is not listed. Its $refs resolve against the whole document."""
+    responses = schema["paths"][path][method]["responses"]
+    code = str(response.status_code)
+    assert code in responses, f"{method.upper()} {path} answered {code}, not listed in {sorted(responses)}"
+    assert response["Content-Type"].startswith("application/json")
+    return {**responses[code]["content"]["application/json"]["schema"], "components": schema["components"]}
+
+
+def assert_as_documented(schema, path: str, method: str, response) -> None:
+    jsonschema.validate(response.json(), documented_body(schema, path, method, response))
+
+
+def test_a_runs_checkpoints_come_back_in_the_shape_the_schema_gives(schema, owner_api, run):
+    for step in (10, 20):
+        Checkpoint.objects.create(run=run, step=step, path=f"/ckpt/{step}", size_bytes=1, created_at=timezone.now())
+    response = owner_api.get(f"/api/runs/{run.pk}/checkpoints/")
+    assert response.status_code == 200
+    body = response.json()
+    documented = documented_body(schema, "/api/runs/{id}/checkpoints/", "get", response)
+    jsonschema.validate(body, documented)
+    if documented.get("type") == "array":  # a bare list, documented as one
+        item = schema["components"]["schemas"][documented["items"]["$ref"].rsplit("/", 1)[-1]]
+        assert [c["step"] for c in body] == [10, 20]
+    else:  # paginated
+        item = schema["components"]["schemas"][documented["$ref"].rsplit("/", 1)[-1]]["properties"]["results"]
+        item = schema["components"]["schemas"][item["items"]["$ref"].rsplit("/", 1)[-1]]
+        body = body["results"]
+    assert all(set(checkpoint) == set(item["properties"]) for checkpoint in body)
+
+
+def test_errors_are_documented_with_their_json_body_where_they_are_answered(schema, owner_api, started_run, settings,
+                                                                           tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.DATASET_UPLOAD_MAX_BYTES = 1_000
+    too_large = owner_api.post("/api/datasets/", {"name": "big", "source": "upload", "file": SimpleUploadedFile(
+        "big.jsonl", b'{"prompt": "%s"}\n' % (b"x" * 2_000))}, format="multipart")
+    assert too_large.status_code == 413 and "limit" in too_large.json()["detail"]
+    assert_as_documented(schema, "/api/datasets/", "post", too_large)
+
+    still_active = owner_api.delete(f"/api/runs/{started_run.pk}/")
+    assert still_active.status_code == 409 and "cancel it" in still_active.json()["detail"]
+    assert_as_documented(schema, "/api/runs/{id}/", "delete", still_active)
+
+    for path in ("/api/runs/{id}/", "/api/runs/{id}/checkpoints/", "/api/reward-functions/{id}/"):
+        unknown = owner_api.get(path.format(id=999_999))
+        assert unknown.status_code == 404 and unknown.json()["detail"]
+        assert_as_documented(schema, path, "get", unknown)
+
+    bad_page = owner_api.get("/api/runs/", {"page": "two"})
+    assert bad_page.status_code == 400 and "page" in bad_page.json()
+    assert_as_documented(schema, "/api/runs/", "get", bad_page)
 
 
 def test_the_schema_is_also_served_as_yaml(owner_api):
