@@ -306,3 +306,11 @@ def test_a_resumed_run_charts_each_step_once_and_keeps_the_earlier_attempts_valu
     assert answer["earlier_attempts"]["train/reward"] == {"step": [21, 22, 23], "value": [0.25] * 3,
                                                           "attempt": [1, 1, 1]}
     assert "earlier_attempts" not in owner_api.get(f"/api/runs/{started_run.pk}/metrics/").json()
+
+
+@pytest.mark.parametrize("page", ["", "last", "0"])
+def test_a_run_list_page_that_is_not_a_positive_whole_number_is_a_400_naming_it(owner_api, run, page):
+    response = owner_api.get("/api/runs/", {"page": page})
+    assert response.status_code == 400
+    assert "page" in response.json() and "whole number" in response.json()["page"][0]
+    assert owner_api.get("/api/runs/", {"page": "1"}).json()["count"] == 1

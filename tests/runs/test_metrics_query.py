@@ -98,8 +98,13 @@ def test_a_bad_metrics_query_is_a_400_naming_the_parameter(owner_api, run, param
 
 def test_a_step_range_that_ends_before_it_starts_is_empty(owner_api, run):
     make_samples(run, range(4))
+    add_points(run, "train/loss", range(4))
     samples = owner_api.get(f"/api/runs/{run.pk}/samples/", {"step_min": 3, "step_max": 1})
     assert samples.status_code == 200 and samples.json()["results"] == []
+    series = metrics(owner_api, run, step_min=3, step_max=1)
+    assert series.status_code == 200
+    assert series.json()["series"]["train/loss"] == {"step": [], "value": [], "min": [], "max": [],
+                                                     "downsampled": False}
 
 
 def make_samples(run, steps, per_step=3):
@@ -153,6 +158,15 @@ def test_a_bad_samples_query_is_refused(owner_api, run, params, field):
     response = owner_api.get(f"/api/runs/{run.pk}/samples/", params)
     assert response.status_code in (400, 404)
     assert field in response.json()
+
+
+@pytest.mark.parametrize("parameter", ["page", "page_size"])
+@pytest.mark.parametrize("value", ["", "two", "0", "-1", "1.5"])
+def test_a_page_or_page_size_that_is_not_a_positive_whole_number_is_a_400_naming_it(owner_api, run, parameter, value):
+    make_samples(run, range(2))
+    response = owner_api.get(f"/api/runs/{run.pk}/samples/", {parameter: value})
+    assert response.status_code == 400, response.content
+    assert list(response.json()) == [parameter] and repr(value) in response.json()[parameter][0]
 
 
 def test_logs_after_a_line_return_only_newer_lines(owner_api, run):
