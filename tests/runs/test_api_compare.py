@@ -152,6 +152,35 @@ def test_samples_step_must_be_a_step(owner_api, two_runs):
     assert response.status_code == 400 and "step" in response.json()
 
 
+@pytest.mark.parametrize("params, message", [
+    ({}, "required"),
+    ({"runs": "1"}, "pick at least 2 different runs to compare, got 1"),
+    ({"runs": "1,1"}, "pick at least 2 different runs to compare, got 1"),
+    ({"runs": "1,2,3,4,5,6,7,8,9"}, "at most 8 runs can be compared at once, got 9"),
+])
+def test_samples_refuse_a_count_of_runs_other_than_2_to_8_with_a_400_saying_how_many(owner_api, params, message):
+    response = owner_api.get("/api/compare/samples/", params)
+    assert response.status_code == 400
+    assert message in " ".join(response.json()["runs"])
+
+
+def test_samples_of_exactly_2_runs_are_answered(owner_api, two_runs):
+    first, second = two_runs
+    add_samples(first, 1, "2+2?", ["4"])
+    add_samples(second, 1, "2+2?", ["four"])
+    response = owner_api.get("/api/compare/samples/", {"runs": f"{first.pk},{second.pk}"})
+    assert response.status_code == 200, response.content
+    assert response.json()["steps"] == {str(first.pk): 1, str(second.pk): 1}
+
+
+def test_the_schema_says_how_many_runs_both_endpoints_take(owner_api):
+    schema = owner_api.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    for path in ("/api/compare/", "/api/compare/samples/"):
+        runs = next(p for p in schema["paths"][path]["get"]["parameters"] if p["name"] == "runs")
+        assert runs["required"] is True
+        assert (runs["schema"]["minItems"], runs["schema"]["maxItems"], runs["schema"]["uniqueItems"]) == (2, 8, True)
+
+
 def test_the_schema_documents_both_endpoints_and_their_parameters(owner_api):
     schema = owner_api.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
     compare_params = {p["name"] for p in schema["paths"]["/api/compare/"]["get"]["parameters"]}
