@@ -75,6 +75,40 @@ def test_a_refused_request_says_why_and_exits_2(server, capsys):
     assert code == 2 and "dataset: " in err
 
 
+ENDED_WITH_A_CHECKPOINT = """
+import json
+from django.utils import timezone
+from runs.models import Checkpoint, Run, RunReward
+seed = Run.objects.get(name="live")
+run = Run.objects.create(owner=seed.owner, name="ended-%(status)s", dataset=seed.dataset, config=seed.config)
+RunReward.objects.create(run=run, reward_function=seed.run_rewards.get().reward_function)
+run.enqueue()
+run.mark_starting()
+run.mark_running()
+run.current_step = 23
+run.mark_failed("trainer killed") if "%(status)s" == "failed" else run.mark_cancelled()
+run.save()
+Checkpoint.objects.create(run=run, step=20, path="/ckpt/20", created_at=timezone.now())
+print(json.dumps({"run_id": run.pk}))
+"""
+
+
+@pytest.mark.parametrize("status", ["failed", "cancelled"])
+def test_a_run_that_ended_is_resumed_from_the_shell_and_queued_as_its_second_attempt(server, capsys, status):
+    run_id = server.shell_json(ENDED_WITH_A_CHECKPOINT % {"status": status})["run_id"]
+    api = ControlPlane(server.url, server.seeded["key"])
+    assert (api.run(run_id)["status"], api.run(run_id)["attempt"]) == (status, 1)
+    code, out, err = grpo(server, capsys, "runs", "resume", str(run_id))
+    assert code == 0, err
+    assert out.strip() == f"run {run_id} 'ended-{status}': queued"
+    resumed = api.run(run_id)
+    assert (resumed["status"], resumed["attempt"], resumed["error_message"]) == ("queued", 2, "")
+    assert "resume" not in resumed["allowed_actions"] and "cancel" in resumed["allowed_actions"]
+    spec = server.shell_json(f"import json; from runs.models import Run; "
+                             f"print(json.dumps(Run.objects.get(pk={run_id}).launch_spec))")
+    assert spec["resume_from"] == "/ckpt/20"
+
+
 def report(server, events):
     run_id, token = server.seeded["run_id"], server.seeded["token"]
     numbered = [{"seq": seq, **event} for seq, event in enumerate(events, start=report.seq)]
