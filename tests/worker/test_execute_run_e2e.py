@@ -55,6 +55,8 @@ async def test_run_started_in_the_api_trains_to_the_end(tiny_model_dir, tmp_path
     assert steps["series"]["train/loss"]["step"] == [1, 2, 3]
     assert [c["step"] for c in checkpoints] == [2, 3]
     assert any("vLLM answered /health" in line["message"] for line in logs)
+    # httpx's line per request (to vLLM, to the control plane) is not the run's log.
+    assert not [line["message"] for line in logs if "HTTP Request:" in line["message"]]
     # vLLM (its command names the model) and the trainer (it names the run's folder) are gone.
     assert processes_mentioning(str(tiny_model_dir)) == processes_mentioning(str(tmp_path / "cp" / "runs")) == []
     assert vllm_engine_processes(tmp_path / "cp") == set()
