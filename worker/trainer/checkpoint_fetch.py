@@ -7,9 +7,10 @@ its own output folder, unpacks it through a partial folder, and resumes from the
 import shutil
 import tarfile
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
-from worker.trainer.fetching import FetchError, RetryableFetchError, stream_to_file, with_retries
+from worker.trainer.fetching import PATIENCE, FetchError, Patience, WrongBytes, stream_to_file, with_retries
 
 
 class CheckpointFetchError(FetchError):
@@ -17,15 +18,18 @@ class CheckpointFetchError(FetchError):
 
 
 def local_checkpoint(resume_from: str, url: str | None, token: str | None, output_dir: Path,
-                     attempts: int = 3, backoff_s: float = 2.0) -> tuple[str, bool]:
-    """The checkpoint folder on this disk, and whether it was fetched."""
+                     patience: Patience = PATIENCE,
+                     on_wait: Callable[[str], None] | None = None) -> tuple[str, bool]:
+    """The checkpoint folder on this disk, and whether it was fetched. While the control plane is
+    away it is tried again for up to `patience.window_s`, each wait said through `on_wait`
+    (else logged: the worker forwards the trainer's warnings to the run's log)."""
     if Path(resume_from).is_dir() or not url:
         return resume_from, False
     target = Path(output_dir) / "checkpoints" / Path(resume_from).name
     if target.is_dir():
         return str(target), False
-    with_retries(lambda: fetch_into(url, token, target), url, "checkpoint", attempts, backoff_s,
-                 refused=CheckpointFetchError)
+    with_retries(lambda: fetch_into(url, token, target), url, "checkpoint", patience,
+                 refused=CheckpointFetchError, on_wait=on_wait)
     return str(target), True
 
 
@@ -40,7 +44,7 @@ def fetch_into(url: str, token: str | None, target: Path) -> None:
             with tarfile.open(archive) as tar:
                 tar.extractall(partial / "unpacked", filter="data")  # no paths outside, no links out
         except tarfile.TarError as exc:
-            raise RetryableFetchError(f"the archive arrived broken: {exc}") from exc
+            raise WrongBytes(f"the archive arrived broken: {exc}") from exc
         (folder,) = (partial / "unpacked").iterdir()
         folder.rename(target)
     finally:

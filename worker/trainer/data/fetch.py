@@ -7,10 +7,12 @@ data (on this worker) reads it from there. Nothing unchecked is ever read as a d
 """
 import hashlib
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from worker.trainer.fetching import FetchError, RetryableFetchError, stream_to_file, with_retries
+from worker.trainer.fetching import (PATIENCE, FetchError, Patience, WrongBytes, sha256_of, stream_to_file,
+                                     with_retries)
 from worker.trainer.models.paths import data_dir
 from worker.trainer.spec import DatasetSpec
 
@@ -36,14 +38,11 @@ def dataset_cache_dir() -> Path:
     return data_dir() / "cache" / "datasets"
 
 
-def sha256_of(path: Path) -> str:
-    with path.open("rb") as handle:
-        return hashlib.file_digest(handle, "sha256").hexdigest()
-
-
 def dataset_file(spec: DatasetSpec, token: str | None, cache_dir: Path | None = None,
-                 attempts: int = 3, backoff_s: float = 1.0) -> DatasetFile:
-    """The file of an uploaded dataset (spec.kind "file") on this machine."""
+                 patience: Patience = PATIENCE, on_wait: Callable[[str], None] | None = None) -> DatasetFile:
+    """The file of an uploaded dataset (spec.kind "file") on this machine. While the control plane
+    is away it is tried again for up to `patience.window_s`, each wait said through `on_wait`
+    (fetching.py); a refusal, a file gone from the control plane among them, fails at once."""
     shared = Path(spec.path) if spec.path else None
     if shared is not None and shared.is_file() and (spec.sha256 is None or sha256_of(shared) == spec.sha256):
         return DatasetFile(shared, "shared disk")
@@ -54,8 +53,8 @@ def dataset_file(spec: DatasetSpec, token: str | None, cache_dir: Path | None = 
     if cached.is_file():
         return DatasetFile(cached, "cache")
     started = time.perf_counter()
-    with_retries(lambda: download(spec.url, token, cached, spec.sha256), spec.url, "dataset", attempts, backoff_s,
-                 refused=DatasetFetchError)
+    with_retries(lambda: download(spec.url, token, cached, spec.sha256), spec.url, "dataset", patience,
+                 refused=DatasetFetchError, on_wait=on_wait)
     return DatasetFile(cached, "fetched", time.perf_counter() - started)
 
 
@@ -67,7 +66,7 @@ def download(url: str, token: str | None, target: Path, sha256: str) -> None:
     try:
         stream_to_file(url, token, partial, "dataset", on_chunk=digest.update, refused=DatasetFetchError)
         if digest.hexdigest() != sha256:
-            raise RetryableFetchError(f"checksum mismatch: expected {sha256}, got {digest.hexdigest()}")
+            raise WrongBytes(f"checksum mismatch: expected {sha256}, got {digest.hexdigest()}")
         partial.rename(target)
     finally:
         partial.unlink(missing_ok=True)

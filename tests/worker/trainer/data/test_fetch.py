@@ -7,8 +7,10 @@ import pytest
 
 from tests.support.asgi_server import AsgiServer, free_port
 from worker.trainer.data.fetch import DatasetFetchError, dataset_file
+from worker.trainer.fetching import Patience
 from worker.trainer.spec import DatasetSpec
 
+NO_WAITING = Patience(window_s=0.5, first_wait_s=0.05, max_wait_s=0.1)
 ROWS = [{"prompt": f"What is {i} + 1?", "answer": f"#### {i + 1}"} for i in range(50)]
 CONTENT = "".join(json.dumps(row) + "\n" for row in ROWS).encode()
 SHA256 = hashlib.sha256(CONTENT).hexdigest()
@@ -60,8 +62,8 @@ def test_a_worker_without_the_file_fetches_it_checks_it_and_caches_it(control_pl
 def test_a_file_whose_checksum_differs_is_never_kept(control_plane, tmp_path):
     server, seeded = control_plane
     spec = spec_for(server, seeded["mine"]["run_id"], sha256="0" * 64)
-    with pytest.raises(DatasetFetchError, match="after 2 tries: checksum mismatch"):
-        dataset_file(spec, seeded["mine"]["token"], cache_dir=tmp_path, attempts=2, backoff_s=0)
+    with pytest.raises(DatasetFetchError, match="arrived wrong 2 times: checksum mismatch"):
+        dataset_file(spec, seeded["mine"]["token"], cache_dir=tmp_path, patience=NO_WAITING)
     assert list(tmp_path.iterdir()) == []  # no partial file left, nothing cached
 
 
@@ -75,8 +77,8 @@ def test_another_runs_token_is_refused_with_the_servers_reason(control_plane, tm
 def test_a_control_plane_that_does_not_answer_is_tried_again_then_named(tmp_path):
     spec = DatasetSpec(kind="file", format="jsonl", url=f"http://127.0.0.1:{free_port()}/api/runs/1/dataset/",
                        sha256=SHA256)
-    with pytest.raises(DatasetFetchError, match="after 2 tries: the control plane did not answer"):
-        dataset_file(spec, "token", cache_dir=tmp_path, attempts=2, backoff_s=0)
+    with pytest.raises(DatasetFetchError, match=r"did not give it in [\d.]+ s and \d+ tries .* did not answer"):
+        dataset_file(spec, "token", cache_dir=tmp_path, patience=NO_WAITING)
 
 
 def test_a_shared_disk_is_read_in_place_when_its_file_is_the_same(tmp_path):
@@ -92,9 +94,10 @@ def test_a_different_file_at_the_same_path_is_not_taken_for_the_dataset(tmp_path
     spec = DatasetSpec(kind="file", format="jsonl", path=str(shared), url=f"http://127.0.0.1:{free_port()}/x",
                        sha256=SHA256)
     with pytest.raises(DatasetFetchError, match="did not answer"):
-        dataset_file(spec, None, cache_dir=tmp_path / "cache", attempts=1)
+        dataset_file(spec, None, cache_dir=tmp_path / "cache", patience=NO_WAITING)
 
 
 def test_a_spec_without_a_url_says_the_file_is_not_here(tmp_path):
     with pytest.raises(DatasetFetchError, match="not on this machine"):
         dataset_file(DatasetSpec(kind="file", format="jsonl", path=str(tmp_path / "missing.jsonl")), None)
+

@@ -173,7 +173,7 @@ def test_a_worker_that_never_saw_the_run_fetches_the_checkpoint_it_resumes_from(
     assert local_files(elsewhere / "checkpoints" / "step-0000020") == local_files(written)
     assert local_checkpoint(str(written), archive, seeded["token"], elsewhere) == (str(written), False)
     with pytest.raises(CheckpointFetchError, match="HTTP 404"):
-        local_checkpoint("/gone/step-0000040", f"{url}40/archive", seeded["token"], tmp_path / "third", attempts=1)
+        local_checkpoint("/gone/step-0000040", f"{url}40/archive", seeded["token"], tmp_path / "third")
 
 
 def test_an_upload_broken_off_goes_on_from_what_the_control_plane_holds(control_plane, tmp_path):
