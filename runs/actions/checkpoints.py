@@ -12,6 +12,7 @@ def register_uploaded_checkpoint(run: Run, manifest: CheckpointManifest, receive
     checkpoint, _ = Checkpoint.objects.update_or_create(
         run=run, step=manifest.step,
         defaults={"path": manifest.local_path, "size_bytes": manifest.size_bytes,
-                  "model_version": manifest.model_version, "created_at": received_at, "in_store": True})
+                  "model_version": manifest.model_version, "created_at": received_at, "in_store": True,
+                  "files": [file.model_dump() for file in manifest.files]})
     publish(CheckpointMessage.of(run, checkpoint))  # sent once the caller's transaction commits
     return checkpoint

@@ -51,6 +51,13 @@ def tar_stream(exported: Exported, name: str):
     yield b"\0" * (2 * BLOCK)  # end of archive
 
 
+def tar_member(name: str, content: bytes) -> bytes:
+    """One small file as a tar member, to go before a tar_stream."""
+    info = tarfile.TarInfo(name)
+    info.size, info.mode = len(content), 0o644
+    return info.tobuf(format=tarfile.PAX_FORMAT) + content + b"\0" * (-len(content) % BLOCK)
+
+
 def _file_chunks(stored: CheckpointFile):
     sent = 0
     with stored.open() as handle:

@@ -121,6 +121,10 @@ class Checkpoint(models.Model):
     # Uploaded whole to the control plane's store (runs/artifacts/checkpoint_store.py): it can be
     # downloaded, and resumed from, wherever the worker ran.
     in_store = models.BooleanField(default=False)
+    # The uploaded files as the worker's manifest gave them ({path, size, sha256}, checked on
+    # arrival): a worker resuming from the checkpoint checks what it fetched against them.
+    # Empty for a checkpoint not uploaded, or uploaded before they were kept.
+    files = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ["step"]

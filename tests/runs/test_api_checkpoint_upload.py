@@ -4,12 +4,14 @@ both artifact stores: the filesystem and an S3 bucket on a real S3-compatible se
 import errno
 import hashlib
 import io
+import json
 import tarfile
 
 import pytest
 
 from runs.artifacts import checkpoint_store as store
 from runs.models import Checkpoint, Run, RunReward
+from worker.trainer.checkpoint_manifest import ARCHIVE_MANIFEST
 
 FILES = {"model.safetensors": bytes(range(256)) * 40, "trainer_state.pt": b"state" * 100,
          "tokenizer/tokenizer.json": b'{"vocab": {}}'}
@@ -140,10 +142,23 @@ def test_a_resumed_run_is_told_where_to_fetch_its_uploaded_checkpoint(anon_api, 
     archive = anon_api.get(f"/api/runs/{started_run.pk}/uploads/20/archive",
                            HTTP_AUTHORIZATION=f"Bearer {started_run.test_token}")
     with tarfile.open(fileobj=io.BytesIO(b"".join(archive.streaming_content))) as tar:
-        assert {m.name.split("/", 1)[1] for m in tar.getmembers() if m.isfile()} == set(FILES)
+        names = {m.name for m in tar.getmembers() if m.isfile()}
+        assert names == {f"step-0000020/{path}" for path in FILES} | {ARCHIVE_MANIFEST}
+        kept = json.loads(tar.extractfile(ARCHIVE_MANIFEST).read())  # for the worker to check what it unpacks
+    assert kept == manifest()
     missing = anon_api.get(f"/api/runs/{started_run.pk}/uploads/40/archive",
                            HTTP_AUTHORIZATION=f"Bearer {started_run.test_token}")
     assert missing.status_code == 404
+
+
+def test_a_checkpoint_listed_before_checksums_were_kept_is_served_without_a_manifest(anon_api, started_run):
+    upload_all(anon_api, started_run)
+    complete(anon_api, started_run, manifest())
+    Checkpoint.objects.filter(run=started_run).update(files=[])
+    archive = anon_api.get(f"/api/runs/{started_run.pk}/uploads/20/archive",
+                           HTTP_AUTHORIZATION=f"Bearer {started_run.test_token}")
+    with tarfile.open(fileobj=io.BytesIO(b"".join(archive.streaming_content))) as tar:
+        assert {m.name for m in tar.getmembers() if m.isfile()} == {f"step-0000020/{path}" for path in FILES}
 
 
 LORA_FILES = {"adapter_model.safetensors": b"adapter", "adapter_config.json": b"{}", "tokenizer.json": b"{}",

@@ -2,15 +2,25 @@
 
 The control plane keeps uploaded checkpoints (reporting/checkpoint_uploader.py); a worker that
 resumes a run another worker trained downloads the checkpoint's tar with the run's token into
-its own output folder, unpacks it through a partial folder, and resumes from there.
+its own output folder, unpacks it through a partial folder, checks every file against the
+manifest the tar carries beside the folder (the sizes and sha256s the control plane checked the
+upload against), and resumes from there. A file that differs is fetched once more, then fails
+the run naming it. While the control plane is away the fetch waits (fetching.py).
 """
+import logging
 import shutil
 import tarfile
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from worker.trainer.fetching import PATIENCE, FetchError, Patience, WrongBytes, stream_to_file, with_retries
+from pydantic import ValidationError
+
+from worker.trainer.checkpoint_manifest import ARCHIVE_MANIFEST, CheckpointManifest, files_in
+from worker.trainer.fetching import (PATIENCE, FetchError, Patience, WrongBytes, sha256_of, stream_to_file,
+                                     with_retries)
+
+log = logging.getLogger(__name__)
 
 
 class CheckpointFetchError(FetchError):
@@ -28,24 +38,59 @@ def local_checkpoint(resume_from: str, url: str | None, token: str | None, outpu
     target = Path(output_dir) / "checkpoints" / Path(resume_from).name
     if target.is_dir():
         return str(target), False
-    with_retries(lambda: fetch_into(url, token, target), url, "checkpoint", patience,
+    with_retries(lambda: fetch_into(url, token, target, on_wait or log.warning), url, "checkpoint", patience,
                  refused=CheckpointFetchError, on_wait=on_wait)
     return str(target), True
 
 
-def fetch_into(url: str, token: str | None, target: Path) -> None:
-    """Downloads the tar of one checkpoint folder and unpacks it as `target`."""
+def fetch_into(url: str, token: str | None, target: Path, say: Callable[[str], None] = log.warning) -> None:
+    """Downloads the tar of one checkpoint folder, checks it, and unpacks it as `target`."""
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = Path(tempfile.mkdtemp(prefix=f"{target.name}.", suffix=".partial", dir=target.parent))
     try:
-        archive = partial / "checkpoint.tar"
+        archive, unpacked = partial / "checkpoint.tar", partial / "unpacked"
         stream_to_file(url, token, archive, "checkpoint", refused=CheckpointFetchError)
         try:
             with tarfile.open(archive) as tar:
-                tar.extractall(partial / "unpacked", filter="data")  # no paths outside, no links out
+                tar.extractall(unpacked, filter="data")  # no paths outside, no links out
         except tarfile.TarError as exc:
             raise WrongBytes(f"the archive arrived broken: {exc}") from exc
-        (folder,) = (partial / "unpacked").iterdir()
-        folder.rename(target)
+        folders = [path for path in unpacked.iterdir() if path.is_dir()] if unpacked.is_dir() else []
+        if len(folders) != 1:
+            raise WrongBytes(f"the archive holds {len(folders)} folders, not one checkpoint")
+        manifest_path = unpacked / ARCHIVE_MANIFEST
+        if manifest_path.is_file():
+            check_files(folders[0], read_manifest(manifest_path))
+        else:
+            say(f"the control plane kept no checksums for the checkpoint {target.name} (uploaded before it kept "
+                "them): its files are not checked")
+        folders[0].rename(target)
     finally:
         shutil.rmtree(partial, ignore_errors=True)
+
+
+def read_manifest(path: Path) -> CheckpointManifest:
+    try:
+        return CheckpointManifest.model_validate_json(path.read_bytes())
+    except ValidationError as exc:
+        raise WrongBytes(f"the archive's {ARCHIVE_MANIFEST} is not a manifest: {exc}") from exc
+
+
+def check_files(folder: Path, manifest: CheckpointManifest) -> None:
+    """WrongBytes naming each file that is missing, extra, or not of the manifest's size and sha256."""
+    expected = {entry.path: entry for entry in manifest.files}
+    found = set(files_in(folder))
+    problems = []
+    for path in sorted(expected.keys() | found):
+        entry, file = expected.get(path), folder / path
+        if entry is None:
+            problems.append(f"{path} (not in the manifest)")
+        elif path not in found:
+            problems.append(f"{path} (missing)")
+        elif (size := file.stat().st_size) != entry.size:
+            problems.append(f"{path} ({size} bytes, the manifest says {entry.size})")
+        elif (digest := sha256_of(file)) != entry.sha256:
+            problems.append(f"{path} (sha256 {digest}, the manifest says {entry.sha256})")
+    if problems:
+        raise WrongBytes(f"{len(problems)} file(s) of the checkpoint not as the control plane's manifest says: "
+                         + "; ".join(problems[:5]))

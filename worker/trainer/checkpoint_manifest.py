@@ -4,6 +4,11 @@ from pathlib import Path, PurePosixPath
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+# The control plane's tar of an uploaded checkpoint (runs/api/views/checkpoint_upload.py) holds,
+# beside the checkpoint folder, the manifest it checked the upload against, for the worker that
+# resumes from it to check what it unpacked (checkpoint_fetch.py).
+ARCHIVE_MANIFEST = "checkpoint-manifest.json"
+
 
 def safe_relative_path(path: str) -> str:
     """`path` as a relative POSIX path inside a checkpoint folder; ValueError for one that would

@@ -6,11 +6,13 @@
 - `POST /api/runs/<id>/uploads/<step>/complete`: the manifest (worker/trainer/checkpoint_manifest.py).
   Every file is checked; 422 names those to send again, else the checkpoint is listed;
 - `GET  /api/runs/<id>/uploads/<step>/archive`: a listed checkpoint as a tar, for a worker that
-  resumes the run without having written it.
+  resumes the run without having written it; beside its folder, the manifest it was checked
+  against on arrival (ARCHIVE_MANIFEST), so the worker checks every file it unpacks.
 A full disk is a 507 that says so, an artifact store (bucket) that is away a 503; what arrived
 before stays in both cases.
 """
 import errno
+from itertools import chain
 
 from django.http import Http404, StreamingHttpResponse
 from django.utils import timezone
@@ -27,9 +29,9 @@ from runs.api.views.checkpoint_download import stored_files, store_unavailable
 from runs.api.views.ingest import schema_problems
 from runs.api.views.run_dataset import run_for_token
 from runs.artifacts import checkpoint_store as store
-from runs.artifacts.export import tar_stream
+from runs.artifacts.export import tar_member, tar_stream
 from runs.artifacts.stores import StoreUnavailable, step_folder
-from worker.trainer.checkpoint_manifest import CheckpointManifest
+from worker.trainer.checkpoint_manifest import ARCHIVE_MANIFEST, CheckpointManifest
 
 CHUNK = 1024 * 1024
 RECEIVED = inline_serializer("UploadReceived", {"received": serializers.IntegerField()})
@@ -135,16 +137,26 @@ class CheckpointUploadCompleteView(_RunTokenView):
 
 class CheckpointArchiveView(_RunTokenView):
     @extend_schema(summary="An uploaded checkpoint as a tar, for the worker resuming the run",
-                   responses={(200, "application/x-tar"): OpenApiResponse(description="The checkpoint folder."),
+                   responses={(200, "application/x-tar"): OpenApiResponse(
+                       description=f"The checkpoint folder, and beside it `{ARCHIVE_MANIFEST}`: each file's "
+                                   "size and sha256 as checked on arrival (absent for a checkpoint uploaded "
+                                   "before they were kept)."),
                               401: DETAIL, 404: DETAIL,
                               503: OpenApiResponse(DETAIL, description="The artifact store could not be reached.")})
     def get(self, request, run_id: int, step: int):
         run = run_for_token(request, run_id)
-        if not run.checkpoints.filter(step=step, in_store=True).exists():
+        checkpoint = run.checkpoints.filter(step=step, in_store=True).first()
+        if checkpoint is None:
             raise Http404(f"no uploaded checkpoint of step {step} in the control plane's store")
         try:
             files = stored_files(run.pk, step)
         except StoreUnavailable as exc:
             return store_unavailable(exc)
-        return StreamingHttpResponse(tar_stream([(file.path, file) for file in files], step_folder(step)),
+        manifest = []
+        if checkpoint.files:
+            kept = CheckpointManifest(step=step, model_version=checkpoint.model_version,
+                                      local_path=checkpoint.path or "?", files=checkpoint.files)
+            manifest = [tar_member(ARCHIVE_MANIFEST, kept.model_dump_json().encode())]
+        return StreamingHttpResponse(chain(manifest, tar_stream([(file.path, file) for file in files],
+                                                                step_folder(step))),
                                      content_type="application/x-tar")

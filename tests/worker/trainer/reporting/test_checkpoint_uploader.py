@@ -5,6 +5,7 @@ import os
 import tarfile
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -176,6 +177,81 @@ def test_a_worker_that_never_saw_the_run_fetches_the_checkpoint_it_resumes_from(
         local_checkpoint("/gone/step-0000040", f"{url}40/archive", seeded["token"], tmp_path / "third")
 
 
+def stored(server, run_id, step):
+    """The checkpoint's folder in the control plane's filesystem store."""
+    return Path(server.env["DATA_DIR"]) / "artifacts" / "runs" / str(run_id) / "checkpoints" / f"step-{step:07d}"
+
+
+def uploaded_checkpoint(control_plane, tmp_path, step=20):
+    server, seeded, url = control_plane
+    said = Said()
+    uploader = CheckpointUploader(url, seeded["token"], said.on_uploaded, said.say)
+    written = checkpoint(tmp_path / "first-worker", step)
+    uploader.submit(written, step, 5)
+    assert uploader.close(timeout_s=60) and said.uploaded == [step]
+    return written, f"{url}{step}/archive"
+
+
+def flip_a_byte(path):
+    data = bytearray(path.read_bytes())
+    data[1000] ^= 0xFF
+    path.write_bytes(bytes(data))
+    return bytes(data)
+
+
+def test_a_fetched_checkpoint_whose_file_differs_from_the_manifest_is_fetched_once_more_then_named(control_plane,
+                                                                                                   tmp_path):
+    from worker.trainer.checkpoint_fetch import CheckpointFetchError, local_checkpoint
+
+    server, seeded, _ = control_plane
+    written, archive = uploaded_checkpoint(control_plane, tmp_path)
+    flip_a_byte(stored(server, seeded["run_id"], 20) / "model.safetensors")  # rotted in the store
+    said, elsewhere = [], tmp_path / "second-worker"
+    with pytest.raises(CheckpointFetchError) as failed:
+        local_checkpoint("/first/worker/out/checkpoints/step-0000020", archive, seeded["token"], elsewhere,
+                         on_wait=said.append)
+    message = str(failed.value)
+    assert "arrived wrong 2 times" in message and "1 file(s) of the checkpoint not as the control plane's " \
+        "manifest says: model.safetensors (sha256 " in message
+    assert len(said) == 1 and "fetching it again" in said[0]
+    assert list((elsewhere / "checkpoints").iterdir()) == []  # nothing unchecked kept, no partial folder
+
+
+def test_a_checkpoint_that_arrived_wrong_once_is_fetched_again_and_resumed_from(control_plane, tmp_path):
+    from worker.trainer.checkpoint_fetch import local_checkpoint
+
+    server, seeded, _ = control_plane
+    written, archive = uploaded_checkpoint(control_plane, tmp_path)
+    model = stored(server, seeded["run_id"], 20) / "model.safetensors"
+    good = model.read_bytes()
+    flip_a_byte(model)
+    said = []
+
+    def mended(message):  # between the two fetches: the bytes come right again
+        said.append(message)
+        model.write_bytes(good)
+
+    elsewhere = tmp_path / "second-worker"
+    resumed, fetched = local_checkpoint("/first/worker/out/checkpoints/step-0000020", archive, seeded["token"],
+                                        elsewhere, on_wait=mended)
+    assert fetched and local_files(elsewhere / "checkpoints" / "step-0000020") == local_files(written)
+    assert len(said) == 1 and "model.safetensors" in said[0]
+
+
+def test_a_checkpoint_listed_before_checksums_were_kept_is_fetched_unchecked_and_says_so(control_plane, tmp_path):
+    from worker.trainer.checkpoint_fetch import local_checkpoint
+
+    server, seeded, _ = control_plane
+    written, archive = uploaded_checkpoint(control_plane, tmp_path)
+    server.shell_json(f"from runs.models import Checkpoint\n"
+                      f"Checkpoint.objects.filter(run_id={seeded['run_id']}).update(files=[])\nprint('{{}}')")
+    said, elsewhere = [], tmp_path / "second-worker"
+    local_checkpoint("/first/worker/out/checkpoints/step-0000020", archive, seeded["token"], elsewhere,
+                     on_wait=said.append)
+    assert local_files(elsewhere / "checkpoints" / "step-0000020") == local_files(written)
+    assert len(said) == 1 and "not checked" in said[0]
+
+
 def test_an_upload_broken_off_goes_on_from_what_the_control_plane_holds(control_plane, tmp_path):
     import httpx
 
@@ -232,3 +308,4 @@ def test_a_full_control_plane_disk_is_said_in_the_log_and_the_local_copy_waits(c
     keeper.close(timeout_s=60)
     assert [c["step"] for c in downloaded(server, seeded["run_id"])[0]] == [10, 20]
     assert [folder.exists() for folder in folders] == [False, True]
+
