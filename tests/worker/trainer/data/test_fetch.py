@@ -101,3 +101,48 @@ def test_a_spec_without_a_url_says_the_file_is_not_here(tmp_path):
     with pytest.raises(DatasetFetchError, match="not on this machine"):
         dataset_file(DatasetSpec(kind="file", format="jsonl", path=str(tmp_path / "missing.jsonl")), None)
 
+
+SEED_QUEUED_RUN_ON_A_GONE_FILE = """
+import json
+from django.contrib.auth import get_user_model
+from django.core.files.base import ContentFile
+from runs.launch import build_launch_spec
+from runs.models import Dataset, RewardFunction, Run, RunReward
+from worker.trainer.config import TrainingConfig
+owner = get_user_model().objects.get(username="owner")
+dataset = Dataset.objects.create(owner=owner, name="doomed", source="upload", file_format="jsonl",
+                                 sha256=SHA256, size_bytes=len(CONTENT), row_count=50)
+dataset.file.save("doomed.jsonl", ContentFile(CONTENT))
+run = Run.objects.create(owner=owner, name="queued", dataset=dataset,
+                         config=TrainingConfig(max_steps=1).model_dump())
+RunReward.objects.create(run=run, reward_function=RewardFunction.objects.get(owner=owner, name="acc"))
+run.enqueue()
+token = run.issue_ingest_token()
+run.save()
+spec = build_launch_spec(run, token)
+dataset.file.storage.delete(dataset.file.name)  # gone from the disk, still listed
+print(json.dumps({"run_id": run.pk, "spec": spec}))
+"""
+
+
+def test_a_queued_runs_dataset_file_gone_fails_the_run_at_start_saying_so(control_plane, tmp_path):
+    """The launch spec as the control plane builds it, the trainer as the worker starts it, its
+    status through the real ingest: the run fails before any model is loaded, its reason (shown
+    on the run page) saying the dataset's file is gone from the control plane."""
+    pytest.importorskip("torch")
+    from worker.trainer.app import run_trainer
+
+    server, _ = control_plane
+    seeded = server.shell_json(f"CONTENT = {CONTENT!r}\nSHA256 = {SHA256!r}\n" + SEED_QUEUED_RUN_ON_A_GONE_FILE)
+    spec = {**seeded["spec"], "output_dir": str(tmp_path / "worker"), "shared_disk": None}
+    assert run_trainer(spec) == "failed"
+    run = server.shell_json(f"""
+import json
+from runs.models import Run
+run = Run.objects.get(pk={seeded["run_id"]})
+print(json.dumps({{"status": run.status, "reason": run.error_message,
+                   "errors": list(run.log_lines.filter(level="error").values_list("message", flat=True))}}))
+""")
+    assert run["status"] == "failed"
+    assert "HTTP 404" in run["reason"] and "file of dataset 'doomed' is no longer on the control plane" in run["reason"]
+    assert any("no longer on the control plane" in line for line in run["errors"])
