@@ -309,3 +309,35 @@ def test_a_full_control_plane_disk_is_said_in_the_log_and_the_local_copy_waits(c
     assert [c["step"] for c in downloaded(server, seeded["run_id"])[0]] == [10, 20]
     assert [folder.exists() for folder in folders] == [False, True]
 
+
+def test_a_full_control_plane_disk_reaches_the_runs_log_through_the_real_ingest(control_plane, small_artifacts_disk,
+                                                                                 tmp_path):
+    """As the trainer wires it (app.py): the keeper says what the uploader meets through the run's
+    reporting session, whose events the control plane stores; the run page's log panel reads them
+    from the logs API, as this test does."""
+    from worker.trainer.reporting.session import ReportingSession
+    from worker.trainer.spec import LaunchSpec
+
+    server, seeded, url = control_plane
+    spec = LaunchSpec.model_validate({
+        "run_id": seeded["run_id"], "model": "m", "dataset": {"kind": "generator", "generator": "arithmetic"},
+        "rewards": [{"name": "acc", "kind": "builtin", "builtin": "accuracy"}], "config": {},
+        "ingest": {"url": f"{server.url}/api/runs/{seeded['run_id']}/events/", "token": seeded["token"]},
+        "output_dir": str(tmp_path / "worker"), "uploads_url": url})
+    report = ReportingSession(spec.ingest, "trainer:1", tmp_path / "worker" / "events").start()
+    keeper = keeper_for(spec, tmp_path / "worker", report)
+    keeper.uploader.max_backoff_s = 0.5
+    keeper.keep(checkpoint(tmp_path / "worker", 10), TrainerState(step=10, model_version=10, data_position=0))
+    owner = logged_in_client(server, "owner", "owner-pass-123")
+    deadline, warnings = time.monotonic() + 30, []
+    while not warnings and time.monotonic() < deadline:
+        time.sleep(0.5)
+        lines = owner.get(f"/api/runs/{seeded['run_id']}/logs/", params={"level": "warning"}).json()["results"]
+        warnings = [line for line in lines if "HTTP 507" in line["message"]]
+    assert warnings, "no warning of the full disk in the run's log"
+    assert warnings[0]["level"] == "warning" and warnings[0]["source"] == "trainer"
+    assert "checkpoint of step 10" in warnings[0]["message"] and "disk is full" in warnings[0]["message"]
+    small_artifacts_disk()
+    keeper.close(timeout_s=60)
+    report.close()
+    assert [c["step"] for c in downloaded(server, seeded["run_id"])[0]] == [10]
