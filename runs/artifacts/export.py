@@ -11,7 +11,8 @@ from pathlib import PurePosixPath
 from runs.artifacts.checkpoint_files import CheckpointFile
 
 PARTS = ("all", "model", "adapter")
-TRAINER_STATE, MERGED = "trainer_state.pt", "merged"
+TRAINER_STATE, OPTIMIZER, MERGED = "trainer_state.pt", "optimizer", "merged"
+TRAINING_STATE = (TRAINER_STATE, OPTIMIZER)  # what resuming needs and serving does not
 ADAPTER_WEIGHTS = "adapter_model.safetensors"
 CHUNK = 1024 * 1024
 BLOCK = tarfile.BLOCKSIZE
@@ -31,9 +32,9 @@ def export_files(files: list[CheckpointFile], part: str) -> Exported:
     if part == "adapter":
         if not is_lora:
             raise NoSuchPart("this checkpoint holds a whole model, not a LoRA adapter: take part=model")
-        return [(file.path, file) for file in files if file.path.parts[0] not in (TRAINER_STATE, MERGED)]
+        return [(file.path, file) for file in files if file.path.parts[0] not in (*TRAINING_STATE, MERGED)]
     if not is_lora:
-        return [(file.path, file) for file in files if file.path.parts[0] != TRAINER_STATE]
+        return [(file.path, file) for file in files if file.path.parts[0] not in TRAINING_STATE]
     merged = [(file.path.relative_to(MERGED), file) for file in files if file.path.parts[0] == MERGED]
     if not merged:
         raise NoSuchPart("this LoRA checkpoint holds the adapter alone (the run's last checkpoint also holds "

@@ -14,6 +14,7 @@ from runs.models import Checkpoint, Run, RunReward
 from worker.trainer.checkpoint_manifest import ARCHIVE_MANIFEST
 
 FILES = {"model.safetensors": bytes(range(256)) * 40, "trainer_state.pt": b"state" * 100,
+         "optimizer/.metadata": b"dcp", "optimizer/__0_0.distcp": b"moments" * 50,
          "tokenizer/tokenizer.json": b'{"vocab": {}}'}
 
 
@@ -162,7 +163,8 @@ def test_a_checkpoint_listed_before_checksums_were_kept_is_served_without_a_mani
 
 
 LORA_FILES = {"adapter_model.safetensors": b"adapter", "adapter_config.json": b"{}", "tokenizer.json": b"{}",
-              "trainer_state.pt": b"optimizer", "merged/model.safetensors": b"merged weights",
+              "trainer_state.pt": b"state", "optimizer/__0_0.distcp": b"moments",
+              "merged/model.safetensors": b"merged weights",
               "merged/config.json": b"{}", "merged/tokenizer.json": b"{}"}
 
 

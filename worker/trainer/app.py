@@ -196,10 +196,15 @@ class Trainer:
         if not self.spec.resume_from:
             return
         token = self.spec.ingest.token if self.spec.ingest else None
-        local, fetched = local_checkpoint(self.spec.resume_from, self.spec.resume_url, token, self.output_dir)
+        local, fetched = local_checkpoint(self.spec.resume_from, self.spec.resume_url, token, self.output_dir,
+                                          on_wait=self._say_waiting)
         if fetched:
             self.report.log(f"checkpoint to resume from fetched from the control plane into {local}")
         self.spec = self.spec.model_copy(update={"resume_from": local})
+
+    def _say_waiting(self, message: str) -> None:
+        """A fetch waiting for the control plane, in the run's log under the trainer's name."""
+        self.report.log(message, level="warning")
 
     def _load_datasets(self):
         """(training rows, evaluation rows or None). Without an evaluation dataset the evaluation
@@ -223,7 +228,7 @@ class Trainer:
 
         if spec.kind != "file":
             return load_dataset(spec)
-        found = dataset_file(spec, self.spec.ingest.token if self.spec.ingest else None)
+        found = dataset_file(spec, self.spec.ingest.token if self.spec.ingest else None, on_wait=self._say_waiting)
         self.report.log(found.describe())
         return load_dataset(spec, found.path)
 
