@@ -12,7 +12,9 @@ from datetime import timedelta
 
 from worker.trainer.distributed.topology import Topology
 
-ORDER_POLL = timedelta(seconds=30)
+# How long one wait for an order lasts before it is begun again: the store prints a warning at
+# each timeout, so long enough that a leader waiting for rollouts adds no lines to the run's log.
+ORDER_POLL = timedelta(minutes=10)
 
 
 @dataclass(frozen=True)
