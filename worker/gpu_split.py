@@ -46,12 +46,8 @@ class GpuSplit:
 ON_CPU = GpuSplit()
 
 
-def _layout(config: TrainingConfig) -> str:
-    return f"tensor parallel {config.vllm_tensor_parallel_size} × data parallel {config.vllm_data_parallel_size}"
-
-
 def _server_wants(config: TrainingConfig) -> str:
-    return f"vLLM needs {config.inference_gpus} GPU(s) ({_layout(config)})"
+    return f"vLLM needs {config.inference_gpus} GPU(s) ({config.gpu_layout()})"
 
 
 def _trainer_wants(config: TrainingConfig) -> str:
@@ -76,9 +72,8 @@ def split_gpus(config: TrainingConfig, gpus: Sequence[str], *, server_override: 
         return GpuSplit(server=tuple(gpus), trainer=tuple(gpus))  # shared, as runs/fleet/gpu_check.py allows
     take_all = config.trainer_processes is None  # one trainer process per GPU it is given
     if no_override and len(gpus) < server_needs + trainer_needs:
-        raise NotEnoughGpus(
-            f"the config needs {server_needs + trainer_needs} GPUs (vLLM {server_needs} = {_layout(config)}, "
-            f"trainer {trainer_needs}); this worker has {len(gpus)}: {_listed(gpus)} ({SHARING_HINT})")
+        raise NotEnoughGpus(f"{config.gpus_needed_reason()}; this worker has {len(gpus)}: {_listed(gpus)} "
+                            f"({SHARING_HINT})")
     if server_override is not None:
         server = _take(server_override, server_needs, f"{SERVER_OVERRIDE} gives", _server_wants(config))
     else:
@@ -90,6 +85,8 @@ def split_gpus(config: TrainingConfig, gpus: Sequence[str], *, server_override: 
     else:
         trainer = _take(_left(gpus, server_override or server), trainer_needs,
                         f"besides {SERVER_OVERRIDE} this worker has", _trainer_wants(config), take_all=take_all)
+    if take_all:  # one process per GPU, as many as split a step evenly (config.trainer_processes_on)
+        trainer = trainer[:config.trainer_processes_on(len(trainer))]
     return GpuSplit(server=tuple(server), trainer=tuple(trainer))
 
 

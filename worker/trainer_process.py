@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from collections.abc import Callable
 
+from worker.trainer.inference.cpu_sharing import allowed_cpus
 from worker.trainer.process_groups import stop_process_group
 from worker.trainer.process_lifetime import kill_me_with_parent
 from worker.trainer.output_lines import last_redraw
@@ -30,7 +31,7 @@ def trainer_command(spec_path: Path, gpus: str | None, processes: int | None = N
     if count == 1:
         return [python, *trainer], env
     if not gpus:  # torchrun would give each process one thread; they share the cores instead
-        env["OMP_NUM_THREADS"] = str(max(1, (cpu_count or os.cpu_count() or 1) // count))
+        env["OMP_NUM_THREADS"] = str(max(1, (cpu_count or len(allowed_cpus())) // count))
     argv = [python, "-m", "torch.distributed.run", "--standalone", "--nnodes", "1", "--nproc-per-node", str(count),
             "--monitor-interval", "1"]  # a rank that dies ends the others within a second or so
     return [*argv, *trainer], env

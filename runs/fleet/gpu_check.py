@@ -34,9 +34,9 @@ def gpu_problems(values: dict) -> dict[str, list[str]]:
     if any(reported):
         return _short_of_gpus(config, pool, max(reported))
     if config.inference_gpus > 1:
-        return {"worker_pool": [f"the config's vLLM needs {config.inference_gpus} GPUs ({_layout(config)}); the live "
-                                f"workers on pool {pool!r} have none (CPU only), where vLLM serves with tensor and "
-                                "data parallel 1"]}
+        return {"worker_pool": [f"the config's vLLM needs {config.inference_gpus} GPUs ({config.gpu_layout()}); "
+                                f"the live workers on pool {pool!r} have none (CPU only), where vLLM serves with "
+                                "tensor and data parallel 1"]}
     return {}
 
 
@@ -44,11 +44,4 @@ def _short_of_gpus(config: ConfigSchema, pool: str, largest: int) -> dict[str, l
     needed = config.gpus_needed()
     if largest >= needed:
         return {}
-    return {"worker_pool": [f"the config needs {needed} GPUs (vLLM {config.inference_gpus} = {_layout(config)}, "
-                            f"trainer {config.trainer_processes or 1}); the largest worker on pool {pool!r} has "
-                            f"{largest}"]}
-
-
-def _layout(config: ConfigSchema) -> str:
-    return (f"tensor parallel {config.vllm_tensor_parallel_size} × "
-            f"data parallel {config.vllm_data_parallel_size}")
+    return {"worker_pool": [f"{config.gpus_needed_reason()}; the largest worker on pool {pool!r} has {largest}"]}

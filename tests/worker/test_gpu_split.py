@@ -25,6 +25,13 @@ def config(tp=1, dp=1, processes=None):
 
 
 class TestSplit:
+    def test_the_trainer_takes_as_many_gpus_as_split_a_step_evenly(self):
+        one_micro_batch = TrainingConfig(gradient_accumulation_steps=1)
+        assert split_gpus(one_micro_batch, ["0", "1", "2", "3"]) == GpuSplit(server=("0",), trainer=("1",))
+        assert split_gpus(config(), SIX) == GpuSplit(server=("0",), trainer=("1", "2", "3", "4"))
+        six_micro_batches = TrainingConfig(gradient_accumulation_steps=6)
+        assert split_gpus(six_micro_batches, SIX) == GpuSplit(server=("0",), trainer=("1", "2", "3"))
+
     def test_a_gpu_each_by_default(self):
         assert split_gpus(config(), ["0", "1"]) == GpuSplit(server=("0",), trainer=("1",))
 
@@ -90,8 +97,8 @@ class TestOverrides:
     def test_a_cpu_build_of_vllm_passes_the_overrides_through_unchecked(self):
         assert split_for_device(config(tp=2), "cpu", SIX) == ON_CPU
         assert split_for_device(config(), "cpu", SIX, trainer_override="1,2") == GpuSplit((), ("1", "2"))
-        assert split_for_device(config(), "cuda", SIX) == GpuSplit(("0",), ("1", "2", "3", "4", "5"))
-        assert split_for_device(config(), "cuda", SIX, server_override="5") == GpuSplit(("5",), tuple(SIX[:5]))
+        assert split_for_device(config(), "cuda", SIX) == GpuSplit(("0",), ("1", "2", "3", "4"))
+        assert split_for_device(config(), "cuda", SIX, server_override="5") == GpuSplit(("5",), tuple(SIX[:4]))
 
 
 class TestDiscovery:

@@ -21,7 +21,6 @@ from worker.trainer.distributed.crew import Crew
 from worker.trainer.distributed.topology import SINGLE, Topology
 from worker.trainer.inference.cpu_sharing import CoreHandover, allowed_cpus, generation_cpus, sharing_mode
 from worker.trainer.inference.time_slicing import GenerationPause
-from worker.trainer.onednn_cache import shape_multiple_for
 from worker.trainer.process_lifetime import kill_me_with_parent, process_age_s
 from worker.trainer.reporting.session import ReportingSession
 from worker.trainer.rewards.loader import load_rewards, needs_sandbox
@@ -124,7 +123,6 @@ class Trainer:
         # Python and library imports before this point are part of the start-up shown.
         process_s, started = process_age_s(), time.monotonic()
         self._fetch_checkpoint_to_resume()
-        self.crew.setup(self.spec.resume_from)  # the other processes load the same checkpoint
         self._start_reward_sandbox()
         self.rewards = load_rewards(self.spec.rewards, self.reward_sandbox)
         self.dataset, self.eval_dataset = self._load_datasets()
@@ -157,6 +155,9 @@ class Trainer:
         """Model, tokenizer, optimizer and schedule; a checkpoint's state when resuming."""
         from worker.trainer.setup import build_training_parts
 
+        # The other processes load the same checkpoint now, beside this one: told earlier, they
+        # would wait in the first collective while this one fetched datasets (no timeout to spare).
+        self.crew.setup(self.spec.resume_from)
         self.parts = build_training_parts(self.spec.model, self.config, resume_from=self.spec.resume_from,
                                           topology=self.topology)
         self.crew.strategy = self.parts.sharing.strategy
@@ -400,13 +401,8 @@ class Trainer:
 
     # --- the loop ----------------------------------------------------------------
     def _step_context(self) -> "StepContext":
-        from worker.trainer.setup import use_shared_prompts
-
-        parts, config = self.parts, self.config
-        return parts.step_context(
-            config, share_prompts=use_shared_prompts(config.share_prompts, parts.on_gpu),
-            shape_multiple=shape_multiple_for(parts.on_gpu, parts.accelerator.mixed_precision == "bf16"),
-            before_micro_batch=self.core_handover.before_micro_batch if self.core_handover else None)
+        return self.parts.training_context(
+            self.config, before_micro_batch=self.core_handover.before_micro_batch if self.core_handover else None)
 
     def _train(self) -> str:
         from worker.trainer.step import batch_advantages, train_step

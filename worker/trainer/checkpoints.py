@@ -12,12 +12,16 @@ checkpoint that looks whole.
 import random
 import shutil
 import warnings
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
+
+# torch.distributed.checkpoint warns at every save and load in one process that it assumes one:
+# what a one-process trainer means, not news for the run's log. Filtered once for the process
+# (catch_warnings around each call would race the rollout threads' own warnings).
+warnings.filterwarnings("ignore", message="torch.distributed is disabled")
 
 STATE_FILE = "trainer_state.pt"
 OPTIMIZER_DIR = "optimizer"
@@ -92,17 +96,7 @@ def write_shared_parts(folder: Path, model, optimizer, leads: bool) -> None:
     if is_sharded(model):
         write_whole_model(model, folder, leads)
     state = get_optimizer_state_dict(model, _plain(optimizer))
-    with _one_process_is_fine():
-        dcp.save({"optimizer": state}, checkpoint_id=folder / OPTIMIZER_DIR)
-
-
-@contextmanager
-def _one_process_is_fine():
-    """torch.distributed.checkpoint warns at every save and load in a single process that it
-    assumes one: that is what a one-process trainer means, not news for the run's log."""
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="torch.distributed is disabled")
-        yield
+    dcp.save({"optimizer": state}, checkpoint_id=folder / OPTIMIZER_DIR)
 
 
 def _plain(optimizer):
@@ -123,6 +117,7 @@ def load_trainer_state(checkpoint: Path, model, optimizer, scheduler) -> Trainer
     folder). Every process calls it: each reads its shard of the optimizer state."""
     saved = torch.load(Path(checkpoint) / STATE_FILE, weights_only=False)
     if "optimizer" in saved:  # written before the optimizer had a folder of its own
+        _refuse_if_sharded(model, checkpoint)
         optimizer.load_state_dict(saved["optimizer"])
     else:
         _load_optimizer(Path(checkpoint) / OPTIMIZER_DIR, model, optimizer)
@@ -132,6 +127,15 @@ def load_trainer_state(checkpoint: Path, model, optimizer, scheduler) -> Trainer
     return TrainerState(**saved["state"])
 
 
+def _refuse_if_sharded(model, checkpoint: Path) -> None:
+    """An optimizer state saved whole, by position, cannot fill a sharded optimizer's shards."""
+    from worker.trainer.distributed.sharding import is_sharded
+
+    if is_sharded(model):
+        raise ValueError(f"{checkpoint} keeps its optimizer state in the older whole format, which fsdp2 cannot "
+                         f"shard: resume it with distributed=ddp or none, then later checkpoints resume anywhere")
+
+
 def _load_optimizer(folder: Path, model, optimizer) -> None:
     import torch.distributed.checkpoint as dcp
     from torch.distributed.checkpoint.state_dict import get_optimizer_state_dict, set_optimizer_state_dict
@@ -139,8 +143,7 @@ def _load_optimizer(folder: Path, model, optimizer) -> None:
     plain = _plain(optimizer)
     # The optimizer's own layout, states made (zeros) so that the checkpoint's fill them.
     state = {"optimizer": get_optimizer_state_dict(model, plain)}
-    with _one_process_is_fine():
-        dcp.load(state, checkpoint_id=folder)
+    dcp.load(state, checkpoint_id=folder)
     set_optimizer_state_dict(model, plain, state["optimizer"])
 
 

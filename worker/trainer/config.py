@@ -276,16 +276,11 @@ class TrainingConfig(BaseModel):
     def _distributed_problems(self):
         """Knob combinations that cannot run, whatever the machine (what a pool's GPUs allow is
         checked against the fleet by the control plane, runs/fleet/)."""
+        from worker.trainer.distributed.strategy import impossible_setting
+
         processes = self.trainer_processes
-        if processes == 1 and self.distributed in ("ddp", "fsdp2"):
-            yield "distributed", (f"distributed={self.distributed} needs at least 2 trainer processes; "
-                                  f"trainer_processes is 1 (use none, or raise trainer_processes)")
-        if processes and processes > 1 and self.distributed == "none":
-            yield "distributed", (f"distributed=none trains in one process; trainer_processes is {processes} "
-                                  f"(use auto, ddp or fsdp2)")
-        if self.lora and self.distributed == "fsdp2":
-            yield "distributed", ("distributed=fsdp2 with LoRA: the frozen base is replicated and the adapter is "
-                                  "small; use ddp")
+        if problem := impossible_setting(self.distributed, processes, self.lora):
+            yield "distributed", problem
         if processes and self.gradient_accumulation_steps % processes:
             yield "trainer_processes", (
                 f"trainer_processes ({processes}) must divide gradient_accumulation_steps "
@@ -328,6 +323,21 @@ class TrainingConfig(BaseModel):
     def gpus_needed(self) -> int:
         """GPUs a worker needs for this run on GPUs: the server's and one per trainer process."""
         return self.inference_gpus + (self.trainer_processes or 1)
+
+    def gpu_layout(self) -> str:
+        return f"tensor parallel {self.vllm_tensor_parallel_size} × data parallel {self.vllm_data_parallel_size}"
+
+    def gpus_needed_reason(self) -> str:
+        """What a worker's GPU count is refused against, in words: the server's share and the trainer's."""
+        return (f"the config needs {self.gpus_needed()} GPUs (vLLM {self.inference_gpus} = {self.gpu_layout()}, "
+                f"trainer {self.trainer_processes or 1})")
+
+    def trainer_processes_on(self, gpus: int) -> int:
+        """trainer_processes, or where empty one per GPU of the `gpus` given, as many as divide
+        gradient_accumulation_steps (each process trains an equal share of a step's micro-batches)."""
+        if self.trainer_processes:
+            return self.trainer_processes
+        return max(count for count in range(1, max(gpus, 1) + 1) if self.gradient_accumulation_steps % count == 0)
 
     @property
     def evaluates(self) -> bool:

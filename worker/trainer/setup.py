@@ -56,6 +56,16 @@ class TrainingParts:
             micro_batch_size=config.per_device_train_batch_size, max_grad_norm=config.max_grad_norm,
             temperature=config.temperature, pad_id=pad_token_id(self.tokenizer), topology=self.topology, **options)
 
+    def training_context(self, config, before_micro_batch=None) -> "StepContext":
+        """The step context every process of a run builds alike: the same packing and padding
+        give the same micro-batches, so each process enters as many reductions (step.py)."""
+        from worker.trainer.onednn_cache import shape_multiple_for
+
+        return self.step_context(config, share_prompts=use_shared_prompts(config.share_prompts, self.on_gpu),
+                                 shape_multiple=shape_multiple_for(self.on_gpu,
+                                                                   self.accelerator.mixed_precision == "bf16"),
+                                 before_micro_batch=before_micro_batch)
+
     def served_model(self):
         """What the weight sync sends to vLLM: the model, or with LoRA a lora.ServedLora (the
         adapter, or the merged weights), made once: it remembers where the adapter's tensors are."""

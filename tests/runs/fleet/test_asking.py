@@ -1,6 +1,5 @@
 """Asking the fleet: live workers as typed records, an answer that is not an announcement, a
 broker that is down, and one broadcast for requests in quick succession."""
-import time
 
 from runs.fleet import asking
 from tests.runs.fleet.conftest import H100
@@ -27,10 +26,8 @@ def test_a_worker_without_the_command_is_live_but_says_nothing_of_itself(fleet):
     assert "KeyError('grpo_announce')" in worker.problem
 
 
-def test_a_broker_that_is_down_is_said_so_quickly_without_its_password(broker_down):
-    started = time.monotonic()
+def test_a_broker_that_is_down_is_said_so_without_its_password(broker_down):
     answered = asking.ask_fleet()
-    assert time.monotonic() - started < 5
     assert not answered.reachable and answered.workers == ()
     assert "cannot be reached" in answered.broker_problem and "127.0.0.1:1" in answered.broker_problem
     assert "secret" not in answered.broker_problem

@@ -25,10 +25,7 @@ class Follower:
         self.ctx = None
 
     def run(self) -> str:
-        setup = self.channel.receive()
-        if setup.what != "setup":  # the leader stopped before it had anything to share
-            return "cancelled"
-        self._load(setup.payload["resume_from"])
+        self._load(self.channel.receive().payload["resume_from"])  # the first order: setup
         while True:
             order = self.channel.receive()
             if order.what == "stop":
@@ -36,17 +33,13 @@ class Follower:
             self._obey(order)
 
     def _load(self, resume_from: str | None) -> None:
-        from worker.trainer.onednn_cache import shape_multiple_for
-        from worker.trainer.setup import build_training_parts, use_shared_prompts
+        from worker.trainer.setup import build_training_parts
 
         self.parts = parts = build_training_parts(self.spec.model, self.config, resume_from=resume_from,
                                                   topology=self.topology)
         if resume_from:
             load_trainer_state(Path(resume_from), parts.model, parts.optimizer, parts.scheduler)
-        # The leader's step settings, so that both build the same micro-batches (step.py).
-        self.ctx = parts.step_context(
-            self.config, share_prompts=use_shared_prompts(self.config.share_prompts, parts.on_gpu),
-            shape_multiple=shape_multiple_for(parts.on_gpu, parts.accelerator.mixed_precision == "bf16"))
+        self.ctx = parts.training_context(self.config)  # the leader's: the same micro-batches
         log.info("rank %d of %d ready (pid %d)", self.topology.rank, self.topology.world_size, os.getpid())
 
     def _obey(self, order) -> None:

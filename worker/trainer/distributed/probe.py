@@ -7,7 +7,7 @@ in collectives).
     python -m torch.distributed.run --standalone --nproc-per-node 2 -m worker.trainer.distributed.probe ...
 
 The equivalence test compares its results across process counts; bench/distributed.py prints
-them; on a GPU machine it checks that a multi-GPU step runs before a run is started on one.
+them; run by hand on a new GPU machine, it shows that a (multi-GPU) step works there.
 """
 import argparse
 import random
@@ -86,6 +86,7 @@ def main(argv=None) -> None:
     parser.add_argument("--prompt-tokens", type=int, default=12, help="the longest prompt (the shortest: half)")
     parser.add_argument("--completion-tokens", type=int, default=9, help="the longest completion")
     parser.add_argument("--micro-batch", type=int, default=2, help="per_device_train_batch_size")
+    parser.add_argument("--max-grad-norm", type=float, default=0.0, help="clip to this norm (0: no clipping)")
     parser.add_argument("--accumulation", type=int, default=4, help="gradient_accumulation_steps")
     args = parser.parse_args(argv)
     topology = Topology.from_env()
@@ -96,19 +97,20 @@ def main(argv=None) -> None:
 
 def run_probe(args, topology: Topology) -> dict:
     from worker.trainer.distributed.gathered_weights import gather_in_turn
-    from worker.trainer.setup import build_training_parts, use_shared_prompts
+    from worker.trainer.setup import build_training_parts
     from worker.trainer.step import batch_advantages, train_step
     from worker.trainer.weight_sync.filesystem import unique_state_dict
     from worker.trainer.weight_sync.streamed_safetensors import SafetensorsRewriter
 
     torch.manual_seed(0)
     config = probe_config(args.model, args.distributed, topology.world_size, bf16=args.bf16,
-                          per_device_train_batch_size=args.micro_batch, gradient_accumulation_steps=args.accumulation)
+                          per_device_train_batch_size=args.micro_batch, gradient_accumulation_steps=args.accumulation,
+                          max_grad_norm=args.max_grad_norm)
     parts = build_training_parts(args.model, config, topology=topology)
     model = parts.unwrapped_model()
     capture = GradientCapture(model, keep=args.keep_tensors)
     getattr(parts.optimizer, "optimizer", parts.optimizer).register_step_pre_hook(capture)
-    ctx = parts.step_context(config, share_prompts=use_shared_prompts(config.share_prompts, parts.on_gpu))
+    ctx = parts.training_context(config)
     groups = seeded_groups(0, config.completions_per_step // config.num_generations, config.num_generations,
                            model.config.vocab_size, args.prompt_tokens, args.completion_tokens)
     advantages = batch_advantages(groups, config.num_generations, config.scale_rewards)

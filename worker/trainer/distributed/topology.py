@@ -8,7 +8,6 @@ from dataclasses import dataclass
 class Topology:
     rank: int = 0
     world_size: int = 1
-    local_rank: int = 0
 
     @property
     def leads(self) -> bool:
@@ -21,8 +20,7 @@ class Topology:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> "Topology":
-        return cls(rank=int(environ.get("RANK", 0)), world_size=int(environ.get("WORLD_SIZE", 1)),
-                   local_rank=int(environ.get("LOCAL_RANK", 0)))
+        return cls(rank=int(environ.get("RANK", 0)), world_size=int(environ.get("WORLD_SIZE", 1)))
 
 
 SINGLE = Topology()

@@ -67,6 +67,7 @@ def test_one_process_sends_nothing():
     assert crew.channel is None
     crew.setup(None)
     crew.train([group()])
+    assert not crew.listening  # no followers to dismiss
     crew.dismiss()
 
 

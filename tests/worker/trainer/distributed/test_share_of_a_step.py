@@ -17,5 +17,6 @@ def test_micro_batches_that_do_not_split_evenly_are_refused():
 
 def test_topology_comes_from_torchruns_variables():
     topology = Topology.from_env({"RANK": "1", "WORLD_SIZE": "2", "LOCAL_RANK": "1"})
+    assert (topology.rank, topology.world_size) == (1, 2)
     assert (topology.leads, topology.several) == (False, True)
     assert Topology.from_env({}).leads
