@@ -1,6 +1,6 @@
 """What one account sees of the fleet: every worker (the fleet is shared), but only the runs it may
 see by name; another account's run is shown as "busy" and nothing more (runs.models.owned)."""
-from runs.fleet.records import Fleet
+from runs.fleet.records import Fleet, LiveWorker, epoch_time
 from runs.models import Run
 
 
@@ -10,3 +10,10 @@ def visible_run_names(fleet: Fleet, user) -> dict[int, str]:
     if not ids:
         return {}
     return dict(Run.objects.visible_to(user).filter(pk__in=ids).values_list("pk", "name"))
+
+
+def busy_runs(worker: LiveWorker, names: dict[int, str]) -> list[dict]:
+    """The runs `worker` is busy with, as the page and the API show them: {"id", "name", "since"},
+    id and name None for a run the account may not see (`names`: visible_run_names)."""
+    return [{"id": run.run_id if run.run_id in names else None, "name": names.get(run.run_id),
+             "since": epoch_time(run.since)} for run in worker.runs]

@@ -7,8 +7,8 @@ from django.shortcuts import render
 from django.urls import path
 
 from runs.fleet.asking import CACHE_S, INSPECT_TIMEOUT_S, current_fleet
-from runs.fleet.records import LiveWorker, epoch_time
-from runs.fleet.seen_by import visible_run_names
+from runs.fleet.records import LiveWorker
+from runs.fleet.seen_by import busy_runs, visible_run_names
 from worker.devices import Devices
 
 MIB_PER_GIB = 1024
@@ -35,10 +35,7 @@ class WorkerRow:
 
 def worker_rows(fleet, user) -> list[WorkerRow]:
     names = visible_run_names(fleet, user)
-    return [WorkerRow(worker, devices_text(worker.devices),
-                      [{"id": run.run_id if run.run_id in names else None, "name": names.get(run.run_id),
-                        "since": epoch_time(run.since)} for run in worker.runs])
-            for worker in fleet.workers]
+    return [WorkerRow(worker, devices_text(worker.devices), busy_runs(worker, names)) for worker in fleet.workers]
 
 
 @login_required

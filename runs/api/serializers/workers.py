@@ -2,7 +2,7 @@
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from runs.fleet.records import epoch_time
+from runs.fleet.seen_by import busy_runs
 
 
 class GpuSerializer(serializers.Serializer):
@@ -41,10 +41,7 @@ class LiveWorkerSerializer(serializers.Serializer):
 
     @extend_schema_field(BusyRunSerializer(many=True))
     def get_runs(self, worker) -> list[dict]:
-        names = self.context.get("run_names", {})
-        shown = [{"id": run.run_id if run.run_id in names else None, "name": names.get(run.run_id),
-                  "since": epoch_time(run.since)} for run in worker.runs]
-        return BusyRunSerializer(shown, many=True).data
+        return BusyRunSerializer(busy_runs(worker, self.context.get("run_names", {})), many=True).data
 
 
 class FleetSerializer(serializers.Serializer):
