@@ -52,12 +52,13 @@ class PolicyForward(torch.nn.Module):
         return completion_logprobs(self.policy, batch, temperature, with_entropy)
 
 
-def step_logprobs(trained: torch.nn.Module, batch: MicroBatch, temperature: float):
-    """Log-probs and entropy through what a step trains: a (wrapped) PolicyForward, or a bare model."""
+def step_logprobs(trained: torch.nn.Module, batch: MicroBatch, temperature: float, with_entropy: bool = True):
+    """Log-probs (and entropy) through a (wrapped) PolicyForward, or a bare model: what a step
+    trains, or the reference."""
     wrapped = getattr(trained, "module", trained)  # DDP keeps its module here
     if isinstance(wrapped, PolicyForward):
-        return trained(batch, temperature, with_entropy=True)
-    return completion_logprobs(trained, batch, temperature, with_entropy=True)
+        return trained(batch, temperature, with_entropy=with_entropy)
+    return completion_logprobs(trained, batch, temperature, with_entropy=with_entropy)
 
 
 def attention_mask_for(config, batch: MicroBatch):

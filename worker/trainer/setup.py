@@ -93,7 +93,8 @@ def build_training_parts(base_model: str, config, resume_from: str | None = None
         model, tokenizer = load_policy(resume_from or base_model, config.gradient_checkpointing)
     accelerator = make_accelerator(config)
     sharing = choose_strategy(config.distributed, topology.world_size, parameters=model.num_parameters(),
-                              lora=config.lora, device_bytes=device_memory(accelerator.device))
+                              lora=config.lora, device_bytes=device_memory(accelerator.device),
+                              reference=config.beta > 0 and not config.lora)
     trained = PolicyForward(model)
     if sharing.strategy == "fsdp2":
         from worker.trainer.distributed.sharding import shard_with_fsdp2
@@ -106,7 +107,7 @@ def build_training_parts(base_model: str, config, resume_from: str | None = None
     else:  # on its device; in DDP when there are several processes
         trained, optimizer, scheduler = accelerator.prepare(trained, optimizer, scheduler)
     if config.beta > 0:
-        ref_model = model if config.lora else load_reference(base_model).to(accelerator.device)
+        ref_model = model if config.lora else reference_model(base_model, sharing.strategy, accelerator.device)
     else:
         ref_model = None
     return TrainingParts(model=model, trained=trained, tokenizer=tokenizer, optimizer=optimizer,
@@ -157,6 +158,17 @@ def refuse_unsupported_family(config) -> None:
     from worker.trainer.models.families import logit_transform_of
 
     logit_transform_of(config)
+
+
+def reference_model(base_model: str, strategy: str, device: torch.device) -> torch.nn.Module:
+    """The frozen base for the KL term; with FSDP2 sharded like the policy (a whole copy in each
+    process would undo the sharding), inside a PolicyForward so that its forward gathers."""
+    reference = load_reference(base_model)
+    if strategy == "fsdp2":
+        from worker.trainer.distributed.sharding import shard_with_fsdp2
+
+        return shard_with_fsdp2(PolicyForward(reference))
+    return reference.to(device)
 
 
 def load_reference(model_path: str):

@@ -17,7 +17,7 @@ from worker.trainer.batching import micro_batches, rows_of
 from worker.trainer.distributed.sharding import full_tensor, gradient_sync, summed_over_processes
 from worker.trainer.distributed.topology import SINGLE, Topology
 from worker.trainer.lora import reference_forward
-from worker.trainer.policy import completion_logprobs, step_logprobs
+from worker.trainer.policy import step_logprobs
 from worker.trainer.rollout.groups import Group
 
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ class StepContext:
     max_grad_norm: float
     temperature: float
     pad_id: int
-    ref_model: torch.nn.Module | None = None  # for the KL term (beta > 0); with LoRA, the policy
+    ref_model: torch.nn.Module | None = None  # for the KL term (beta > 0); with LoRA, the policy; sharded with FSDP2
     share_prompts: bool = True  # pack a group's completions behind one prompt (batching.py)
     shape_multiple: int = 1     # pad rows and head positions to a multiple of this (onednn_cache.py)
     # Called before each micro-batch: the cores split with vLLM (inference/cpu_sharing.py).
@@ -59,7 +59,7 @@ def _ref_logp(ctx: StepContext, batch):
     if ctx.ref_model is None:
         return None
     with torch.no_grad(), reference_forward(ctx.ref_model):
-        return completion_logprobs(ctx.ref_model, batch, ctx.temperature)[0]
+        return step_logprobs(ctx.ref_model, batch, ctx.temperature, with_entropy=False)[0]
 
 
 def batch_advantages(groups: list[Group], num_generations: int, scale: str):

@@ -87,6 +87,7 @@ def main(argv=None) -> None:
     parser.add_argument("--completion-tokens", type=int, default=9, help="the longest completion")
     parser.add_argument("--micro-batch", type=int, default=2, help="per_device_train_batch_size")
     parser.add_argument("--max-grad-norm", type=float, default=0.0, help="clip to this norm (0: no clipping)")
+    parser.add_argument("--beta", type=float, default=0.0, help="KL coefficient (above 0: a reference model too)")
     parser.add_argument("--accumulation", type=int, default=4, help="gradient_accumulation_steps")
     args = parser.parse_args(argv)
     topology = Topology.from_env()
@@ -105,7 +106,7 @@ def run_probe(args, topology: Topology) -> dict:
     torch.manual_seed(0)
     config = probe_config(args.model, args.distributed, topology.world_size, bf16=args.bf16,
                           per_device_train_batch_size=args.micro_batch, gradient_accumulation_steps=args.accumulation,
-                          max_grad_norm=args.max_grad_norm)
+                          max_grad_norm=args.max_grad_norm, beta=args.beta)
     parts = build_training_parts(args.model, config, topology=topology)
     model = parts.unwrapped_model()
     capture = GradientCapture(model, keep=args.keep_tensors)

@@ -8,6 +8,7 @@ other half for activations; a LoRA adapter's state is tiny, so LoRA replicates.
 from dataclasses import dataclass
 
 TRAINING_BYTES_A_PARAMETER = 16
+REFERENCE_BYTES_A_PARAMETER = 4  # the frozen fp32 base the KL term compares with (beta > 0, no LoRA)
 SHARE_OF_DEVICE_FOR_STATE = 0.5
 
 
@@ -25,9 +26,10 @@ class Choice:
 
 
 def choose_strategy(setting: str, processes: int, *, parameters: int, lora: bool,
-                    device_bytes: int | None) -> Choice:
+                    device_bytes: int | None, reference: bool = False) -> Choice:
     """`setting` (auto, none, ddp, fsdp2) for `processes` trainer processes; `parameters`: the
-    policy's, `device_bytes`: one device's memory (None: unknown, a CPU)."""
+    policy's, `device_bytes`: one device's memory (None: unknown, a CPU); `reference`: a separate
+    reference model is held too."""
     if setting != "auto":
         _refuse_impossible(setting, processes, lora)
         return Choice(setting, "as configured")
@@ -35,7 +37,7 @@ def choose_strategy(setting: str, processes: int, *, parameters: int, lora: bool
         return Choice("none", "one process")
     if lora:
         return Choice("ddp", "a LoRA adapter's training state is small enough to replicate")
-    state = parameters * TRAINING_BYTES_A_PARAMETER
+    state = parameters * (TRAINING_BYTES_A_PARAMETER + (REFERENCE_BYTES_A_PARAMETER if reference else 0))
     if device_bytes is None:
         return Choice("ddp", f"no device memory to fit ({_gib(state)} GiB of training state held in RAM)")
     budget = device_bytes * SHARE_OF_DEVICE_FOR_STATE

@@ -3,7 +3,8 @@
 The probe (worker/trainer/distributed/probe.py) takes one AdamW step (lr 1e-3, eps 1e-8, fp32)
 on a seeded batch of 4 groups x 4 completions, 4 micro-batches of 2 rows, through the trainer's
 own step code, with the gradient clipped (its norm is above MAX_GRAD_NORM, so clipping runs on
-sharded gradients too), and saves what it computed; under torchrun each of the 2 processes
+sharded gradients too) and a KL term against a reference model (sharded too under FSDP2), and
+saves what it computed; under torchrun each of the 2 processes
 trains every second micro-batch and their gradients are averaged. Only the order of the fp32
 sums differs, so the tolerances are rounding's:
 - loss and gradient norm: 1e-6 relative (a norm of shards sums in another order);
@@ -29,7 +30,7 @@ FSDP2_SHARE_OF_DDP = 0.6
 
 def run_probe(model_dir, out, distributed: str, processes: int) -> dict:
     probe = ["-m", "worker.trainer.distributed.probe", "--model", str(model_dir), "--out", str(out),
-             "--keep-tensors", "--distributed", distributed, "--max-grad-norm", str(MAX_GRAD_NORM)]
+             "--keep-tensors", "--distributed", distributed, "--max-grad-norm", str(MAX_GRAD_NORM), "--beta", "0.04"]
     if processes > 1:
         probe = ["-m", "torch.distributed.run", "--standalone", "--nproc-per-node", str(processes), *probe]
     done = subprocess.run([sys.executable, *probe], capture_output=True, text=True, timeout=240)

@@ -40,3 +40,11 @@ def test_settings_that_cannot_run_are_refused_with_the_reason(setting, processes
 
 def test_a_named_setting_is_taken_as_configured():
     assert choose_strategy("fsdp2", 2, parameters=10**6, lora=False, device_bytes=None).strategy == "fsdp2"
+
+
+def test_a_reference_model_counts_towards_what_must_fit():
+    # 2.5e9 parameters: 37 GiB of training state fits half an 80 GiB device; with a reference, 47 GiB does not.
+    alone = choose_strategy("auto", 2, parameters=int(2.5e9), lora=False, device_bytes=80 * GIB)
+    with_reference = choose_strategy("auto", 2, parameters=int(2.5e9), lora=False, device_bytes=80 * GIB,
+                                     reference=True)
+    assert (alone.strategy, with_reference.strategy) == ("ddp", "fsdp2")
