@@ -23,7 +23,7 @@ def test_another_accounts_run_is_not_named(client, fleet, run):
     client.force_login(get_user_model().objects.create_user("someone", password="someone-pass-123"))
     fleet.add("celery@gpu-1", runs=(run.pk,))
     html = client.get("/workers/").content.decode()
-    assert "another account's run" in html and "r1" not in html
+    assert "another account's run" in html and f'href="/runs/{run.pk}/"' not in html and ">r1<" not in html
 
 
 def test_a_worker_still_probing_or_without_the_command_says_so(logged_in, fleet):

@@ -39,6 +39,8 @@ def unique_state_dict(model) -> dict:
 
 def _tied_parameter_names(model) -> set[str]:
     """Names of parameters that are another name's parameter object (a tied head), past the first."""
+    if not hasattr(model, "named_parameters"):
+        return set()  # a state dict's view (lora.ServedLora's merged weights): ties by storage alone
     seen, tied = set(), set()
     for name, parameter in model.named_parameters(remove_duplicate=False):
         if id(parameter) in seen:
