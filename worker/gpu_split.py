@@ -12,8 +12,6 @@ are the way to put both on the same GPUs on purpose.
 Pure functions apart from `worker_gpus`, which asks the machine: no CUDA, no torch.
 """
 import os
-import shutil
-import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -117,18 +115,13 @@ def parse_gpu_list(raw: str) -> list[str]:
     return entries
 
 
-def nvidia_smi_gpus(run: Callable = subprocess.run) -> list[str]:
-    """The indices nvidia-smi lists; none where it is missing or fails (a CPU machine)."""
-    if not shutil.which("nvidia-smi"):
-        return []
-    try:
-        result = run(["nvidia-smi", "--query-gpu=index", "--format=csv,noheader"],
-                     capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
-        return []
-    if result.returncode != 0:
-        return []
-    return [line.strip() for line in result.stdout.splitlines() if line.strip().isdigit()]
+def nvidia_smi_gpus() -> list[str]:
+    """The indices of the GPUs nvidia-smi lists (worker/devices.py reads it, for the Workers page
+    too); none where it is missing or fails (a CPU machine). Asked only where
+    CUDA_VISIBLE_DEVICES is unset, so its positions are nvidia-smi's own indices."""
+    from worker.devices import gpus_from_nvidia_smi
+
+    return [str(gpu.index) for gpu in gpus_from_nvidia_smi() or ()]
 
 
 def worker_gpus(environ: Mapping[str, str] = os.environ, list_gpus: Callable[[], list[str]] = nvidia_smi_gpus

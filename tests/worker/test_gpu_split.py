@@ -1,13 +1,11 @@
 """The worker splits its GPUs between the vLLM server and the trainer from the run's config, and
 fails the run with the numbers where it has too few."""
 import json
-import subprocess
 from types import SimpleNamespace
 
 import pytest
 
 from tests.support.stub_control_plane import StubControlPlane
-from worker import gpu_split
 from worker.gpu_split import (ON_CPU, GpuSplit, NotEnoughGpus, nvidia_smi_gpus, parse_gpu_list, split_for_device,
                               split_gpus, worker_gpus)
 from worker.settings import WorkerSettings
@@ -111,19 +109,13 @@ class TestDiscovery:
     def test_cuda_stops_at_the_first_negative_entry(self):
         assert parse_gpu_list("-1") == [] and parse_gpu_list("0,1,-1,2") == ["0", "1"]
 
-    def test_nvidia_smi_indices(self, monkeypatch):
-        monkeypatch.setattr(gpu_split.shutil, "which", lambda name: "/usr/bin/nvidia-smi")
-        listed = lambda argv, **options: SimpleNamespace(returncode=0, stdout="0\n1\n")  # noqa: E731
-        assert nvidia_smi_gpus(run=listed) == ["0", "1"]
-        no_driver = lambda argv, **options: SimpleNamespace(returncode=9, stdout="")  # noqa: E731
-        assert nvidia_smi_gpus(run=no_driver) == []
+    def test_without_cuda_visible_devices_the_gpus_are_those_nvidia_smi_lists(self, monkeypatch):
+        from worker import devices
 
-        def hangs(argv, **options):
-            raise subprocess.TimeoutExpired(argv, 30)
-        assert nvidia_smi_gpus(run=hangs) == []
-
-    def test_a_machine_without_nvidia_smi_has_no_gpus(self, monkeypatch):
-        monkeypatch.setattr(gpu_split.shutil, "which", lambda name: None)
+        listed = (devices.Gpu(0, "NVIDIA H100 80GB HBM3", 81559), devices.Gpu(1, "NVIDIA H100 80GB HBM3", 81559))
+        monkeypatch.setattr(devices, "gpus_from_nvidia_smi", lambda: listed)
+        assert nvidia_smi_gpus() == ["0", "1"]
+        monkeypatch.setattr(devices, "gpus_from_nvidia_smi", lambda: None)  # missing, or no driver
         assert nvidia_smi_gpus() == []
 
     def test_the_worker_settings_carry_what_was_found(self, monkeypatch):
