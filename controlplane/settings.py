@@ -121,6 +121,9 @@ MODELS_DIR = DATA_DIR / "models"
 # The Hugging Face Hub that checkpoints are pushed to (runs/actions/hub_push.py): huggingface.co,
 # or a Hub of one's own (an Enterprise deployment, a mirror) at its base URL.
 HF_HUB_ENDPOINT = env_url("HF_HUB_ENDPOINT", "https://huggingface.co", ("http", "https")).rstrip("/")
+# verifiers environments anyone may use (ids, comma-separated): loading one imports and runs its
+# package on the workers, so anyone else needs the code authors' permission (runs/rewards/authoring.py).
+VERIFIERS_ENVIRONMENTS_ALLOWED = env_list("VERIFIERS_ENVIRONMENTS_ALLOWED", [])
 
 # Uploads: above this size a dataset upload is refused with 413 before anything is stored.
 DATASET_UPLOAD_MAX_BYTES = env_int("DATASET_UPLOAD_MAX_MB", 200, minimum=1) * 1024 * 1024
