@@ -5,6 +5,7 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.text import Truncator
 
+from runs.admin_authoring import AuthoringAdmin
 from runs.compare.names import run_metric_names
 from runs.compare.selection import MAX_RUNS, MIN_RUNS
 from runs.compare.fetch import step_bounds
@@ -13,6 +14,7 @@ from runs.models import (
     Alarm, Checkpoint, Dataset, Environment, EnvironmentReward, EvalOutcome, LogLine, MetricPoint, RewardFunction,
     Run, RunReward, Sample, TrainingConfig,
 )
+from runs.rewards import authoring
 
 
 class OwnedAdmin(admin.ModelAdmin):
@@ -23,7 +25,10 @@ class OwnedAdmin(admin.ModelAdmin):
 
 
 @admin.register(Dataset)
-class DatasetAdmin(OwnedAdmin):
+class DatasetAdmin(AuthoringAdmin, OwnedAdmin):
+    # A verifiers environment's rows are loaded by running it (source environment).
+    authoring_refusal = staticmethod(authoring.dataset_refusal)
+    guarded_fields = ("source", "hub_id", "generator_params")
     list_display = ["name", "owner", "source", "prompt_column", "prompt_format", "row_count", "created_at"]
     list_filter = ["source", "prompt_format"]
     search_fields = ["name", "hub_id", "generator"]
@@ -31,7 +36,9 @@ class DatasetAdmin(OwnedAdmin):
 
 
 @admin.register(RewardFunction)
-class RewardFunctionAdmin(OwnedAdmin):
+class RewardFunctionAdmin(AuthoringAdmin, OwnedAdmin):
+    authoring_refusal = staticmethod(authoring.reward_refusal)
+    guarded_fields, guarded_on_add = ("kind", "source"), ("source",)
     list_display = ["name", "owner", "kind", "builtin", "created_at"]
     list_filter = ["kind", "builtin"]
     search_fields = ["name"]
@@ -45,7 +52,9 @@ class EnvironmentRewardInline(admin.TabularInline):
 
 
 @admin.register(Environment)
-class EnvironmentAdmin(OwnedAdmin):
+class EnvironmentAdmin(AuthoringAdmin, OwnedAdmin):
+    authoring_refusal = staticmethod(authoring.environment_refusal)
+    guarded_fields, guarded_on_add = ("kind", "source", "verifiers_id"), ("source",)
     list_display = ["name", "owner", "kind", "builtin", "verifiers_id", "dataset", "created_at"]
     list_filter = ["kind", "builtin"]
     search_fields = ["name", "verifiers_id"]
@@ -96,7 +105,9 @@ class ModelFilter(admin.SimpleListFilter):
 
 
 @admin.register(Run)
-class RunAdmin(OwnedAdmin):
+class RunAdmin(AuthoringAdmin, OwnedAdmin):
+    # Pointing a run at a verifiers environment (or its rows) is using it: the same rule.
+    authoring_refusal = staticmethod(authoring.run_refusal)
     list_display = ["name", "owner", "status", "dataset", "model", "steps", "best_reward", "created_at"]
     list_filter = ["status", "owner", ModelFilter]
     search_fields = ["name"]

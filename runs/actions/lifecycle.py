@@ -8,6 +8,7 @@ from runs.launch import build_launch_spec, without_secrets
 from runs.live_messages import StatusMessage
 from runs.models import IllegalTransition, Run, RunStatus
 from runs.queueing import enqueue_execute_run
+from runs.rewards import authoring
 
 
 def _locked(run: Run) -> Run:
@@ -15,6 +16,7 @@ def _locked(run: Run) -> Run:
 
 
 def _enqueue(run: Run, resume_from=None) -> None:
+    authoring.check_run_may_start(run)  # a verifiers environment loads its package's code on the worker
     run.enqueue()
     token = run.issue_ingest_token()
     spec = build_launch_spec(run, token, resume_from)

@@ -43,6 +43,10 @@ class EnvironmentSerializer(StrictTextModelSerializer):
         model = Environment
         fields = ["id", "name", "owner", "description", "kind", "builtin", "params", "source", "verifiers_id",
                   "dataset", "rubric", "created_at", "updated_at"]
+        extra_kwargs = {"kind": {"help_text": (
+            "builtin, code or verifiers. code needs the permission runs.author_reward_code; so does verifiers "
+            "(it runs the package's code on the workers) unless an operator lists its id in "
+            "VERIFIERS_ENVIRONMENTS_ALLOWED. Without it: 403, nothing saved.")}}
 
     def validate_name(self, value):
         return unique_name_for_owner(self, Environment, value)

@@ -1,5 +1,6 @@
-"""Saving Python code (a reward's, an environment's) needs the code authors' permission
-(runs/rewards/authoring.py); everything else in those libraries does not."""
+"""Saving code that runs on the workers (a reward's, an environment's, a verifiers environment)
+needs the code authors' permission (runs/rewards/authoring.py); everything else in those
+libraries does not. Checked before the serializer, so a refusal is a 403 and nothing is saved."""
 from rest_framework.exceptions import PermissionDenied
 
 from runs.rewards import authoring
@@ -7,7 +8,7 @@ from runs.rewards import authoring
 
 class CodeAuthoringChecked:
     """A viewset mixin: create and update refuse code from users without the permission."""
-    refusal = authoring.REFUSAL
+    authoring_refusal = staticmethod(authoring.reward_refusal)
 
     def create(self, request, *args, **kwargs):
         self._check_authoring(request.data)
@@ -18,5 +19,5 @@ class CodeAuthoringChecked:
         return super().update(request, *args, **kwargs)
 
     def _check_authoring(self, data, instance=None):
-        if authoring.touches_code(data, instance) and not authoring.can_author_code(self.request.user):
-            raise PermissionDenied(self.refusal)
+        if refusal := self.authoring_refusal(self.request.user, data, instance):
+            raise PermissionDenied(refusal)

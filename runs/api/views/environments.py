@@ -19,7 +19,8 @@ from runs.rewards.rows import RowsUnavailable, raw_rows
 class EnvironmentViewSet(CodeAuthoringChecked, OwnedViewSet):
     model = Environment
     serializer_class = EnvironmentSerializer
-    refusal = authoring.ENVIRONMENT_REFUSAL
+    # Code, and a verifiers environment whose id the operator has not allowed, need the permission.
+    authoring_refusal = staticmethod(authoring.environment_refusal)
 
     def get_queryset(self):
         return super().get_queryset().select_related("dataset").prefetch_related("environment_rewards__reward_function")

@@ -3,6 +3,7 @@
 panel, which plays one episode through the API's dry-run."""
 import json
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
@@ -89,6 +90,7 @@ def _page(request, environment, kind: str, values: dict, errors: dict, status: i
         "params_other": params_other,
         "params_json": values.get("params_json") or json.dumps(values.get("params") or {}, indent=2),
         "verifiers_note": _verifiers_note(values.get("verifiers_id") or "") if kind == "verifiers" else "",
+        "verifiers_permission_note": _verifiers_permission_note(can_author) if kind == "verifiers" else "",
         "source_errors": source_errors, "signature": SIGNATURE,
         "editor": {"errorLines": error_lines(source_errors), "readOnly": read_only, "label": "Environment code",
                    "textarea": "env-source", "saveButton": "env-save"},
@@ -104,6 +106,16 @@ def _verifiers_note(verifiers_id: str) -> str:
     return "" if installed("verifiers") else "the verifiers package is not installed where the control plane runs."
 
 
+def _verifiers_permission_note(can_author: bool) -> str:
+    """Which ids this user may save, said before they try: loading one runs its package's code."""
+    if can_author:
+        return ""
+    allowed = settings.VERIFIERS_ENVIRONMENTS_ALLOWED
+    return (f"Loading a verifiers environment runs its package's code on the workers: without the permission "
+            f"{authoring.PERMISSION!r} you may use only the ids an operator allows in "
+            f"{authoring.ALLOW_LIST_SETTING}" + (f" ({', '.join(allowed)})." if allowed else ", and it lists none."))
+
+
 def _saved(request, environment, created: bool):
     messages.success(request, f"Environment {environment.name!r} {'created' if created else 'saved'}.")
     return redirect("environment-edit", pk=environment.pk)
@@ -111,8 +123,8 @@ def _saved(request, environment, created: bool):
 
 def _post(request, environment, kind: str):
     data, input_errors = _submission(request, kind)
-    if kind == "code" and not authoring.can_author_code(request.user):
-        return _page(request, environment, kind, data, {"non_field_errors": [REFUSAL]}, status=403)
+    if refusal := authoring.environment_refusal(request.user, data, environment):
+        return _page(request, environment, kind, data, {"non_field_errors": [refusal]}, status=403)
     saved, errors = (None, {}) if input_errors else _save(request, environment, data)
     if saved:
         return _saved(request, saved, created=environment is None)

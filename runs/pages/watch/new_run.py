@@ -16,6 +16,7 @@ from runs.pages.watch.choices import found_models, worker_pools
 from runs.pages.watch.new_run_form import (
     Entered, PlacedErrors, editor_groups, entered_from_post, entered_from_run, place_errors, serializer_payload,
 )
+from runs.rewards import authoring
 
 
 class StartRefused(Exception):
@@ -29,6 +30,8 @@ def create_and_start(serializer: RunSerializer, owner) -> Run:
     except SchemaError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:5])
         raise StartRefused(f"the run could not be launched ({problems}); nothing was saved") from None
+    except authoring.NotPermitted as exc:
+        raise StartRefused(f"{exc}; nothing was saved") from None
 
 
 def _library(user) -> dict:

@@ -10,6 +10,7 @@ from pydantic import ValidationError as SchemaError
 from runs.actions.lifecycle import cancel_run, clone_run, resume_run, start_run
 from runs.models import IllegalTransition
 from runs.pages.watch.run_page import visible_run
+from runs.rewards import authoring
 
 
 def _attempt(request, pk: int, action, done):
@@ -18,6 +19,8 @@ def _attempt(request, pk: int, action, done):
     try:
         changed = action(run)
     except IllegalTransition as exc:
+        messages.error(request, f"Not done: {exc}.")
+    except authoring.NotPermitted as exc:
         messages.error(request, f"Not done: {exc}.")
     except SchemaError as exc:  # a run stored outside the form or API no longer launches
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:5])

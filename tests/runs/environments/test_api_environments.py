@@ -69,7 +69,8 @@ def test_changing_a_code_environment_needs_the_permission_too(owner_api, owner, 
     assert owner_api.patch(f"/api/environments/{guess.pk}/", {"name": "renamed"}, format="json").status_code == 200
 
 
-def test_a_verifiers_id_is_refused_where_the_package_is_not_installed(owner_api, dataset, reward, monkeypatch):
+def test_a_verifiers_id_is_refused_where_the_package_is_not_installed(owner_api, author, dataset, reward,
+                                                                     monkeypatch):
     monkeypatch.setattr("worker.trainer.environments.verifiers_check.installed", lambda module: False)
     response = create(owner_api, dataset, reward, kind="verifiers", verifiers_id="vf-math")
     assert response.status_code == 400
@@ -77,7 +78,7 @@ def test_a_verifiers_id_is_refused_where_the_package_is_not_installed(owner_api,
     assert "verifiers package is not installed where the control plane runs" in message
 
 
-def test_a_malformed_verifiers_id_is_refused(owner_api, dataset, reward):
+def test_a_malformed_verifiers_id_is_refused(owner_api, author, dataset, reward):
     response = create(owner_api, dataset, reward, kind="verifiers", verifiers_id="../etc")
     assert response.status_code == 400 and "not a verifiers environment id" in str(response.json()["verifiers_id"])
 
@@ -136,7 +137,8 @@ def test_the_schema_documents_environments_and_their_dry_run(owner_api):
     assert "environment" in schema["components"]["schemas"]["Run"]["properties"]
 
 
-def test_a_verifiers_environment_that_can_be_found_is_stored_with_its_own_dataset(owner_api, owner, monkeypatch):
+def test_a_verifiers_environment_that_can_be_found_is_stored_with_its_own_dataset(owner_api, owner, author,
+                                                                                 monkeypatch):
     from runs.models import Dataset
 
     monkeypatch.setattr("worker.trainer.environments.verifiers_check.installed", lambda module: True)

@@ -80,7 +80,7 @@ def test_code_is_created_from_the_starter_and_an_error_names_its_line(logged_in,
     assert response.status_code == 400 and "line 1: syntax error" in response.content.decode()
 
 
-def test_a_verifiers_form_says_the_package_is_missing(logged_in, monkeypatch):
+def test_a_verifiers_form_says_the_package_is_missing(logged_in, author, monkeypatch):
     for where in ("worker.trainer.environments.verifiers_check", "runs.pages.library.environments"):
         monkeypatch.setattr(f"{where}.installed", lambda module: False)
     html = logged_in.get("/environments/new/verifiers/").content.decode()

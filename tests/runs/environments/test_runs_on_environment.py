@@ -75,7 +75,7 @@ def test_a_verifiers_environment_whose_module_is_missing_is_refused_naming_it(ow
 
 
 def test_an_installed_verifiers_environment_brings_its_dataset_and_needs_no_reward(
-        owner_api, owner, monkeypatch, broker, django_capture_on_commit_callbacks):
+        owner_api, owner, author, monkeypatch, broker, django_capture_on_commit_callbacks):
     pytest.importorskip("verifiers")
     monkeypatch.syspath_prepend(str(VERIFIERS_ENVIRONMENTS))  # vf_tiny: installed here
     environment = Environment.objects.create(owner=owner, name="tiny", kind="verifiers", verifiers_id="vf-tiny",
