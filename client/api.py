@@ -4,6 +4,9 @@
     run = api.create_run(name="gsm8k", dataset=3, rewards=[1, 2], config={"max_steps": 60})
     api.start_run(run["id"])
 
+The token is sent over plain http:// only to this machine (localhost, 127.0.0.0/8, ::1) unless
+insecure=True: anyone on the network between could read it (client/credentials.py).
+
 Every call returns the API's JSON as it is; an answer other than 2xx raises ApiError with the
 server's words (one line per refused field), so a script fails with the reason, not a traceback
 of the HTTP library.
@@ -11,6 +14,8 @@ of the HTTP library.
 from pathlib import Path
 
 import httpx
+
+from client.credentials import check_url
 
 FINISHED = ("succeeded", "failed", "cancelled", "lost")
 
@@ -31,7 +36,9 @@ def describe_problem(body) -> str:
 
 
 class ControlPlane:
-    def __init__(self, url: str, token: str, timeout_s: float = 30.0, transport: httpx.BaseTransport | None = None):
+    def __init__(self, url: str, token: str, timeout_s: float = 30.0, transport: httpx.BaseTransport | None = None,
+                 insecure: bool = False):
+        check_url(url, insecure)  # raises CredentialsError before the token goes anywhere
         self.http = httpx.Client(base_url=url.rstrip("/") + "/api/", timeout=timeout_s, transport=transport,
                                  headers={"Authorization": f"Token {token}", "Accept": "application/json"})
 

@@ -1,8 +1,10 @@
 """`./grpo`: the control plane from a shell. `./grpo --help` lists the commands.
 
-The server and the account come from GRPO_URL (default http://127.0.0.1:8000) and GRPO_TOKEN
-(an API token: the admin's Auth Token page, or `manage.py drf_create_token <user>`), or from
---url and --token. A refused request prints the server's reason and exits with 2.
+The server comes from --url or GRPO_URL (default http://127.0.0.1:8000); plain http:// is for
+this machine only, unless --insecure. The account's API token (the admin's Auth Token page, or
+`manage.py drf_create_token <user>`) comes from GRPO_TOKEN, or from ~/.config/grpo/token (or the
+file GRPO_TOKEN_FILE names) readable by you alone (chmod 600); never from a flag, which `ps`
+would show. A refused request prints the server's reason and exits with 2.
 """
 import argparse
 import json
@@ -14,18 +16,25 @@ from pathlib import Path
 from tqdm import tqdm
 
 from client.api import FINISHED, ApiError, ControlPlane
+from client.credentials import TOKEN_FLAG_REFUSAL, CredentialsError, check_url, names_token_flag, read_token, token_file
 
 # What the progress bar shows, by the short name it shows.
 WATCHED_METRICS = {"rollout/reward_mean": "reward", "train/loss": "loss", "eval/pass@1": "eval pass@1"}
 
 
 def main(argv: list[str] | None = None, api: ControlPlane | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if names_token_flag(argv):  # before parsing: the token is never echoed back in a usage line
+        print(TOKEN_FLAG_REFUSAL.format(path=token_file(os.environ)), file=sys.stderr)
+        return 2
     args = parser().parse_args(argv)
     if api is None:
-        if not args.token:
-            print("give an API token: --token or GRPO_TOKEN (see ./grpo --help)", file=sys.stderr)
+        try:
+            check_url(args.url, args.insecure)  # first: a refused URL needs no token read
+            api = ControlPlane(args.url, read_token(), insecure=args.insecure)
+        except CredentialsError as exc:
+            print(f"grpo: {exc}", file=sys.stderr)
             return 2
-        api = ControlPlane(args.url, args.token)
     try:
         return args.command(api, args) or 0
     except ApiError as exc:
@@ -38,7 +47,8 @@ def main(argv: list[str] | None = None, api: ControlPlane | None = None) -> int:
 def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(prog="grpo", description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     root.add_argument("--url", default=os.environ.get("GRPO_URL", "http://127.0.0.1:8000"))
-    root.add_argument("--token", default=os.environ.get("GRPO_TOKEN", ""))
+    root.add_argument("--insecure", action="store_true",
+                      help="send the token over plain http:// to another machine (a network you trust)")
     areas = root.add_subparsers(required=True, metavar="{runs,datasets}")
 
     runs = areas.add_parser("runs", help="list, create, start, watch, cancel, resume runs")

@@ -1,5 +1,6 @@
 """`./grpo` against a live control plane: upload a dataset, create, start, cancel and list runs,
 watch one to its end, and say why a request was refused."""
+import os
 import subprocess
 import threading
 import time
@@ -145,3 +146,21 @@ def test_watch_follows_a_run_to_its_end_with_its_warnings(server, capsys):
 def test_the_launcher_runs_the_command_line_from_the_checkout():
     shown = subprocess.run([str(ROOT / "grpo"), "runs", "--help"], capture_output=True, text=True, timeout=60)
     assert shown.returncode == 0 and "watch" in shown.stdout
+
+
+def test_the_launcher_takes_the_token_from_the_environment_or_a_file_of_its_owners(server, tmp_path):
+    """Never from its command line, where `ps` would show it to every user of the machine."""
+    def listed(**env) -> subprocess.CompletedProcess:
+        return subprocess.run([str(ROOT / "grpo"), "--url", server.url, "runs", "list"], capture_output=True,
+                              text=True, timeout=60, env={"PATH": os.environ["PATH"], "HOME": str(tmp_path), **env})
+
+    from_env = listed(GRPO_TOKEN=server.seeded["key"])
+    assert from_env.returncode == 0 and "live" in from_env.stdout
+    token_file = tmp_path / ".config" / "grpo" / "token"
+    token_file.parent.mkdir(parents=True)
+    token_file.write_text(server.seeded["key"] + "\n")
+    token_file.chmod(0o600)
+    assert listed().stdout == from_env.stdout
+    token_file.chmod(0o644)
+    loose = listed()
+    assert loose.returncode == 2 and f"chmod 600 {token_file}" in loose.stderr
