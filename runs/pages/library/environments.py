@@ -78,7 +78,8 @@ def _page(request, environment, kind: str, values: dict, errors: dict, status: i
     params_by_field, params_other = param_errors([str(e) for e in errors.get("params", [])])
     params_by_field.update(errors.get("param_inputs", {}))
     source_errors = [str(e) for e in errors.get("source", [])]
-    read_only = kind == "code" and not can_author
+    refusal = _refusal(request.user, environment, kind)
+    read_only = refusal is not None
     return render(request, "library/environments/form.html", {
         "environment": environment, "kind": kind, "kind_label": KINDS[kind], "values": values, "errors": errors,
         "datasets": Dataset.objects.visible_to(request.user).order_by("name"),
@@ -94,9 +95,17 @@ def _page(request, environment, kind: str, values: dict, errors: dict, status: i
         "source_errors": source_errors, "signature": SIGNATURE,
         "editor": {"errorLines": error_lines(source_errors), "readOnly": read_only, "label": "Environment code",
                    "textarea": "env-source", "saveButton": "env-save"},
-        "can_author": can_author, "refusal": REFUSAL, "read_only": read_only,
+        "can_author": can_author, "refusal": refusal or REFUSAL, "read_only": read_only,
         **_dry_run_context(request, environment),
     }, status=status)
+
+
+def _refusal(user, environment, kind: str) -> str | None:
+    """Why this user may not save this form at all (new code; a stored environment they may not
+    change), shown before they try; a verifiers id not allowed is refused once typed."""
+    if environment is not None:
+        return authoring.environment_refusal(user, {}, environment)
+    return None if kind != "code" or authoring.can_author_code(user) else REFUSAL
 
 
 def _verifiers_note(verifiers_id: str) -> str:

@@ -63,3 +63,11 @@ def test_an_allowed_id_lets_its_runs_start(owner, settings):
         authoring.check_run_may_start(run)
     settings.VERIFIERS_ENVIRONMENTS_ALLOWED = ["vf-math"]
     authoring.check_run_may_start(run)
+
+
+def test_a_verifiers_environment_the_user_may_not_change_is_shown_read_only(logged_in, owner, settings):
+    environment = Environment.objects.create(owner=owner, name="vf", kind="verifiers", verifiers_id="vf-math")
+    html = logged_in.get(f"/environments/{environment.pk}/").content.decode().replace("&#x27;", "'")
+    assert 'id="code-refusal"' in html and "VERIFIERS_ENVIRONMENTS_ALLOWED" in html and 'id="env-save"' not in html
+    settings.VERIFIERS_ENVIRONMENTS_ALLOWED = ["vf-math"]
+    assert 'id="env-save"' in logged_in.get(f"/environments/{environment.pk}/").content.decode()
