@@ -8,6 +8,7 @@ replies, and the trainer saves a checkpoint before it stops.
 """
 import json
 import logging
+import secrets
 import time
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from worker.gpu_split import GpuSplit, split_for_device
 from worker.settings import WorkerSettings
 from worker.trainer.distributed.launch_failure import first_failure
 from worker.trainer.precision import answer_for_children
+from worker.trainer.private_files import write_private
 from worker.trainer.process_groups import ended_how
 from worker.trainer.reporting.client import IngestClient
 from worker.trainer.reporting.reporter import Reporter
@@ -89,12 +91,14 @@ class RunSupervisor:
         return reply.status == "queued" and not reply.cancel_requested
 
     def _start_server(self) -> None:
+        from worker.trainer.inference.launch import new_api_key
         from worker.trainer.inference.server import VLLMServer
         from worker.trainer.models.paths import resolve_model_path
 
         model = resolve_model_path(self._prepared_model())
         self.server = VLLMServer.for_config(model, self.spec.config, gpu_ids=self._gpus().server_ids,
-                                            log_path=self.output_dir / "logs" / f"vllm-{self.spec.attempt}.log")
+                                            log_path=self.output_dir / "logs" / f"vllm-{self.spec.attempt}.log",
+                                            api_key=new_api_key())  # the trainer alone is told it
         self.server.start()
 
     def _gpus(self) -> GpuSplit:
@@ -130,9 +134,11 @@ class RunSupervisor:
 
     def _start_trainer(self) -> None:
         spec_path = self.output_dir / f"spec-{self.spec.attempt}.json"
-        spec = self.spec.model_dump(mode="json") | {"inference_url": self.server.url}
-        spec_path.write_text(json.dumps(spec))
-        spec_path.chmod(0o600)  # it holds the run's ingest token
+        # The secrets the trainer alone holds: made here, for this attempt, never by the control plane.
+        spec = self.spec.model_dump(mode="json") | {"inference_url": self.server.url,
+                                                    "inference_api_key": self.server.api_key,
+                                                    "orders_secret": secrets.token_hex(32)}
+        write_private(spec_path, json.dumps(spec))  # it holds them and the run's ingest token
         argv, env = trainer_command(spec_path, self._gpus().trainer_ids, self.spec.config.trainer_processes)
         # The server was started in the dtype this process found fastest: the trainer takes the
         # same answer, so its weight files match what the server serves.

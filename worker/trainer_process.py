@@ -32,9 +32,15 @@ def trainer_command(spec_path: Path, gpus: str | None, processes: int | None = N
         return [python, *trainer], env
     if not gpus:  # torchrun would give each process one thread; they share the cores instead
         env["OMP_NUM_THREADS"] = str(max(1, (cpu_count or len(allowed_cpus())) // count))
-    argv = [python, "-m", "torch.distributed.run", "--standalone", "--nnodes", "1", "--nproc-per-node", str(count),
+    return [*torchrun_argv(python, count), *trainer], env
+
+
+def torchrun_argv(python: str, processes: int) -> list[str]:
+    """torchrun for `processes` processes on this machine, its stores on loopback only
+    (distributed/loopback_torchrun.py), the ranks told to reach them at 127.0.0.1."""
+    return [python, "-m", "worker.trainer.distributed.loopback_torchrun", "--standalone", "--nnodes", "1",
+            "--nproc-per-node", str(processes), "--local-addr", "127.0.0.1",
             "--monitor-interval", "1"]  # a rank that dies ends the others within a second or so
-    return [*argv, *trainer], env
 
 
 class RateLimiter:

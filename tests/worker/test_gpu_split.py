@@ -152,7 +152,7 @@ class TestSupervisor:
         monkeypatch.setattr(supervisor_module, "TrainerProcess",
                             lambda *args, **options: SimpleNamespace(start=lambda: None))
         supervisor = RunSupervisor(launch_spec(tmp_path, config(tp=2)), settings(gpus=["0", "1", "2", "3"]))
-        supervisor.server = SimpleNamespace(url="http://127.0.0.1:1")
+        supervisor.server = SimpleNamespace(url="http://127.0.0.1:1", api_key="k")
         supervisor._start_trainer()
         assert started["gpus"] == "2,3" and supervisor.gpu_split.server_ids == "0,1"
 

@@ -68,7 +68,7 @@ def test_the_trainer_is_told_the_supervisors_precision(tmp_path, monkeypatch):
     monkeypatch.setattr(supervisor_module, "TrainerProcess", Recorded)
     monkeypatch.setattr(precision, "bf16_is_fast", lambda: True)
     supervisor = RunSupervisor(LaunchSpec.model_validate(spec(tmp_path)), SETTINGS)
-    supervisor.server = type("Server", (), {"url": "http://127.0.0.1:1"})()
+    supervisor.server = type("Server", (), {"url": "http://127.0.0.1:1", "api_key": "k"})()
     supervisor._start_trainer()
     assert started["env"][precision.ANSWER_VARIABLE] == "1"
 
@@ -80,7 +80,7 @@ def test_cpu_trainer_runs_as_a_plain_module(tmp_path):
 
 def test_gpu_trainer_runs_under_torchrun_one_process_per_gpu(tmp_path):
     argv, env = trainer_command(tmp_path / "spec.json", gpus="1,2,3", python="py")
-    assert argv[:3] == ["py", "-m", "torch.distributed.run"]
+    assert argv[:3] == ["py", "-m", "worker.trainer.distributed.loopback_torchrun"]
     assert argv[argv.index("--nproc-per-node") + 1] == "3"
     assert argv[-4:] == ["-m", "worker.trainer", "--spec", str(tmp_path / "spec.json")]
     assert env == {"CUDA_VISIBLE_DEVICES": "1,2,3"}

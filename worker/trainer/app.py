@@ -55,7 +55,7 @@ class Trainer:
 
     def __init__(self, spec: LaunchSpec, topology: Topology = SINGLE):
         self.spec, self.config = spec, spec.config
-        self.topology, self.crew = topology, Crew(topology)
+        self.topology, self.crew = topology, Crew(topology, secret=spec.orders_secret)
         self.output_dir = Path(spec.output_dir)
         self.output_dir.mkdir(parents=True, exist_ok=True)
         self.report = ReportingSession(spec.ingest, f"trainer:{spec.attempt}", self.output_dir / "events")
@@ -72,6 +72,7 @@ class Trainer:
         self.own_server: VLLMServer | None = None  # None when the supervisor started the server
         self.parts: TrainingParts | None = None
         self.server_url, self.served_name = "", ""
+        self.server_api_key: str | None = None  # the server asks it of every request but /health
         self.server_admin: VllmAdminClient | None = None
         self.server_pause: ServerPause | None = None
         self.weight_sync: WeightSync | None = None
@@ -238,9 +239,11 @@ class Trainer:
             from worker.trainer.inference.server import VLLMServer
             from worker.trainer.models.paths import resolve_model_path
 
+            from worker.trainer.inference.launch import new_api_key
+
             self.own_server = VLLMServer.for_config(
                 resolve_model_path(model_source), self.config,
-                log_path=self.output_dir / "logs" / f"vllm-{self.spec.attempt}.log")
+                log_path=self.output_dir / "logs" / f"vllm-{self.spec.attempt}.log", api_key=new_api_key())
             self.own_server.start()
 
     def _join_server(self) -> None:
@@ -249,16 +252,18 @@ class Trainer:
             server = self.own_server
             server.wait_until_healthy()
             self.report.log(f"vLLM ready {server.seconds_since_start:.1f} s after it started, at {server.url}")
-            url, name = server.url, server.served_model_name
+            url, name, key = server.url, server.served_model_name, server.api_key
         else:
             from worker.trainer.inference.readiness import wait_for_health
 
-            url, name = self.spec.inference_url, None
-            wait_for_health(url, self.config.vllm_startup_timeout_s, should_stop=self.report.cancel_requested.is_set)
-        self.server_url, self.served_name = url, name or self._served_name(url)
+            url, name, key = self.spec.inference_url, None, self.spec.inference_api_key
+            wait_for_health(url, self.config.vllm_startup_timeout_s, should_stop=self.report.cancel_requested.is_set,
+                            api_key=key)
+        self.server_url, self.server_api_key = url, key
+        self.served_name = name or self._served_name(url, key)
         # One hold on the server's generation for the time slicing of a step and the weight
         # sync inside it, so that the server resumes once (weight_sync/server_api.py).
-        self.server_admin = VllmAdminClient(url)
+        self.server_admin = VllmAdminClient(url, api_key=key)
         self.server_pause = ServerPause(self.server_admin)
         # A LoRA run whose server is given the adapter sends it alone (weight_sync/lora_adapter.py),
         # whatever the backend; given merged weights, it syncs them as a whole model would.
@@ -272,13 +277,15 @@ class Trainer:
         """The NCCL group spans every GPU of every vLLM engine (weight_sync/nccl.py)."""
         return make_weight_sync(backend, self.server_url, self.output_dir, pause=self.server_pause,
                                 server_world_size=self.config.inference_gpus,
-                                server_engines=self.config.vllm_data_parallel_size)
+                                server_engines=self.config.vllm_data_parallel_size, api_key=self.server_api_key)
 
     @staticmethod
-    def _served_name(url: str) -> str:
+    def _served_name(url: str, api_key: str | None) -> str:
         import httpx
 
-        return httpx.get(f"{url}/v1/models", timeout=30).json()["data"][0]["id"]
+        from worker.trainer.inference.api_key_guard import bearer
+
+        return httpx.get(f"{url}/v1/models", headers=bearer(api_key), timeout=30).json()["data"][0]["id"]
 
     def _hand_over_cores(self) -> CoreHandover | None:
         """split_cores: the trainer's threads while vLLM generates on its own cores, and all of
@@ -324,7 +331,7 @@ class Trainer:
         groups_per_step = self.config.completions_per_step // self.config.num_generations
         self.staleness = StalenessPolicy(self.config.max_staleness, groups_per_step, self.config.weight_sync_steps)
         client = CompletionsClient(self.server_url, self.served_name, sampling_params(self.config),
-                                   timeout_s=self.config.vllm_request_timeout_s)
+                                   timeout_s=self.config.vllm_request_timeout_s, api_key=self.server_api_key)
         if self.environment is not None:
             client = self._episode_sampler(client, rendering)
         scorer = Scorer(self.rewards, on_error=lambda name, message: self.report.log(
@@ -370,7 +377,8 @@ class Trainer:
             f"evaluation reward {name!r} failed, its values are None: {message}", level="warning"))
         self.evaluator = Evaluator(examples, scorer, self.config, self.report, self.server_url,
                                    served_name=lambda: self.served_name,
-                                   episodes=self._episode_runner(rendering) if self.environment else None)
+                                   episodes=self._episode_runner(rendering) if self.environment else None,
+                                   api_key=self.server_api_key)
         if self.state.step % self.config.eval_steps == 0:
             self.evaluator.start(self.state.step, self.state.model_version)
 

@@ -87,6 +87,11 @@ class LaunchSpec(_Strict):
     shared_disk: SharedDiskSpec | None = Field(None, description="How a worker on the control plane's disk knows it.")
     output_dir: str
     inference_url: str | None = Field(None, description="vLLM server; set by the supervisor that starts it.")
+    inference_api_key: str | None = Field(None, description="The key the vLLM server at inference_url asks of "
+                                          "every request but /health; set by the supervisor that starts it.")
+    orders_secret: str | None = Field(None, min_length=32, description="Signs the leading trainer process's "
+                                      "orders to the others (distributed/order_codec.py); set by the supervisor "
+                                      "in the spec file it writes for the trainer, never by the control plane.")
     resume_from: str | None = Field(None, description="Checkpoint directory to continue from.")
     resume_url: str | None = Field(None, description="Where a worker without resume_from on its disk fetches "
                                    "that checkpoint (a tar, with the ingest token).")

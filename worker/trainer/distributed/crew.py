@@ -4,43 +4,46 @@ The followers wait for an order on the store, not in a collective: the leader ma
 minutes for rollouts between two steps, longer than a collective should be left hanging.
 An order names the collective the leader is about to enter (a training step, an FSDP2
 weight gather, a checkpoint), so that every process enters it together, in the same order.
+Orders travel as JSON signed with the run's secret (order_codec.py): a process that reaches the
+store's port can neither run code in the followers nor give them orders of its own.
 """
 import os
-import pickle
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import timedelta
 
+from worker.trainer.distributed.order_codec import MIN_SECRET_CHARS, Order, decode_order, encode_order
 from worker.trainer.distributed.topology import Topology
 
 # How long one wait for an order lasts before it is begun again: the store prints a warning at
 # each timeout, so long enough that a leader waiting for rollouts adds no lines to the run's log.
 ORDER_POLL = timedelta(minutes=10)
 
-
-@dataclass(frozen=True)
-class Order:
-    what: str                      # setup, train, gather, save, stop
-    payload: dict = field(default_factory=dict)
+__all__ = ["Crew", "Order", "OrderChannel", "lean_group"]
 
 
 def lean_group(group):
     """What a follower needs of a group to train it: tokens, log-probs, masks and rewards; not its
-    text, columns or an environment's state (which may not even pickle)."""
+    text, columns or an environment's state (which has no JSON form)."""
     completions = [replace(c, text="", episode=None) for c in group.completions]
     return replace(group, prompt_text="", columns={}, completions=completions, rewards={})
 
 
 class OrderChannel:
-    """Numbered orders under one key each; the last follower to read one deletes it."""
+    """Numbered orders under one key each, signed with `secret`; the last follower to read one
+    deletes it."""
 
-    def __init__(self, topology: Topology, store=None):
-        self.topology = topology
+    def __init__(self, topology: Topology, secret: str | None, store=None):
+        if not secret or len(secret) < MIN_SECRET_CHARS:
+            raise ValueError(f"several trainer processes need the launch spec's orders_secret (at least "
+                             f"{MIN_SECRET_CHARS} characters), which the worker's supervisor writes; this spec "
+                             f"has {'none' if not secret else 'a shorter one'}")
+        self.topology, self.secret = topology, secret
         self.store = store if store is not None else _rendezvous_store()
         self.sent = self.read = 0
 
     def send(self, order: Order) -> None:
         self.sent += 1
-        self.store.set(f"order/{self.sent}", pickle.dumps(order))
+        self.store.set(f"order/{self.sent}", encode_order(order, self.sent, self.secret))
 
     def receive(self) -> Order:
         from torch.distributed import DistStoreError
@@ -53,7 +56,7 @@ class OrderChannel:
                 break
             except DistStoreError:  # the store's timeout: the leader is still busy (torchrun ends us if it died)
                 continue  # a DistNetworkError (the store went with torchrun) ends this process
-        order = pickle.loads(self.store.get(key))
+        order = decode_order(self.store.get(key), self.read, self.secret)  # OrderRefused: the run fails
         if self.store.add(f"read/{self.read}", 1) == self.topology.world_size - 1:
             self.store.delete_key(key)
             self.store.delete_key(f"read/{self.read}")
@@ -73,9 +76,9 @@ def _rendezvous_store():
 class Crew:
     """The leader's side. One process: every order is a no-op."""
 
-    def __init__(self, topology: Topology, channel: OrderChannel | None = None):
+    def __init__(self, topology: Topology, channel: OrderChannel | None = None, secret: str | None = None):
         self.topology = topology
-        self.channel = channel if channel is not None or not topology.several else OrderChannel(topology)
+        self.channel = channel if channel is not None or not topology.several else OrderChannel(topology, secret)
         self.strategy = "none"
         self.listening = False  # the followers wait for orders (not yet: setup; no more: stop)
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from worker.trainer.checkpoints import load_trainer_state, partial_dir, write_shared_parts
 from worker.trainer.distributed.crew import OrderChannel
+from worker.trainer.distributed.order_codec import OrderRefused
 from worker.trainer.distributed.gathered_weights import gather_in_turn
 from worker.trainer.distributed.topology import Topology
 from worker.trainer.spec import LaunchSpec
@@ -20,17 +21,21 @@ log = logging.getLogger("worker.trainer.follower")
 class Follower:
     def __init__(self, spec: LaunchSpec, topology: Topology, channel: OrderChannel | None = None):
         self.spec, self.config, self.topology = spec, spec.config, topology
-        self.channel = channel or OrderChannel(topology)
+        self.channel = channel or OrderChannel(topology, spec.orders_secret)
         self.parts = None
         self.ctx = None
 
     def run(self) -> str:
-        self._load(self.channel.receive().payload["resume_from"])  # the first order: setup
-        while True:
-            order = self.channel.receive()
-            if order.what == "stop":
-                return "succeeded"
-            self._obey(order)
+        try:
+            self._load(self.channel.receive().payload["resume_from"])  # the first order: setup
+            while True:
+                order = self.channel.receive()
+                if order.what == "stop":
+                    return "succeeded"
+                self._obey(order)
+        except OrderRefused as exc:  # this process ends; torchrun ends the others and the run fails
+            log.error("rank %d: %s", self.topology.rank, exc)
+            raise
 
     def _load(self, resume_from: str | None) -> None:
         from worker.trainer.setup import build_training_parts

@@ -30,11 +30,12 @@ def eval_sampling(config) -> dict:
 
 class Evaluator:
     def __init__(self, examples: list[EvalExample], scorer: Scorer, config, report,
-                 server_url: str, served_name: Callable[[], str], transport=None, episodes=None):
+                 server_url: str, served_name: Callable[[], str], transport=None, episodes=None,
+                 api_key: str | None = None):
         self.examples, self.scorer, self.report = examples, scorer, report
         self.samples, self.threshold = config.eval_samples, config.eval_pass_threshold
         self.sampling, self.timeout_s = eval_sampling(config), config.vllm_request_timeout_s
-        self.server_url, self.served_name = server_url, served_name
+        self.server_url, self.served_name, self.api_key = server_url, served_name, api_key
         self.transport = transport  # tests answer for the server
         self.episodes = episodes  # an EpisodeRunner: a run on an environment is evaluated on episodes
         self._thread: threading.Thread | None = None
@@ -89,7 +90,7 @@ class Evaluator:
 
     async def _answer_all(self, model_version: int) -> list[Group]:
         client = CompletionsClient(self.server_url, self.served_name(), self.sampling, timeout_s=self.timeout_s,
-                                   retries=1, backoff_s=0.5, transport=self.transport)
+                                   retries=1, backoff_s=0.5, transport=self.transport, api_key=self.api_key)
         limit = asyncio.Semaphore(CONCURRENT_REQUESTS)
         sampler = client
         if self.episodes is not None:

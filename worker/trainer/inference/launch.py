@@ -14,6 +14,7 @@ from typing import Literal
 
 from worker.trainer.allocator import without_preloaded_allocator
 from worker.trainer.config import TrainingConfig
+from worker.trainer.inference.api_key_guard import KEY_VARIABLE
 from worker.trainer.inference.cpu_sharing import SERVER_CPUS_VARIABLE, allowed_cpus, format_cpus, generation_cpus
 from worker.trainer.inference.parallelism import parallel_args
 from worker.trainer.inference.worker_extension import EXTENSION_CLASS
@@ -22,6 +23,7 @@ from worker.trainer.precision import served_dtype
 PROJECT_ROOT = str(Path(__file__).resolve().parents[3])
 WRAPPER_MODULE = "worker.trainer.inference.vllm_cli"
 SERVED_MODEL_NAME = "policy"  # requests name the policy this way whatever its path
+GUARD_MIDDLEWARE = "worker.trainer.inference.api_key_guard.ApiKeyGuard"
 
 Device = Literal["cpu", "cuda"]
 
@@ -34,6 +36,22 @@ CPU_WORKER_SPIN_S = 0.1
 
 class VLLMNotInstalledError(RuntimeError):
     pass
+
+
+def new_api_key() -> str:
+    """A key for one server: whoever starts it gives it to the trainer alone (LaunchSpec.inference_api_key)."""
+    import secrets
+
+    return secrets.token_urlsafe(32)
+
+
+def refuse_option_like(model: str) -> str:
+    """vLLM reads its model as the first word after `serve`: one that begins with '-' would be read as
+    an option (`--help`, `--config=...`); vLLM's own parser moves even `--model=X` there."""
+    if model.startswith("-"):
+        raise ValueError(f"model {model!r}: a model's name or path cannot begin with '-' (vLLM would read it as "
+                         "one of its options)")
+    return model
 
 
 def installed_device() -> Device:
@@ -59,6 +77,7 @@ class Launch:
     host: str
     port: int
     served_model_name: str = SERVED_MODEL_NAME
+    api_key: str | None = None  # asked of every request but /health (api_key_guard.py); None: an open server
 
     @property
     def url(self) -> str:
@@ -68,7 +87,7 @@ class Launch:
 def build_launch(model: str, config: TrainingConfig, *, port: int, device: Device, host: str = "127.0.0.1",
                  gpu_ids: str | None = None, environ: Mapping[str, str] = os.environ,
                  python: str = sys.executable, extra_args: Sequence[str] = (), dtype: str | None = None,
-                 cpus: list[int] | None = None) -> Launch:
+                 cpus: list[int] | None = None, api_key: str | None = None) -> Launch:
     """`vllm serve model` through the wrapper module, with the server settings of `config`.
 
     `model` is passed as given: resolve it first (worker.trainer.models.paths). On GPUs,
@@ -77,9 +96,11 @@ def build_launch(model: str, config: TrainingConfig, *, port: int, device: Devic
     (worker/trainer/precision.py); weight sync writes in the same. On a CPU whose cores
     the config splits (inference/cpu_sharing.py), the server is pinned to its share of
     `cpus` (default: the cores this process may use). Tensor and data parallel sizes above 1
-    become vLLM's flags on GPUs and are refused on a CPU (inference/parallelism.py).
+    become vLLM's flags on GPUs and are refused on a CPU (inference/parallelism.py). With
+    `api_key`, every path but /health asks for it (api_key_guard.py); it travels in the
+    environment, not the command line `ps` shows.
     """
-    argv = [python, "-m", WRAPPER_MODULE, "serve", model,
+    argv = [python, "-m", WRAPPER_MODULE, "serve", refuse_option_like(model),
             "--host", host, "--port", str(port),
             "--served-model-name", SERVED_MODEL_NAME,
             "--dtype", dtype or served_dtype(device),
@@ -91,11 +112,15 @@ def build_launch(model: str, config: TrainingConfig, *, port: int, device: Devic
     if config.vllm_enforce_eager:
         argv.append("--enforce-eager")
     argv += lora_args(config, device)
+    if api_key:
+        argv += ["--middleware", GUARD_MIDDLEWARE]
     env = {"VLLM_SERVER_DEV_MODE": "1",  # /pause, /collective_rpc, ... for weight updates
            "VLLM_NO_USAGE_STATS": "1",
            "PYTHONUNBUFFERED": "1",
            "PYTHONPATH": _with_project_root(environ.get("PYTHONPATH", "")),
            **without_preloaded_allocator(environ)}  # the trainer's jemalloc stays the trainer's
+    if api_key:
+        env[KEY_VARIABLE] = api_key  # vLLM guards /v1 with it too
     if lora_args(config, device):
         env["VLLM_ALLOW_RUNTIME_LORA_UPDATING"] = "1"  # the adapter is reloaded at every weight sync
     if device == "cpu":
@@ -116,7 +141,7 @@ def build_launch(model: str, config: TrainingConfig, *, port: int, device: Devic
         argv += parallel_args(config, device, visible)
         if visible is not None:
             env["CUDA_VISIBLE_DEVICES"] = visible
-    return Launch(argv=argv + list(extra_args), env=env, host=host, port=port)
+    return Launch(argv=argv + list(extra_args), env=env, host=host, port=port, api_key=api_key)
 
 
 # vLLM serves adapters up to one of these ranks (its --max-lora-rank choices).

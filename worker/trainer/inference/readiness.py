@@ -9,6 +9,8 @@ from collections.abc import Callable
 
 import httpx
 
+from worker.trainer.inference.api_key_guard import bearer
+
 POLL_S = 0.25
 
 
@@ -16,10 +18,12 @@ class ServerNotReady(RuntimeError):
     pass
 
 
-def wait_for_health(url: str, timeout_s: float, should_stop: Callable[[], bool] = lambda: False) -> float:
-    """Seconds waited until `url`/health answered 200; ServerNotReady after `timeout_s`."""
+def wait_for_health(url: str, timeout_s: float, should_stop: Callable[[], bool] = lambda: False,
+                    api_key: str | None = None) -> float:
+    """Seconds waited until `url`/health answered 200; ServerNotReady after `timeout_s`. The server's
+    `api_key` is sent though /health does not ask for it: one rule, every request carries it."""
     started = time.monotonic()
-    with httpx.Client(timeout=2.0) as http:
+    with httpx.Client(timeout=2.0, headers=bearer(api_key)) as http:
         while True:
             try:
                 if http.get(url.rstrip("/") + "/health").status_code == 200:

@@ -20,6 +20,7 @@ from typing import NoReturn
 import httpx
 
 from worker.trainer.config import TrainingConfig
+from worker.trainer.inference.api_key_guard import bearer
 from worker.trainer.inference.launch import Device, Launch, build_launch, installed_device
 from worker.trainer.process_groups import signal_group, stop_process_group
 
@@ -81,9 +82,13 @@ class VLLMServer:
     @classmethod
     def for_config(cls, model: str, config: TrainingConfig, *, device: Device | None = None,
                    port: int | None = None, host: str = "127.0.0.1", log_path: Path | str | None = None,
-                   gpu_ids: str | None = None, extra_args=(), dtype: str | None = None) -> "VLLMServer":
+                   gpu_ids: str | None = None, extra_args=(), dtype: str | None = None,
+                   api_key: str | None = None) -> "VLLMServer":
+        """`api_key` (launch.new_api_key()): asked of every request but /health; None: an open server
+        (tests and benchmarks only: a run's server always has one)."""
         launch = build_launch(model, config, port=port or free_port(host), host=host,
-                              device=device or installed_device(), gpu_ids=gpu_ids, extra_args=extra_args, dtype=dtype)
+                              device=device or installed_device(), gpu_ids=gpu_ids, extra_args=extra_args, dtype=dtype,
+                              api_key=api_key)
         return cls(launch, log_path=log_path, startup_timeout_s=config.vllm_startup_timeout_s)
 
     @property
@@ -93,6 +98,15 @@ class VLLMServer:
     @property
     def served_model_name(self) -> str:
         return self.launch.served_model_name
+
+    @property
+    def api_key(self) -> str | None:
+        return self.launch.api_key
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """What a request to this server carries: its API key, where it has one."""
+        return bearer(self.api_key)
 
     @property
     def pid(self) -> int | None:
@@ -136,7 +150,7 @@ class VLLMServer:
     def healthy(self) -> bool:
         """One quick /health probe."""
         try:
-            return httpx.get(self.url + "/health", timeout=0.5).status_code == 200
+            return httpx.get(self.url + "/health", headers=self.headers, timeout=0.5).status_code == 200
         except httpx.TransportError:
             return False
 
@@ -146,7 +160,7 @@ class VLLMServer:
             raise RuntimeError("start() the server before waiting for it")
         timeout_s = self.startup_timeout_s if timeout_s is None else timeout_s
         started = time.monotonic()
-        with httpx.Client(timeout=2.0) as http:
+        with httpx.Client(timeout=2.0, headers=self.headers) as http:
             while True:
                 if not self.running():
                     self._fail(f"vLLM exited with code {self._proc.returncode} before answering /health")

@@ -3,6 +3,7 @@ import asyncio
 
 import httpx
 
+from worker.trainer.inference.api_key_guard import bearer
 from worker.trainer.rollout.groups import Completion
 
 
@@ -12,10 +13,12 @@ class ServerUnavailable(RuntimeError):
 
 class CompletionsClient:
     def __init__(self, base_url: str, model_name: str, sampling: dict, timeout_s: float,
-                 retries: int = 3, backoff_s: float = 1.0, transport: httpx.AsyncBaseTransport | None = None):
+                 retries: int = 3, backoff_s: float = 1.0, transport: httpx.AsyncBaseTransport | None = None,
+                 api_key: str | None = None):
+        """`api_key`: the server's (LaunchSpec.inference_api_key), sent with every request."""
         self.model_name, self.sampling = model_name, sampling
         self.retries, self.backoff_s = retries, backoff_s
-        self._http = httpx.AsyncClient(base_url=base_url.rstrip("/"), transport=transport,
+        self._http = httpx.AsyncClient(base_url=base_url.rstrip("/"), transport=transport, headers=bearer(api_key),
                                        timeout=httpx.Timeout(timeout_s, connect=10.0),
                                        limits=httpx.Limits(max_connections=None, max_keepalive_connections=512))
 

@@ -33,7 +33,8 @@ def make_weight_sync(backend: str, server_url: str, workdir, pause=None, server_
 
     `server_world_size` (the server's GPU workers: tensor parallel × data parallel) and
     `server_engines` (data parallel) size the NCCL group; the other backends reach every worker
-    through the server's own calls, which go to all of them."""
+    through the server's own calls, which go to all of them. `options` may carry the server's
+    `api_key`, for the backends' own clients of it."""
     if backend == "filesystem":
         from worker.trainer.weight_sync.filesystem import FilesystemWeightSync
 

@@ -51,12 +51,13 @@ def _tied_parameter_names(model) -> set[str]:
 
 class FilesystemWeightSync:
     def __init__(self, server_url: str, workdir: Path, pause_mode: str = "keep", timeout_s: float = 300.0,
-                 dtype: str | None = None, pause: ServerPause | None = None, direct_reload: bool = True):
+                 dtype: str | None = None, pause: ServerPause | None = None, direct_reload: bool = True,
+                 api_key: str | None = None):
         """`dtype`: the server's (--dtype); by default what a server started on this machine serves in.
         `pause`: shared with whoever else pauses the same server (the time slicing of a step).
         `direct_reload`: let the server take the faster direct reload where it applies
         (inference/direct_reload.py); False forces vLLM's own (bench/weight_sync.py compares them)."""
-        self.pause = pause or ServerPause(VllmAdminClient(server_url, timeout_s=timeout_s))
+        self.pause = pause or ServerPause(VllmAdminClient(server_url, timeout_s=timeout_s, api_key=api_key))
         self.client = self.pause.client
         self.pause_mode = pause_mode
         self.direct_reload = direct_reload

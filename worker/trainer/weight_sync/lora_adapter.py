@@ -28,10 +28,11 @@ ADAPTER_NAME = "policy-lora"  # what rollout requests name once the adapter is l
 
 class LoraAdapterSync:
     def __init__(self, server_url: str, workdir: Path, pause: ServerPause | None = None,
-                 pause_mode: str = "keep", timeout_s: float = 300.0, dtype: str | None = None):
+                 pause_mode: str = "keep", timeout_s: float = 300.0, dtype: str | None = None,
+                 api_key: str | None = None):
         """`pause`: shared with whoever else pauses the same server (the time slicing of a step).
         `dtype`: the server's, by default what this machine serves in."""
-        self.pause = pause or ServerPause(VllmAdminClient(server_url, timeout_s=timeout_s))
+        self.pause = pause or ServerPause(VllmAdminClient(server_url, timeout_s=timeout_s, api_key=api_key))
         self.client = self.pause.client
         self.pause_mode = pause_mode
         self.dtype = dtype or served_dtype(local_serving_device())

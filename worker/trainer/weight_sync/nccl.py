@@ -64,12 +64,12 @@ def free_port() -> int:
 class NcclWeightSync:
     def __init__(self, server_url: str, server_world_size: int = 1, server_engines: int = 1,
                  pause: ServerPause | None = None, master_address: str = "127.0.0.1", master_port: int | None = None,
-                 timeout_s: float = 300.0, dtype: str | None = None, engine_factory=None):
+                 timeout_s: float = 300.0, dtype: str | None = None, engine_factory=None, api_key: str | None = None):
         """`server_world_size`: the server's GPU workers over all its engines (tensor parallel ×
         data parallel); `server_engines`: its data parallel engines, which the push pauses when
         there are several (`pause`: shared with the rest of the trainer, or one of its own).
         `dtype`: the server's (--dtype); by default what vLLM serves in on a GPU."""
-        self.client = VllmAdminClient(server_url, timeout_s=timeout_s)
+        self.client = VllmAdminClient(server_url, timeout_s=timeout_s, api_key=api_key)
         self.server_world_size, self.server_engines = server_world_size, server_engines
         self.init_info = {
             "master_address": master_address, "master_port": master_port or free_port(),

@@ -3,12 +3,16 @@ from contextlib import contextmanager
 
 import httpx
 
+from worker.trainer.inference.api_key_guard import bearer
 from worker.trainer.weight_sync import WeightSyncError
 
 
 class VllmAdminClient:
-    def __init__(self, base_url: str, timeout_s: float = 300.0, transport: httpx.BaseTransport | None = None):
-        self._http = httpx.Client(base_url=base_url.rstrip("/"), timeout=timeout_s, transport=transport)
+    def __init__(self, base_url: str, timeout_s: float = 300.0, transport: httpx.BaseTransport | None = None,
+                 api_key: str | None = None):
+        """`api_key`: the server's, which it asks of every request but /health (inference/api_key_guard.py)."""
+        self._http = httpx.Client(base_url=base_url.rstrip("/"), timeout=timeout_s, transport=transport,
+                                  headers=bearer(api_key))
 
     def post(self, path: str, json: dict | None = None, params: dict | None = None) -> dict:
         return self._answer(path, self._send("POST", path, json=json, params=params))

@@ -2,8 +2,15 @@
 import pytest
 
 from worker.trainer.distributed.crew import Crew, OrderChannel, lean_group
+from worker.trainer.distributed.order_codec import Order, OrderRefused
 from worker.trainer.distributed.topology import Topology
 from worker.trainer.rollout.groups import Completion, EpisodeRecord, Group
+
+SECRET = "5" * 64
+
+
+def channel(rank: int, world_size: int, store, secret: str = SECRET) -> OrderChannel:
+    return OrderChannel(Topology(rank=rank, world_size=world_size), secret, store)
 
 
 class DictStore:
@@ -40,8 +47,8 @@ def group() -> Group:
 
 def test_each_follower_reads_every_order_in_order_and_the_last_reader_deletes_it():
     store = DictStore()
-    leader = Crew(Topology(rank=0, world_size=3), OrderChannel(Topology(rank=0, world_size=3), store))
-    followers = [OrderChannel(Topology(rank=r, world_size=3), store) for r in (1, 2)]
+    leader = Crew(Topology(rank=0, world_size=3), channel(0, 3, store))
+    followers = [channel(r, 3, store) for r in (1, 2)]
     leader.setup("/checkpoints/step-0000010")
     leader.train([group()])
     leader.dismiss()
@@ -49,12 +56,13 @@ def test_each_follower_reads_every_order_in_order_and_the_last_reader_deletes_it
         orders = [follower.receive() for _ in range(3)]
         assert [o.what for o in orders] == ["setup", "train", "stop"]
         assert orders[0].payload == {"resume_from": "/checkpoints/step-0000010"}
+        assert orders[1].payload["groups"] == [lean_group(group())]  # the same group, from JSON
     assert store.values == {}
 
 
 def test_a_gather_is_ordered_only_when_the_model_is_sharded():
     store = DictStore()
-    leader = Crew(Topology(rank=0, world_size=2), OrderChannel(Topology(rank=0, world_size=2), store))
+    leader = Crew(Topology(rank=0, world_size=2), channel(0, 2, store))
     leader.gather_weights()
     assert store.values == {}
     leader.strategy = "fsdp2"
@@ -96,9 +104,21 @@ def test_a_follower_waits_through_the_stores_timeouts_but_not_past_its_end():
     from torch.distributed import DistNetworkError, DistStoreError
 
     store = FlakyStore([DistStoreError("wait timeout after 30000ms"), DistStoreError("wait timeout after 30000ms")])
-    Crew(Topology(rank=0, world_size=2), OrderChannel(Topology(rank=0, world_size=2), store)).setup(None)
-    assert OrderChannel(Topology(rank=1, world_size=2), store).receive().what == "setup"
+    Crew(Topology(rank=0, world_size=2), channel(0, 2, store)).setup(None)
+    assert channel(1, 2, store).receive().what == "setup"
     # torchrun, which serves the store, is gone: the follower ends rather than polling a dead socket.
     gone = FlakyStore([DistNetworkError("Failed to recv, got 0 bytes. Connection was likely closed.")])
     with pytest.raises(DistNetworkError):
-        OrderChannel(Topology(rank=1, world_size=2), gone).receive()
+        channel(1, 2, gone).receive()
+
+
+def test_an_order_signed_with_another_secret_is_refused():
+    store = DictStore()
+    channel(0, 2, store, secret="6" * 64).send(Order("stop"))
+    with pytest.raises(OrderRefused, match="failed its HMAC check"):
+        channel(1, 2, store).receive()
+
+
+def test_several_processes_without_the_specs_secret_are_refused_at_start():
+    with pytest.raises(ValueError, match="orders_secret"):
+        OrderChannel(Topology(rank=1, world_size=2), None, DictStore())

@@ -16,6 +16,7 @@ previous one pushed, which changes its rollouts, not its step numbers.
 import json
 import os
 import re
+import secrets
 import signal
 import time
 from pathlib import Path
@@ -35,19 +36,21 @@ START_S = 240  # a trainer's start on a busy 2-core machine, to its first checkp
 @pytest.fixture(scope="module")
 def vllm(tiny_model_dir, tmp_path_factory):
     from worker.trainer.config import TrainingConfig
+    from worker.trainer.inference.launch import new_api_key
     from worker.trainer.inference.server import VLLMServer
 
     config = TrainingConfig(max_prompt_length=64, max_completion_length=12)
     log_path = tmp_path_factory.mktemp("vllm") / "vllm.log"
-    with VLLMServer.for_config(str(tiny_model_dir), config, log_path=log_path) as server:
+    # Keyed as the supervisor starts it: the trainer's every request carries the key.
+    with VLLMServer.for_config(str(tiny_model_dir), config, log_path=log_path, api_key=new_api_key()) as server:
         yield server
 
 
 class Trainers:
     """Starts trainers as the worker does, and leaves none running after the test."""
 
-    def __init__(self, folder: Path, model: Path, server_url: str):
-        self.folder, self.model, self.server_url = folder, model, server_url
+    def __init__(self, folder: Path, model: Path, server_url: str, server_key: str):
+        self.folder, self.model, self.server_url, self.server_key = folder, model, server_url, server_key
         self.output_dir = folder / "out"
         self.started: list[tuple[TrainerProcess, Path]] = []
 
@@ -65,7 +68,8 @@ class Trainers:
                         "params": {"count": 64, "difficulty": 1, "seed": 0}},
             # A random tiny model never answers; about half its completions start with a space.
             "rewards": [{"name": "format", "kind": "builtin", "builtin": "format", "params": {"regex": "(?s) .*"}}],
-            "config": config.model_dump(), "inference_url": self.server_url,
+            "config": config.model_dump(), "inference_url": self.server_url, "inference_api_key": self.server_key,
+            "orders_secret": secrets.token_hex(32),  # the supervisor's, one per attempt
             "resume_from": str(resume_from) if resume_from else None,
         }).model_dump(mode="json")
 
@@ -74,7 +78,7 @@ class Trainers:
         spec_path.write_text(json.dumps(spec))
         argv, env = trainer_command(spec_path, None, spec["config"]["trainer_processes"])
         several = (spec["config"]["trainer_processes"] or 1) > 1
-        assert ("torch.distributed.run" in argv) == several, argv
+        assert ("worker.trainer.distributed.loopback_torchrun" in argv) == several, argv
         trainer = TrainerProcess(argv, env, self.log_path(spec["attempt"]), forward=lambda line: None).start()
         self.started.append((trainer, spec_path))
         return trainer
@@ -113,7 +117,7 @@ class Trainers:
 
 @pytest.fixture
 def trainers(tmp_path, tiny_model_dir, vllm):
-    made = Trainers(tmp_path, tiny_model_dir, vllm.url)
+    made = Trainers(tmp_path, tiny_model_dir, vllm.url, vllm.api_key)
     yield made
     made.close()
 

@@ -22,6 +22,23 @@ def option(argv: list[str], name: str) -> str:
     return argv[argv.index(name) + 1]
 
 
+class TestApiKeyAndModel:
+    def test_the_key_reaches_vllm_through_its_environment_and_guards_every_path(self):
+        launch = build_launch("/models/m", TrainingConfig(), port=8123, device="cpu", environ={}, api_key="s3cret")
+        assert launch.env["VLLM_API_KEY"] == "s3cret" and launch.api_key == "s3cret"
+        assert not any("s3cret" in arg for arg in launch.argv)  # `ps` shows argv
+        assert option(launch.argv, "--middleware") == launch_module.GUARD_MIDDLEWARE
+
+    def test_without_a_key_the_server_is_open(self):
+        launch = build_launch("/models/m", TrainingConfig(), port=8123, device="cpu", environ={})
+        assert "VLLM_API_KEY" not in launch.env and "--middleware" not in launch.argv
+
+    @pytest.mark.parametrize("model", ["--help", "-h", "--config=/etc/passwd"])
+    def test_a_model_that_vllm_would_read_as_an_option_is_refused(self, model):
+        with pytest.raises(ValueError, match="cannot begin with '-'"):
+            build_launch(model, TrainingConfig(), port=8123, device="cpu", environ={})
+
+
 class TestCpuLaunch:
     def test_the_default_config(self):
         launch = build_launch("/models/m", TrainingConfig(), port=8123, device="cpu", environ={}, dtype="bfloat16")
