@@ -8,7 +8,6 @@ every view; an operation that documents one itself keeps its own words.
 from django.core.validators import RegexValidator
 from drf_spectacular.openapi import AutoSchema
 from rest_framework import serializers
-from rest_framework.parsers import MultiPartParser
 
 ERROR_BODY = {
     "type": "object",
@@ -27,7 +26,8 @@ WHY = {
     "403": "Not allowed for this account (or a session request without its CSRF token).",
     "404": "No such object visible to this account (in the path or named in the request), or no such page.",
     "409": "Conflicts with the object's state or with objects that depend on it; `detail` says which.",
-    "413": "The upload is larger than this control plane accepts.",
+    "413": "The body is larger than this route takes (REQUEST_BODY_MAX_MB, or the route's own limit, which "
+           "`detail` names); refused before it is read.",
     "415": "A body of a media type this operation does not take.",
 }
 
@@ -62,8 +62,8 @@ class DocumentedErrorsSchema(AutoSchema):
             codes.append("409")
         if has_body and self.view.parser_classes:  # no parsers: the body is read as bytes
             codes.append("415")
-            if any(issubclass(parser, MultiPartParser) for parser in self.view.parser_classes):
-                codes.append("413")
+        if has_body:  # every route has a body limit (runs/api/body_limits.py)
+            codes.append("413")
         return codes
 
     def _has_query_parameters(self) -> bool:

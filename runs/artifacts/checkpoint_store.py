@@ -29,6 +29,29 @@ class OffsetMismatch(Exception):
         self.received = received
 
 
+class QuotaExceeded(Exception):
+    """A chunk that would take the run's checkpoints past RUN_CHECKPOINT_QUOTA_GB: not written."""
+
+    def __init__(self, held: int, incoming: int):
+        quota = settings.RUN_CHECKPOINT_QUOTA_BYTES
+        super().__init__(f"this run's checkpoints hold {_gib(held)} of its {_gib(quota)} quota "
+                         f"(RUN_CHECKPOINT_QUOTA_GB); {incoming} more bytes would pass it, so none were written")
+
+
+def check_quota(held: int, incoming: int) -> int:
+    """Room left for this run after `incoming` bytes; QuotaExceeded when they do not fit."""
+    room = settings.RUN_CHECKPOINT_QUOTA_BYTES - held
+    if incoming > room:
+        raise QuotaExceeded(held, incoming)
+    return room - incoming
+
+
+def uploading_bytes(run_id: int) -> int:
+    """Bytes received of checkpoints not yet listed (listed ones are counted from their rows)."""
+    folder = run_root(run_id) / "uploads"
+    return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file()) if folder.is_dir() else 0
+
+
 def run_root(run_id: int) -> Path:
     return Path(settings.ARTIFACTS_DIR) / "runs" / str(run_id)
 
@@ -106,3 +129,7 @@ def remove_run_artifacts(run_id: int) -> None:
 def _sha256(path: Path) -> str:
     with path.open("rb") as handle:
         return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def _gib(n: int) -> str:
+    return f"{n / 1024 ** 3:.2f} GiB"

@@ -1,7 +1,9 @@
 import hashlib
 import hmac
 import secrets
+from datetime import timedelta
 
+from django.conf import settings
 from django.db import models, transaction
 from django.db.models.signals import post_delete
 from django.dispatch import receiver
@@ -37,6 +39,7 @@ TRANSITIONS: dict[str, set[str]] = {
 ACTIVE = {S.QUEUED, S.STARTING, S.RUNNING}
 FINISHED = {S.SUCCEEDED, S.FAILED, S.CANCELLED, S.LOST}
 RESUMABLE = {S.FAILED, S.CANCELLED, S.LOST}
+TOKEN_ENDS = {S.SUCCEEDED, S.FAILED, S.CANCELLED}  # a lost run's worker may report again
 
 
 class RunAction(models.TextChoices):
@@ -211,6 +214,21 @@ class Run(OwnedModel):
 
     def ingest_token_matches(self, token: str) -> bool:
         return bool(self.ingest_token_hash) and hmac.compare_digest(self.ingest_token_hash, _hash_token(token))
+
+    def ingest_token_expired(self, now=None) -> bool:
+        """True once the run has ended and RUN_TOKEN_GRACE_S has passed since: its worker's last
+        events and checkpoint uploads are in by then, and a token left on a disk opens nothing.
+        A lost run is not ended (its worker may report again); a resumed one has a new token."""
+        if self.status not in TOKEN_ENDS:
+            return False
+        if self.finished_at is None:  # ended outside the state machine: when is unknown
+            return True
+        return (now or timezone.now()) - self.finished_at > timedelta(seconds=settings.RUN_TOKEN_GRACE_S)
+
+    def expired_token_message(self) -> str:
+        ended = f" at {self.finished_at:%Y-%m-%d %H:%M:%S} UTC" if self.finished_at else ""
+        return (f"run {self.pk} {self.status}{ended}; its token was taken for RUN_TOKEN_GRACE_S="
+                f"{settings.RUN_TOKEN_GRACE_S} s after that and is no longer valid")
 
 
 class RunReward(models.Model):

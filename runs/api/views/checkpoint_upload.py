@@ -9,11 +9,16 @@
   resumes the run without having written it; beside its folder, the manifest it was checked
   against on arrival (ARCHIVE_MANIFEST), so the worker checks every file it unpacks.
 A full disk is a 507 that says so, an artifact store (bucket) that is away a 503; what arrived
-before stays in both cases.
+before stays in both cases. A chunk that would take the run's checkpoints past their quota
+(RUN_CHECKPOINT_QUOTA_GB) is a 507 too, before it is written: the worker keeps its copy and
+tries again, so an operator who raises the quota lets it go on. A chunk over
+CHECKPOINT_CHUNK_MAX_MB, or a token that is not the run's, is refused before its bytes are read
+(runs/api/request_guard.py).
 """
 import errno
 from itertools import chain
 
+from django.db.models import Sum
 from django.http import Http404, StreamingHttpResponse
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
@@ -52,6 +57,17 @@ def _relative_or_400(path: str):
         return None, Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
 
 
+def checkpoint_bytes_held(run) -> int:
+    """What counts against RUN_CHECKPOINT_QUOTA_GB: the run's listed checkpoints and its uploads."""
+    listed = run.checkpoints.filter(in_store=True).aggregate(total=Sum("size_bytes"))["total"] or 0
+    return listed + store.uploading_bytes(run.pk)
+
+
+def _declared_length(request) -> int:
+    length = request.META.get("CONTENT_LENGTH") or ""
+    return int(length) if length.isdigit() else 0
+
+
 class _RunTokenView(APIView):
     authentication_classes = []
     permission_classes = []
@@ -75,7 +91,12 @@ class CheckpointFileUploadView(_RunTokenView):
                                                 description="Where in the file this chunk starts.")],
                    responses={200: RECEIVED, 400: DETAIL, 401: DETAIL, 404: DETAIL,
                               409: OpenApiResponse(RECEIVED, description="Send from `received` instead."),
-                              507: OpenApiResponse(DETAIL, description="The control plane's disk is full.")})
+                              413: OpenApiResponse(DETAIL, description="The chunk is larger than "
+                                                                       "CHECKPOINT_CHUNK_MAX_MB."),
+                              507: OpenApiResponse(DETAIL, description="The control plane's disk is full, or the "
+                                                                       "run's checkpoints would pass their quota "
+                                                                       "(RUN_CHECKPOINT_QUOTA_GB): nothing of the "
+                                                                       "chunk was written.")})
     def put(self, request, run_id: int, step: int, path: str):
         run = run_for_token(request, run_id)
         relative, refused = _relative_or_400(path)
@@ -87,9 +108,13 @@ class CheckpointFileUploadView(_RunTokenView):
                             status=status.HTTP_400_BAD_REQUEST)
         body = iter(lambda: request.stream.read(CHUNK) if request.stream else b"", b"")
         try:
+            # DRF reads exactly Content-Length bytes (none without one): that is what would be written.
+            store.check_quota(checkpoint_bytes_held(run), _declared_length(request))
             received = store.append_chunk(run.pk, step, relative, int(offset), body)
         except store.OffsetMismatch as exc:
             return Response({"detail": str(exc), "received": exc.received}, status=status.HTTP_409_CONFLICT)
+        except store.QuotaExceeded as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_507_INSUFFICIENT_STORAGE)
         except OSError as exc:
             return _disk_full_or_raise(exc)
         return Response({"received": received})

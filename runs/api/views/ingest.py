@@ -7,30 +7,27 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from runs.actions.ingest import ingest_batch
+from runs.api.run_tokens import BEARER_REALM, WRONG_TOKEN_FOR_EVENTS, bearer_of, run_of_bearer
 from runs.models import Run
 from worker.trainer.events import EventBatch
 
 
 def bearer_token(request) -> str:
-    scheme, _, token = request.META.get("HTTP_AUTHORIZATION", "").partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
-        raise AuthenticationFailed("send the run's ingest token as 'Authorization: Bearer <token>'")
-    return token.strip()
+    return bearer_of(request.META.get("HTTP_AUTHORIZATION", ""))
 
 
 def run_of_token(request, run_id: int) -> Run | None:
     """Run `run_id` if the request's bearer token is its own; None for a wrong token and for an
-    unknown run alike, so ids don't leak."""
-    token = bearer_token(request)
-    run = Run.objects.filter(pk=run_id).first()
-    return run if run is not None and run.ingest_token_matches(token) else None
+    unknown run alike, so ids don't leak; a 401 for the token of a run that ended
+    (runs/api/run_tokens.py, which the request guard asks too)."""
+    return run_of_bearer(run_id, request.META.get("HTTP_AUTHORIZATION", ""))
 
 
 def authorized_run(request, run_id: int) -> Run:
     """The run whose token this is, for the ingest: a 401 otherwise."""
     run = run_of_token(request, run_id)
     if run is None:
-        raise AuthenticationFailed("this token is not valid for this run")
+        raise AuthenticationFailed(WRONG_TOKEN_FOR_EVENTS)
     return run
 
 
@@ -63,4 +60,4 @@ class RunEventsView(APIView):
         return Response(ingest_batch(run, batch).model_dump())
 
     def get_authenticate_header(self, request):
-        return 'Bearer realm="run-ingest"'
+        return BEARER_REALM

@@ -10,6 +10,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.views import APIView
 
+from runs.api.run_tokens import WRONG_TOKEN_FOR_FILES
 from runs.api.views.ingest import run_of_token
 from runs.models import Dataset, Run
 
@@ -19,10 +20,10 @@ BLOCK = 1024 * 1024
 
 def run_for_token(request, run_id: int) -> Run:
     """The run this token belongs to, if it is run `run_id`; else Http404 (files, unlike events,
-    are answered as not found)."""
+    are answered as not found). The token of a run that ended is a 401 that says so."""
     run = run_of_token(request, run_id)
     if run is None:
-        raise Http404("no run with this id for this token")
+        raise Http404(WRONG_TOKEN_FOR_FILES)
     return run
 
 
@@ -37,7 +38,8 @@ class RunDatasetView(APIView):
         parameters=[OpenApiParameter("role", str, enum=["train", "eval"], required=False,
                                      description="eval: the run's evaluation dataset instead of its training one.")],
         responses={(200, "application/octet-stream"): OpenApiResponse(OpenApiTypes.BINARY, description="The file."),
-                   401: OpenApiResponse(description="No bearer token."),
+                   401: OpenApiResponse(description="No bearer token, or the token of a run that ended "
+                                                    "more than RUN_TOKEN_GRACE_S ago."),
                    404: OpenApiResponse(description="Not this run's token, no uploaded file, or the file is gone.")})
     def get(self, request, run_id: int):
         run = run_for_token(request, run_id)
