@@ -32,6 +32,9 @@ def trainer_command(spec_path: Path, gpus: str | None, processes: int | None = N
         return [python, *trainer], env
     if not gpus:  # torchrun would give each process one thread; they share the cores instead
         env["OMP_NUM_THREADS"] = str(max(1, (cpu_count or len(allowed_cpus())) // count))
+    # Gloo's connections between the processes (DDP on CPUs) carry gradients unauthenticated: on
+    # loopback like the store, not on the interface the host name resolves to.
+    env["GLOO_SOCKET_IFNAME"] = os.environ.get("GLOO_SOCKET_IFNAME", "lo")
     return [*torchrun_argv(python, count), *trainer], env
 
 

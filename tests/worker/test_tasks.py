@@ -83,7 +83,7 @@ def test_gpu_trainer_runs_under_torchrun_one_process_per_gpu(tmp_path):
     assert argv[:3] == ["py", "-m", "worker.trainer.distributed.loopback_torchrun"]
     assert argv[argv.index("--nproc-per-node") + 1] == "3"
     assert argv[-4:] == ["-m", "worker.trainer", "--spec", str(tmp_path / "spec.json")]
-    assert env == {"CUDA_VISIBLE_DEVICES": "1,2,3"}
+    assert env == {"CUDA_VISIBLE_DEVICES": "1,2,3", "GLOO_SOCKET_IFNAME": "lo"}
 
 
 def test_single_gpu_trainer_is_one_plain_process_on_its_gpu(tmp_path):
@@ -95,7 +95,7 @@ def test_single_gpu_trainer_is_one_plain_process_on_its_gpu(tmp_path):
 def test_cpu_trainer_processes_share_the_cores_under_torchrun(tmp_path):
     argv, env = trainer_command(tmp_path / "spec.json", gpus=None, processes=2, python="py", cpu_count=8)
     assert argv[argv.index("--nproc-per-node") + 1] == "2"
-    assert env == {"OMP_NUM_THREADS": "4"}
+    assert env == {"OMP_NUM_THREADS": "4", "GLOO_SOCKET_IFNAME": "lo"}
 
 
 def test_gpu_partition_comes_from_the_environment(monkeypatch):
