@@ -1,8 +1,12 @@
 """The sandboxed process: loads reward and environment sources and answers calls, one at a time,
 until its stdin closes.
 
-Started as `python -I child.py '<limits json>'` in its own working directory with an emptied
-environment (see process.py). Standard library only until user code imports what it likes.
+Started as `python -I child.py '<limits json>' '<isolation json>'` in its own working directory
+with an emptied environment (see process.py). Where the kernel allows, it first makes its own
+network, PID and user namespaces (namespaces.py); then it forks the worker that runs user code
+and stays to end everything user code starts (keeper.py). The worker confines itself
+(confine.py) and says in its hello what applied; the parent decides whether that is enough.
+Standard library only until user code imports what it likes.
 Protocol: the parent writes {"op": "load"|"call"|"env_start"|"env_step", ...} frames to our stdin;
 a load names its entry ("reward", or "environment": `step`, optional `start` and `TOOLS`); we
 answer each with one frame on the original stdout. What user code prints goes to capped buffers (print) and to a
@@ -14,12 +18,12 @@ import json
 import linecache
 import os
 import sys
-import threading
-import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import confine  # noqa: E402
+import keeper  # noqa: E402
+import namespaces  # noqa: E402
 import protocol  # noqa: E402
 import results  # noqa: E402
 
@@ -69,7 +73,7 @@ def user_traceback(exc: BaseException) -> tuple[str, int | None]:
 
 class Worker:
     def __init__(self, limits: dict):
-        self.limits = limits
+        self.limits, self.pid = limits, os.getpid()
         self.functions = {}  # digest → the loaded source's reward function, or its environment entries
         self.sources = {}  # digest → (file name, source): its lines for tracebacks
 
@@ -138,6 +142,11 @@ class Worker:
             reply.update(ok=False, kind=exc.kind, message=exc.message, traceback=exc.trace, line=exc.line)
         except OutputLimitExceeded:
             pass  # reported below, from the shared counters
+        except BlockingIOError as exc:  # fork or a thread past RLIMIT_NPROC; its copies may still be forking
+            trace, line = user_traceback(exc)
+            reply.update(ok=False, kind="processes", recycle=True, traceback=trace, line=line,
+                         message=f"could not start another process ({exc.strerror}): the sandbox allows "
+                                 f"{self.limits['processes']} processes and threads at once")
         except MemoryError:
             reply.update(ok=False, kind="memory", recycle=True,
                          message=f"ran out of memory (limit {self.limits['memory_bytes'] // (1 << 20)} MiB)")
@@ -148,6 +157,8 @@ class Worker:
             reply.update(ok=False, kind="exception", message=f"{summary}{where}", traceback=trace, line=line)
         finally:
             sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
+        if os.getpid() != self.pid:
+            os._exit(0)  # a copy that user code forked, back from the call: only the worker answers
         output, fd_bytes = self.collect_output(shared)
         if shared["exceeded"] or fd_bytes > self.limits["output_bytes"]:
             reply = {"id": request.get("id"), "ok": False, "kind": "output",
@@ -179,8 +190,9 @@ def environment_entries(namespace: dict) -> dict:
     return {"step": step, "start": start, "tools": tools}
 
 
-def setup(limits: dict) -> tuple[int, int, str]:
-    """Keeps the protocol pipes apart from what user code can print to; applies the limits."""
+def setup(limits: dict, isolation: dict, spaces: namespaces.Namespaces) -> tuple[int, int, dict]:
+    """Keeps the protocol pipes apart from what user code can print to; applies the limits.
+    The hello for the parent: what confines us, whether the network is refused, our pid."""
     requests, replies = os.dup(0), os.dup(1)
     os.set_inheritable(requests, False)
     os.set_inheritable(replies, False)
@@ -190,29 +202,22 @@ def setup(limits: dict) -> tuple[int, int, str]:
     os.dup2(2, 1)  # the parent gave us its capture file (read + append) as stderr
     sys.stdout = sys.__stdout__ = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), write_through=True)
     sys.stderr = sys.__stderr__ = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), write_through=True)
-    workdir = os.getcwd()
-    confinement = confine.apply_landlock(workdir)
+    pid = namespaces.host_pid()  # before Landlock hides /proc, as the process limit's count
+    processes = confine.apply_process_limit(limits["processes"], in_user_namespace=spaces.user)
+    landlock, tcp_refused = confine.apply_landlock(os.getcwd(), handle_tcp=isolation["landlock_network"])
     # After Landlock: its setup needs more address space than user code gets.
     confine.apply_rlimits(limits["memory_bytes"], file_bytes=limits["output_bytes"] + (1 << 16))
-    return requests, replies, confinement
-
-
-def exit_with_parent() -> None:
-    """A parent killed outright cannot stop us; a call stuck in a loop would spin on, orphaned."""
-    parent = os.getppid()
-
-    def watch():
-        while os.getppid() == parent:
-            time.sleep(1.0)
-        os._exit(0)
-    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+    return requests, replies, {"ready": True, "confinement": "; ".join([landlock, spaces.describe(), processes]),
+                               "network_refused": tcp_refused or spaces.net, "pid": pid}
 
 
 def main() -> None:
-    limits = json.loads(sys.argv[1])
-    exit_with_parent()
-    requests, replies, confinement = setup(limits)
-    protocol.write_frame(replies, {"ready": True, "confinement": confinement, "pid": os.getpid()})
+    limits, isolation = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+    # While this process has one thread: the kernel gives a user namespace to no other.
+    spaces = namespaces.enter() if isolation["namespaces"] else namespaces.Namespaces(why_not="turned off")
+    keeper.start_worker(keep_fds=(0, 1), pid_namespace=spaces.pid)  # from here on, in the worker
+    requests, replies, hello = setup(limits, isolation, spaces)
+    protocol.write_frame(replies, hello)
     worker = Worker(limits)
     while True:
         try:

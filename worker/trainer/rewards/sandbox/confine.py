@@ -1,12 +1,14 @@
 """Limits a sandboxed process applies to itself before running user code. Standard library only.
 
-- rlimits: address space (memory), size of files it writes, no core files;
+- rlimits: address space (memory), size of files it writes, no core files, processes;
 - Landlock (Linux >= 5.13, where the kernel has it): the filesystem shrinks to the Python
   installation and system libraries (read-only) plus the process's own working directory, so
   the control plane's files (secret key, database, uploads) and /proc (other processes'
   environments) are out of reach; from Landlock ABI 4 TCP connect/bind are refused (the
   database and Redis on localhost), from ABI 6 signals to processes outside the sandbox too.
-Where Landlock is missing the rest still applies, and `describe` says so.
+Where Landlock is missing the rest still applies, and the description says so. Network
+namespaces (namespaces.py) are the other way to refuse the network; the parent decides whether
+what applied is enough to run user code (isolation.py).
 """
 import ctypes
 import os
@@ -47,37 +49,66 @@ def apply_rlimits(memory_bytes: int, file_bytes: int) -> None:
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 
 
+def apply_process_limit(processes: int, in_user_namespace: bool) -> str:
+    """Bounds a fork bomb. RLIMIT_NPROC counts every process and thread of the real uid: inside
+    our own user namespace only the sandbox's, elsewhere the worker's too (torch's threads, say),
+    so there the cap is what this uid runs now plus `processes`. Root is exempt from it."""
+    base = 0 if in_user_namespace else _tasks_of(os.getuid())
+    resource.setrlimit(resource.RLIMIT_NPROC, (base + processes, base + processes))
+    if os.geteuid() == 0 and not in_user_namespace:
+        return "processes not capped (root outside a user namespace)"
+    return f"processes <= {processes}" + ("" if in_user_namespace else f" beyond the {base} its uid runs")
+
+
+def _tasks_of(uid: int) -> int:
+    """Processes and threads of `uid` now, from /proc (read before Landlock hides it)."""
+    count = 0
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/status") as status:
+                fields = dict(line.split(":", 1) for line in status if ":" in line)
+        except OSError:
+            continue  # gone meanwhile
+        if int(fields.get("Uid", "-1").split()[0]) == uid:
+            count += int(fields.get("Threads", "1"))
+    return count
+
+
 def readable_paths() -> list[str]:
     python = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
               os.path.dirname(os.path.realpath(sys.executable))}
     return sorted(python) + [p for p in SYSTEM_PATHS if p not in python]
 
 
-def apply_landlock(workdir: str) -> str:
-    """Restricts this process (and its future children); returns a description of what applied."""
+def apply_landlock(workdir: str, handle_tcp: bool = True) -> tuple[str, bool]:
+    """Restricts this process (and its future children); a description of what applied, and
+    whether TCP is refused (ABI 4+; `handle_tcp` False leaves it open, to test the other ways)."""
     if not sys.platform.startswith("linux"):
-        return "none (Landlock needs Linux)"
+        return "none (Landlock needs Linux)", False
     libc = ctypes.CDLL(None, use_errno=True)
     libc.syscall.restype = ctypes.c_long
     abi = libc.syscall(_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(_VERSION_FLAG))
     if abi < 1:
-        return f"none (Landlock unavailable: {os.strerror(ctypes.get_errno())})"
+        return f"none (Landlock unavailable: {os.strerror(ctypes.get_errno())})", False
     handled_fs = _ALL_FS_BY_ABI.get(abi, (1 << 16) - 1)
-    attr = _RulesetAttr(handled_fs, _NET_BIND_TCP | _NET_CONNECT_TCP if abi >= 4 else 0,
+    tcp = abi >= 4 and handle_tcp
+    attr = _RulesetAttr(handled_fs, _NET_BIND_TCP | _NET_CONNECT_TCP if tcp else 0,
                         _SCOPE_ABSTRACT_UNIX | _SCOPE_SIGNAL if abi >= 6 else 0)
     size = 8 if abi < 4 else 16 if abi < 6 else 24
     ruleset = libc.syscall(_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
     if ruleset < 0:
-        return f"none (Landlock ruleset refused: {os.strerror(ctypes.get_errno())})"
+        return f"none (Landlock ruleset refused: {os.strerror(ctypes.get_errno())})", False
     try:
         for path in readable_paths():
             _allow(libc, ruleset, path, READ_ONLY & handled_fs)
         _allow(libc, ruleset, workdir, handled_fs)
         if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or libc.syscall(_RESTRICT_SELF, ruleset, 0) != 0:
-            return f"none (Landlock not enforced: {os.strerror(ctypes.get_errno())})"
+            return f"none (Landlock not enforced: {os.strerror(ctypes.get_errno())})", False
     finally:
         os.close(ruleset)
-    return f"landlock abi {abi}" + (", tcp refused" if abi >= 4 else "")
+    return f"landlock abi {abi}" + (", tcp refused" if tcp else ""), tcp
 
 
 def _allow(libc, ruleset: int, path: str, access: int) -> None:

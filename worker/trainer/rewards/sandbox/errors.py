@@ -8,6 +8,7 @@ KINDS = {
     "timeout": "a call ran past its time limit",
     "memory": "a call ran past the memory limit",
     "output": "a call printed more than the output limit",
+    "processes": "a call started more processes than the process limit",
     "result_type": "the result is not a list of numbers or None",
     "result_length": "the result has the wrong number of values",
     "result_value": "the result holds NaN or an infinite value",
@@ -15,6 +16,7 @@ KINDS = {
     "result_size": "the reply is larger than the reply limit",
     "crashed": "the process died during the call",
     "protocol": "the process answered something unreadable",
+    "refused": "this machine cannot keep user code off the network, and the operator has not accepted that",
 }
 
 

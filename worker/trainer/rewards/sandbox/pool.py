@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass
 
 from worker.trainer.rewards.sandbox.errors import SandboxError
+from worker.trainer.rewards.sandbox.isolation import Isolation
 from worker.trainer.rewards.sandbox.limits import SandboxLimits
 from worker.trainer.rewards.sandbox.process import SandboxProcess
 
@@ -38,10 +39,12 @@ def source_digest(source: str, entry: str = "reward") -> str:
 
 
 class SandboxPool:
-    def __init__(self, size: int = 2, limits: SandboxLimits | None = None):
+    def __init__(self, size: int = 2, limits: SandboxLimits | None = None, isolation: Isolation | None = None):
         if size < 1:
             raise ValueError("a sandbox pool needs at least one process")
         self.size, self.limits = size, limits or SandboxLimits()
+        # Read when the pool is made: SANDBOX_ALLOW_NETWORK of the process that starts sandboxes.
+        self.isolation = isolation or Isolation()
         self._idle: queue.Queue[SandboxProcess] = queue.Queue()
         self._lock = threading.Lock()
         self._started = 0
@@ -109,7 +112,7 @@ class SandboxPool:
 
     def _start(self) -> SandboxProcess:
         try:
-            process = SandboxProcess(self.limits)
+            process = SandboxProcess(self.limits, self.isolation)
         except BaseException:
             with self._lock:
                 self._started -= 1
@@ -139,10 +142,15 @@ class SandboxPool:
             self._idle.put(process)
 
     def warm_up(self) -> None:
-        """Starts every process now, so that the first calls do not wait for them."""
-        processes = [self._acquire() for _ in range(self.size)]
-        for process in processes:
-            self._release(process)
+        """Starts every process now, so that the first calls do not wait for them; the first that
+        cannot start (a refusal, say) raises, and those started stay in the pool."""
+        processes = []
+        try:
+            for _ in range(self.size):
+                processes.append(self._acquire())
+        finally:
+            for process in processes:
+                self._release(process)
 
     @property
     def confinement(self) -> str:

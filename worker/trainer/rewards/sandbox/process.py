@@ -13,11 +13,13 @@ from pathlib import Path
 from worker.trainer.process_groups import kill_process_group
 from worker.trainer.rewards.sandbox import protocol
 from worker.trainer.rewards.sandbox.errors import SandboxError
+from worker.trainer.rewards.sandbox.isolation import ALLOW_NETWORK, Isolation, refusal
 from worker.trainer.rewards.sandbox.limits import SandboxLimits
 from worker.trainer.rewards.sandbox.results import ResultError, check_values
 
 CHILD = Path(__file__).with_name("child.py")
 START_TIMEOUT_S = 30.0
+KEEPER_GRACE_S = 5.0
 
 
 def clean_environment(workdir: str) -> dict:
@@ -29,14 +31,15 @@ def clean_environment(workdir: str) -> dict:
 class SandboxProcess:
     _ids = itertools.count(1)
 
-    def __init__(self, limits: SandboxLimits):
+    def __init__(self, limits: SandboxLimits, isolation: Isolation | None = None):
         self.limits = limits
+        isolation = isolation or Isolation()
         self.loaded: dict[str, dict] = {}  # digest → what its load told
         self.workdir = tempfile.mkdtemp(prefix="reward-sandbox-")
         self.output_path = os.path.join(self.workdir, ".output")
         with open(self.output_path, "a+b") as capture:  # read back after each call
             self.proc = subprocess.Popen(
-                [sys.executable, "-I", str(CHILD), json.dumps(limits.as_dict())],
+                [sys.executable, "-I", str(CHILD), json.dumps(limits.as_dict()), json.dumps(isolation.as_dict())],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=capture, cwd=self.workdir,
                 env=clean_environment(self.workdir), start_new_session=True, close_fds=True,
             )
@@ -47,6 +50,11 @@ class SandboxProcess:
             self.kill()
             raise RuntimeError(f"the reward sandbox process did not start ({type(exc).__name__}): {detail}") from None
         self.pid, self.confinement = hello["pid"], hello["confinement"]
+        if not hello["network_refused"]:
+            if not isolation.allow_network:
+                self.kill()
+                raise SandboxError("refused", refusal(self.confinement))
+            self.confinement += f"; network open ({ALLOW_NETWORK}=1)"
 
     @property
     def alive(self) -> bool:
@@ -142,9 +150,15 @@ class SandboxProcess:
             return "no output"
 
     def kill(self) -> None:
-        """Kills the process and anything it started (its session), and removes its directory."""
+        """Kills the process and anything user code started (keeper.py: even in sessions of their
+        own), and removes its directory. The keeper is asked first (it runs no user code, so it
+        answers at once); its process group is killed only if it has not."""
         if self.proc.poll() is None:
-            kill_process_group(self.proc)
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(KEEPER_GRACE_S)
+            except subprocess.TimeoutExpired:
+                kill_process_group(self.proc)
         for stream in (self.proc.stdin, self.proc.stdout):
             try:
                 stream.close()
@@ -163,5 +177,5 @@ class SandboxProcess:
         self.kill()
 
 
-_CHILD_KINDS = {"syntax", "definition", "exception", "memory", "output", "result_type", "result_length",
+_CHILD_KINDS = {"syntax", "definition", "exception", "memory", "output", "processes", "result_type", "result_length",
                 "result_value", "reply_type"}

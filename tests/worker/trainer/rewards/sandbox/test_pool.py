@@ -6,8 +6,9 @@ import pytest
 from tests.support.sandbox import TEST_LIMITS, call, reward_source
 from worker.trainer.rewards.sandbox import SandboxError, SandboxLimits, SandboxPool
 
-COUNTER = reward_source("global calls\ncalls += 1\nreturn [float(calls), float(os.getpid())]",
-                        imports="import os\ncalls = 0")
+# Its second value tells processes apart (pids do not: each sandbox has its own PID namespace).
+COUNTER = reward_source("global calls\ncalls += 1\nreturn [float(calls), born]",
+                        imports="import random\ncalls = 0\nborn = random.random()")
 
 
 def test_calls_reuse_one_warm_process_and_its_loaded_code():
@@ -20,12 +21,12 @@ def test_calls_reuse_one_warm_process_and_its_loaded_code():
 
 def test_a_timed_out_process_is_replaced_and_the_next_call_works():
     with SandboxPool(size=1, limits=TEST_LIMITS) as pool:
-        first_pid = call(pool, COUNTER).values[1]
+        first_born = call(pool, COUNTER).values[1]
         with pytest.raises(SandboxError, match="longer than"):
             call(pool, reward_source("while True:\n    pass"))
         after = call(pool, COUNTER).values
     assert pool.processes_started == 2
-    assert after[1] != first_pid and after[0] == 1.0  # a fresh process loads the code again
+    assert after[1] != first_born and after[0] == 1.0  # a fresh process loads the code again
 
 
 def test_a_process_that_exits_is_replaced():
