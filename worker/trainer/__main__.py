@@ -26,8 +26,10 @@ def main(argv=None) -> int:
 
     try:
         outcome = run_trainer(spec)
-    except ValidationError as exc:
-        print(f"invalid spec {args.spec}:\n{exc}", file=sys.stderr)
+    except ValidationError as exc:  # told without the values: the spec holds the run's secrets
+        from worker.trainer.spec_errors import describe_spec_errors
+
+        print(f"invalid spec {args.spec}:\n{describe_spec_errors(exc)}", file=sys.stderr)
         return 2
     return 0 if outcome in ("succeeded", "cancelled") else 1
 
