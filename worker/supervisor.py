@@ -60,6 +60,7 @@ class RunSupervisor:
             return "failed"
         finally:
             self._stop_children()
+            self.spec_path.unlink(missing_ok=True)  # its secrets were this attempt's: gone with it
             self._deliver_trainer_leftovers()
             self.report.close()
 
@@ -132,8 +133,13 @@ class RunSupervisor:
             prepare_default_model()  # quick when already done; needed once per machine
         return self.spec.model
 
+    @property
+    def spec_path(self) -> Path:
+        """The trainer's spec: read by each of its processes as it starts, removed when the attempt ends."""
+        return self.output_dir / f"spec-{self.spec.attempt}.json"
+
     def _start_trainer(self) -> None:
-        spec_path = self.output_dir / f"spec-{self.spec.attempt}.json"
+        spec_path = self.spec_path
         # The secrets the trainer alone holds: made here, for this attempt, never by the control plane.
         spec = self.spec.model_dump(mode="json") | {"inference_url": self.server.url,
                                                     "inference_api_key": self.server.api_key,

@@ -1,7 +1,8 @@
 """Attack: another account on the worker reads the launch spec file the supervisor writes for
 the trainer (the run's ingest token, its vLLM key, the secret that signs the trainer processes'
-orders), or catches it while it is written. The file is created 0600 whatever the umask, in one
-rename, and the secrets in it are made by the worker, never stored by the control plane."""
+orders), or catches it while it is written, or finds it after the run. The file is created 0600
+whatever the umask, in one rename, and removed when the attempt ends; the secrets in it are
+made by the worker, never stored by the control plane."""
 import json
 import os
 import stat
@@ -19,12 +20,12 @@ SETTINGS = WorkerSettings(vllm_gpus=None, trainer_gpus=None, cancel_grace_s=5, l
 TOKEN = "run-token-" + "x" * 30
 
 
-def launch_spec(tmp_path) -> LaunchSpec:
+def launch_spec(tmp_path, ingest_url: str = "http://cp/api/runs/7/events/") -> LaunchSpec:
     return LaunchSpec.model_validate({
         "run_id": 7, "model": "m", "output_dir": str(tmp_path / "out"),
         "dataset": {"kind": "generator", "generator": "arithmetic"},
         "rewards": [{"name": "acc", "kind": "builtin", "builtin": "accuracy"}],
-        "config": TrainingConfig().model_dump(), "ingest": {"url": "http://cp/api/runs/7/events/", "token": TOKEN}})
+        "config": TrainingConfig().model_dump(), "ingest": {"url": ingest_url, "token": TOKEN}})
 
 
 @pytest.fixture
@@ -74,3 +75,38 @@ def test_each_attempt_gets_a_secret_of_its_own(tmp_path, monkeypatch):
         supervisor._start_trainer()
         secrets.add(json.loads((supervisor.output_dir / "spec-1.json").read_text())["orders_secret"])
     assert len(secrets) == 2
+
+
+def test_the_spec_file_is_gone_when_the_attempt_ends(tmp_path, monkeypatch):
+    from tests.support.stub_control_plane import StubControlPlane
+    from worker.trainer.inference import server as server_module
+
+    control_plane = StubControlPlane()
+    control_plane.status = "queued"
+    server = SimpleNamespace(url="http://127.0.0.1:9", api_key="k", start=lambda: None, running=lambda: True,
+                             stop=lambda: None)
+    monkeypatch.setattr(server_module.VLLMServer, "for_config", lambda *args, **options: server)
+    written = []
+
+    class Trainer:  # reads its spec, as each trainer process does at its start, and finishes
+        def __init__(self, argv, env, log_path, **options):
+            written.append(json.loads(open(argv[argv.index("--spec") + 1]).read()))
+            self.tail = []
+
+        def start(self):
+            return self
+
+        def exit_code(self):
+            return 0
+
+        def stop(self, grace_s):
+            pass
+
+    monkeypatch.setattr(supervisor_module, "TrainerProcess", Trainer)
+    try:
+        supervisor = RunSupervisor(launch_spec(tmp_path, control_plane.url), SETTINGS)
+        assert supervisor.run() == "finished"
+    finally:
+        control_plane.close()
+    assert written[0]["inference_api_key"] == "k"  # the trainer had it while it ran
+    assert not supervisor.spec_path.exists()
