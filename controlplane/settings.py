@@ -127,6 +127,12 @@ VERIFIERS_ENVIRONMENTS_ALLOWED = env_list("VERIFIERS_ENVIRONMENTS_ALLOWED", [])
 
 # Uploads: above this size a dataset upload is refused with 413 before anything is stored.
 DATASET_UPLOAD_MAX_BYTES = env_int("DATASET_UPLOAD_MAX_MB", 200, minimum=1) * 1024 * 1024
+# Checking an upload reads every row: a row (a JSONL line, a CSV line) longer than this is refused,
+# and a check that takes longer than DATASET_CHECK_TIMEOUT_S stops with an error (runs/datasets/).
+DATASET_ROW_MAX_BYTES = env_int("DATASET_ROW_MAX_KB", 1024, minimum=1) * 1024
+DATASET_CHECK_TIMEOUT_S = env_int("DATASET_CHECK_TIMEOUT_S", 120, minimum=1)
+# A dry run's built-in reward or environment step runs in a process killed past this (runs/builtin_process.py).
+DRY_RUN_TIMEOUT_S = env_int("DRY_RUN_TIMEOUT_S", 5, minimum=1)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 32 * 1024 * 1024  # ingest batches are JSON bodies
 FILE_UPLOAD_MAX_MEMORY_SIZE = 4 * 1024 * 1024
 # Bodies are refused before a byte of them is read (runs/api/request_guard.py): above

@@ -35,6 +35,8 @@ ALLOWED_FROM_WORKER = {
     "worker.trainer.environments.catalog": "the built-in environments' parameters, checked and shown as forms",
     "worker.trainer.environments.source_check": "the static check of environment code before it is saved",
     "worker.trainer.environments.verifiers_check": "whether a verifiers environment can be loaded",
+    "worker.trainer.environments.base": "the Environment a dry run's built-in is wrapped as, its steps in a "
+                                        "process a time limit stops",
     "worker.trainer.environments.episodes": "the episode runner, which plays dry runs as it plays runs",
     "worker.trainer.environments.loading": "the environment a run would load, played in dry runs",
     "worker.trainer.environments.rendering": "the chat template's text for a dry run against the model",

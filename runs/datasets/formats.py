@@ -1,10 +1,22 @@
-"""Row readers for uploaded files. Each error names the line or part of the file that is wrong."""
+"""Row readers for uploaded files. Each error names the line or part of the file that is wrong.
+
+An upload is untrusted: a line is read only up to DATASET_ROW_MAX_BYTES (a 200 MB file of one
+line would otherwise become one 200 MB string, and its JSON a larger object), JSON nested too
+deeply for the parser is an error naming its line. A Parquet file whose columns would expand
+far past the upload limit is refused from its footer, before a row is read, and a text value
+longer than a row may be is refused before it is copied into the rows.
+"""
 import csv
-import io
+import itertools
 import json
 from collections.abc import Iterator
 
+from django.conf import settings
+
 FORMATS = {".jsonl": "jsonl", ".json": "jsonl", ".csv": "csv", ".parquet": "parquet"}
+BOM = b"\xef\xbb\xbf"
+PARQUET_BATCH_ROWS = 64
+PARQUET_EXPANSION = 8  # uncompressed columns may be this many times the upload limit
 
 
 class DatasetFileError(ValueError):
@@ -29,13 +41,28 @@ def read_rows(fileobj, fmt: str) -> Iterator[dict]:
 
 
 def _text_lines(fileobj) -> Iterator[tuple[int, str]]:
-    stream = io.TextIOWrapper(fileobj, encoding="utf-8-sig", newline="")
-    try:
-        yield from enumerate(stream, start=1)
-    except UnicodeDecodeError as exc:
-        raise DatasetFileError(f"the file is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    finally:
-        stream.detach()
+    """(line number, text) of each line, none longer than DATASET_ROW_MAX_BYTES: no more than
+    that is ever read into memory at once."""
+    limit, offset = settings.DATASET_ROW_MAX_BYTES, 0
+    for number in itertools.count(1):
+        raw = fileobj.readline(limit + 1)
+        if not raw:
+            return
+        if len(raw) > limit:
+            raise DatasetFileError(f"line {number}: longer than {_kib(limit)} (DATASET_ROW_MAX_KB); a row must "
+                                   "fit in one line of at most that")
+        if number == 1 and raw.startswith(BOM):
+            raw, offset = raw[len(BOM):], len(BOM)
+        try:
+            yield number, raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise DatasetFileError(f"line {number}: the file is not UTF-8 text ({exc.reason} at byte "
+                                   f"{offset + exc.start})") from None
+        offset += len(raw)
+
+
+def _kib(size: int) -> str:
+    return f"{size / 1024:g} KiB"
 
 
 def _jsonl_rows(fileobj) -> Iterator[dict]:
@@ -46,6 +73,8 @@ def _jsonl_rows(fileobj) -> Iterator[dict]:
             row = json.loads(line)
         except json.JSONDecodeError as exc:
             raise DatasetFileError(f"line {number}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+        except RecursionError:
+            raise DatasetFileError(f"line {number}: JSON nested too deeply to read") from None
         if not isinstance(row, dict):
             looks_like_array = number == 1 and isinstance(row, list)
             hint = "; the file looks like one JSON array, but it must be JSON Lines" if looks_like_array else ""
@@ -78,9 +107,45 @@ def _parquet_rows(fileobj) -> Iterator[dict]:
     import pyarrow.parquet as pq
 
     try:
-        table = pq.ParquetFile(fileobj)
-        batches = table.iter_batches(batch_size=1024)
-        for batch in batches:
+        footer = pq.ParquetFile(fileobj)
+        _refuse_expanding(footer.metadata)
+        # Text read as dictionaries: a value repeated a million times is one value to measure, not a
+        # million copies made before it could be.
+        text = [field.name for field in footer.schema_arrow if _is_text(pa, field.type)]
+        first = 1
+        for batch in pq.ParquetFile(fileobj, read_dictionary=text).iter_batches(batch_size=PARQUET_BATCH_ROWS):
+            _refuse_long_values(batch, first)
+            first += batch.num_rows
             yield from batch.to_pylist()
     except (pa.ArrowInvalid, OSError) as exc:
         raise DatasetFileError(f"not a readable Parquet file ({exc})") from None
+
+
+def _is_text(pa, kind) -> bool:
+    return pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_binary(kind) \
+        or pa.types.is_large_binary(kind)
+
+
+def _refuse_long_values(batch, first: int) -> None:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    limit = settings.DATASET_ROW_MAX_BYTES
+    for name, column in zip(batch.schema.names, batch.columns):
+        values = column.dictionary if isinstance(column, pa.DictionaryArray) else column
+        if not _is_text(pa, values.type) or not len(values):
+            continue
+        longest = pc.max(pc.binary_length(values)).as_py() or 0
+        if longest > limit:
+            raise DatasetFileError(f"rows {first}-{first + batch.num_rows - 1}: a {name!r} value is longer than "
+                                   f"{_kib(limit)} (DATASET_ROW_MAX_KB)")
+
+
+def _refuse_expanding(metadata) -> None:
+    """A few MB of Parquet may hold GBs of repeated values: its footer says how many, before any are read."""
+    limit, total = settings.DATASET_UPLOAD_MAX_BYTES * PARQUET_EXPANSION, 0
+    for index in range(metadata.num_row_groups):
+        total += metadata.row_group(index).total_byte_size
+        if total > limit:
+            raise DatasetFileError(f"the columns hold more than {total} bytes uncompressed (row group {index}), over "
+                                   f"{PARQUET_EXPANSION} times the upload limit (DATASET_UPLOAD_MAX_MB)")

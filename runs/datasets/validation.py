@@ -1,8 +1,15 @@
-"""Checks a dataset source and produces what is stored with it: columns, row count, preview."""
+"""Checks a dataset source and produces what is stored with it: columns, row count, preview.
+
+The check runs in the web server on an untrusted file: each row is bounded by the reader
+(formats.py), the whole check by DATASET_CHECK_TIMEOUT_S, and what is stored of it (the
+preview) by PREVIEW_MAX_DEPTH, so that rendering it never recurses past Python's limit.
+"""
 import math
+import time
 from dataclasses import dataclass
 from itertools import islice
 
+from django.conf import settings
 from pydantic import ValidationError
 
 from runs.datasets.formats import DatasetFileError, read_rows
@@ -10,6 +17,8 @@ from worker.trainer.data.generators import GENERATORS, generate
 
 PREVIEW_ROWS = 5
 PREVIEW_TEXT_LIMIT = 500
+PREVIEW_MAX_DEPTH = 32
+CLOCK_EVERY_ROWS = 1000
 
 
 @dataclass
@@ -61,13 +70,30 @@ def _clip(value):
     return _clip(value.isoformat() if hasattr(value, "isoformat") else str(value))
 
 
+def _refuse_deep(row: dict, where: str) -> None:
+    """A value nested deeper than PREVIEW_MAX_DEPTH is refused: walked without recursion."""
+    stack = [(value, 1) for value in row.values()]
+    while stack:
+        value, depth = stack.pop()
+        if depth > PREVIEW_MAX_DEPTH:
+            raise DatasetFileError(f"{where}: a value nested more than {PREVIEW_MAX_DEPTH} levels deep")
+        if isinstance(value, dict):
+            stack.extend((item, depth + 1) for item in value.values())
+        elif isinstance(value, (list, tuple)):
+            stack.extend((item, depth + 1) for item in value)
+
+
 def inspect_rows(rows, prompt_column: str, total: int | None = None) -> Inspection:
     """Walks every row (so a broken row anywhere is found), keeping the first few for the preview."""
     columns: list[str] = []
     preview: list[dict] = []
     fmt = None
     count = 0
+    deadline = time.monotonic() + settings.DATASET_CHECK_TIMEOUT_S
     for count, row in enumerate(rows, start=1):
+        if count % CLOCK_EVERY_ROWS == 0 and time.monotonic() > deadline:
+            raise DatasetFileError(f"checking the file took longer than {settings.DATASET_CHECK_TIMEOUT_S} s "
+                                   f"(DATASET_CHECK_TIMEOUT_S), stopped at row {count}; upload fewer rows")
         if count == 1:
             columns = list(row)
             if prompt_column not in row:
@@ -83,6 +109,7 @@ def inspect_rows(rows, prompt_column: str, total: int | None = None) -> Inspecti
         elif row_format != fmt:
             raise DatasetFileError(f"row {count}: prompt is {row_format} but earlier rows are {fmt}")
         if count <= PREVIEW_ROWS:
+            _refuse_deep(row, f"row {count}")
             preview.append({key: _clip(value) for key, value in row.items()})
     if count == 0:
         raise DatasetFileError("the file has no rows")

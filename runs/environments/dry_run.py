@@ -11,7 +11,11 @@ import asyncio
 import time
 from dataclasses import dataclass
 
+from django.conf import settings
+
+from runs.builtin_process import shared_builtins
 from runs.environments import model_play
+from runs.environments.builtin_steps import BuiltinInAProcess
 from runs.environments.rubric import score_episode
 from runs.models import Environment
 from runs.rewards.rows import json_safe
@@ -109,7 +113,7 @@ def play_episode(environment: Environment, play: Play) -> dict:
               "end_reason": None, "error": None, "rubric": [], "reward": None}
     started = time.perf_counter()
     try:
-        env = load_environment(EnvironmentSpec.model_validate(environment.launch_spec()), fmt, sandbox=sandbox)
+        env = _loaded(environment, fmt, sandbox)
         report["tools"] = [{"name": t.name, "description": t.description, "parameter": t.parameter}
                            for t in env.tools]
         messages = env.start(row, prompt)
@@ -125,8 +129,18 @@ def play_episode(environment: Environment, play: Play) -> dict:
         env.close()
     report.update(turns=record.turns, end_reason=record.end_reason, tool_calls=record.tool_calls,
                   tool_errors=record.tool_errors, assistant_turns=record.assistant_turns, **scored,
-                  error=(_sandbox_error(sandbox) or _turn_error(record.turns)) if record.failed else None)
+                  error=(_sandbox_error(sandbox) or getattr(env, "failure", None) or _turn_error(record.turns))
+                  if record.failed else None)
     return {**report, "seconds": time.perf_counter() - started}
+
+
+def _loaded(environment: Environment, fmt: str, sandbox: RecordingSandbox):
+    """The environment as a run would load it; a built-in's steps go to a process that a time
+    limit can stop (builtin_steps.py), code's to the sandbox."""
+    env = load_environment(EnvironmentSpec.model_validate(environment.launch_spec()), fmt, sandbox=sandbox)
+    if environment.kind != Environment.Kind.BUILTIN:
+        return env
+    return BuiltinInAProcess(env, environment.builtin, environment.params, fmt, shared_builtins())
 
 
 def _sandbox_error(sandbox: RecordingSandbox) -> dict | None:
@@ -152,7 +166,7 @@ def _run(env, messages: list[dict], row: dict, play: Play, fmt: str, model):
     per_turn = model_play.MAX_NEW_TOKENS
     limits = EpisodeLimits(max_turns=max_turns, max_tool_calls=MAX_TOOL_CALLS, max_turn_tokens=per_turn,
                            max_episode_tokens=per_turn * max_turns, max_context=1 << 20,
-                           timeout_s=DRY_RUN_LIMITS.call_timeout_s + 2.0)
+                           timeout_s=max(DRY_RUN_LIMITS.call_timeout_s, settings.DRY_RUN_TIMEOUT_S) + 2.0)
     if model is None:
         runner = EpisodeRunner(env, TextOnlyRendering(), limits, fmt, current_version=lambda: None)
         return asyncio.run(runner.play(TypedServer(play.turns), [], messages, row)).episode

@@ -1,16 +1,16 @@
 """Runs a reward function on a few rows and reports per row: scores, time per call, errors.
 
-Built-ins run in this process (they are our code); Python code only through the sandbox.
+Python code runs only through the sandbox. Built-ins are our code, but what they compute from
+is not (a format regex, typed completions): they run in a process killed past DRY_RUN_TIMEOUT_S
+(runs/builtin_process.py), never in a thread of the web server.
 """
 import time
-import traceback
 
+from runs.builtin_process import shared_builtins
 from runs.models import RewardFunction
 from runs.rewards.rows import DryRunRow, json_safe
 from runs.rewards.sandbox_pool import shared_pool
-from worker.trainer.rewards.builtins import build_builtin
 from worker.trainer.rewards.sandbox import SandboxError
-from worker.trainer.rewards.sandbox.results import ResultError, check_values
 
 
 def score_rows(reward: RewardFunction, rows: list[DryRunRow]) -> dict:
@@ -50,14 +50,9 @@ def _code_caller(reward: RewardFunction):
 
 
 def _builtin_caller(reward: RewardFunction):
-    function = build_builtin(reward.builtin, reward.params)
+    pool = shared_builtins()
 
     def call(prompts, completions, columns):
-        try:
-            return check_values(function(prompts, completions, **columns), len(completions)), ""
-        except ResultError as exc:
-            raise SandboxError(exc.kind, str(exc)) from None
-        except Exception as exc:  # a built-in given the wrong columns, say: shown like user code's errors
-            summary = traceback.format_exception_only(type(exc), exc)[-1].strip()
-            raise SandboxError("exception", summary) from None
+        # A built-in given the wrong columns, say, fails as SandboxError: shown like user code's errors.
+        return pool.reward(reward.builtin, reward.params, prompts, completions, columns), ""
     return call

@@ -53,7 +53,11 @@ class RewardFunctionViewSet(CodeAuthoringChecked, OwnedViewSet):
     @extend_schema(request=DryRunRequest, responses=OpenApiTypes.OBJECT)
     @action(detail=True, methods=["post"], url_path="dry-run")
     def dry_run(self, request, pk=None):
-        """Scores typed completions for the first rows of a dataset, or a run's samples at a step."""
+        """Scores typed completions for the first rows of a dataset, or a run's samples at a step.
+
+        Each row is one call, in the sandbox (code) or a process of its own (built-ins), stopped
+        past its time limit (DRY_RUN_TIMEOUT_S for built-ins): that row's error then has kind
+        `timeout`, and the other rows are still scored."""
         reward = self.get_object()
         asked = DryRunRequest(data=request.data, context=self.get_serializer_context())
         asked.is_valid(raise_exception=True)

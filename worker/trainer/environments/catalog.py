@@ -16,7 +16,8 @@ class CalculatorParams(_Params):
 class FeedbackParams(_Params):
     turn_penalty: float = Field(0.0, ge=0.0, le=10.0, description="Taken off the reward per extra attempt "
                                 "(the attempts reward reads it).")
-    answer_column: str = Field("answer", description="The column with the right answer ('#### 42' understood).")
+    answer_column: str = Field("answer", max_length=200,
+                               description="The column with the right answer ('#### 42' understood).")
 
 
 BUILTIN_ENVIRONMENTS: dict[str, type[_Params]] = {"calculator": CalculatorParams, "feedback": FeedbackParams}

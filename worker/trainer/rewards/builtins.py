@@ -2,12 +2,12 @@
 returns a function with the user-code signature: reward(prompts, completions, **columns) → one
 float or None ("not applicable") per completion.
 """
-import re
 from collections.abc import Callable
 
 from worker.trainer.rewards.answers import answers_match, final_answer
 from worker.trainer.rewards.catalog import (
-    BUILTINS, AccuracyParams, ExactMatchParams, FormatParams, LengthParams, RepetitionParams,
+    BUILTINS, REGEX_TIMEOUT_S, AccuracyParams, ExactMatchParams, FormatParams, LengthParams, RepetitionParams,
+    compiled_pattern,
 )
 
 RewardFn = Callable[..., list[float | None]]
@@ -49,13 +49,12 @@ def exact_match(params: ExactMatchParams) -> RewardFn:
 
 
 def format_(params: FormatParams) -> RewardFn:
-    pattern = re.compile(params.regex) if params.regex else None
-    tag_patterns = [re.compile(rf"<{re.escape(t)}>.*?</{re.escape(t)}>", re.DOTALL) for t in params.tags]
+    pattern = compiled_pattern(params.regex) if params.regex else None
 
     def score(completion: str) -> float:
-        checks = [bool(p.search(completion)) for p in tag_patterns]
+        checks = [_tag_closed(completion, tag) for tag in params.tags]
         if pattern is not None:
-            checks.append(bool(pattern.fullmatch(completion)))
+            checks.append(_full_match(pattern, completion))
         if not checks:
             return 1.0
         if params.partial_credit:
@@ -65,6 +64,25 @@ def format_(params: FormatParams) -> RewardFn:
     def reward(prompts, completions, **columns):
         return [score(c) for c in completions]
     return reward
+
+
+class RegexTimeout(ValueError):
+    """A user's pattern that backtracks without end ((a+)+$ on a long completion) stops here."""
+
+
+def _full_match(pattern, completion: str) -> bool:
+    try:
+        return pattern.fullmatch(completion, timeout=REGEX_TIMEOUT_S) is not None
+    except TimeoutError:
+        raise RegexTimeout(f"the format regex took longer than {REGEX_TIMEOUT_S:g} s on a completion of "
+                           f"{len(completion)} characters; a pattern with nested repeats like (a+)+ "
+                           "backtracks without end") from None
+
+
+def _tag_closed(completion: str, tag: str) -> bool:
+    """<tag> with </tag> somewhere after it; found without a regex, in one pass."""
+    opened = completion.find(f"<{tag}>")
+    return opened >= 0 and completion.find(f"</{tag}>", opened + len(tag) + 2) >= 0
 
 
 def length(params: LengthParams) -> RewardFn:
