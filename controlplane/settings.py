@@ -3,11 +3,13 @@ import os
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 from dotenv import load_dotenv
 
 from controlplane.env import env_bool, env_choice, env_int, env_list, env_path, env_str, env_url
 from controlplane.secret_key import load_or_create_secret_key
 from worker.broker import celery_config
+from worker.trainer.models.paths import operator_model_dirs
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 # A .env beside manage.py applies to every entry point (server, manage.py, tests);
@@ -118,6 +120,13 @@ ARTIFACT_STORE_URL = env_url("ARTIFACT_STORE_URL", "", ("s3",))
 ARTIFACT_STORE_ENDPOINT_URL = env_url("ARTIFACT_STORE_ENDPOINT_URL", "", ("http", "https"))  # MinIO, R2, ...
 ARTIFACT_STORE_REGION = env_str("ARTIFACT_STORE_REGION", "us-east-1")
 MODELS_DIR = DATA_DIR / "models"
+# Folders whose models a run may name by absolute path (comma-separated; empty: none, a run names
+# a hub id or a model prepared under MODELS_DIR). Workers read the same variable themselves
+# (worker/trainer/models/paths.py): a user must not train from another run's checkpoint folder.
+try:
+    MODEL_DIRS = operator_model_dirs()
+except ValueError as exc:
+    raise ImproperlyConfigured(str(exc)) from None
 # The Hugging Face Hub that checkpoints are pushed to (runs/actions/hub_push.py): huggingface.co,
 # or a Hub of one's own (an Enterprise deployment, a mirror) at its base URL.
 HF_HUB_ENDPOINT = env_url("HF_HUB_ENDPOINT", "https://huggingface.co", ("http", "https")).rstrip("/")

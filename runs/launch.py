@@ -5,7 +5,9 @@ from pathlib import Path
 from django.conf import settings
 from django.urls import reverse
 
-from runs.models import Checkpoint, Dataset, Run
+from runs.models import Checkpoint, Dataset, IllegalTransition, Run
+from runs.starting_checkpoint import checkpoint_run_starts_from, not_visible
+from worker.trainer.models.paths import model_problem
 from worker.trainer.spec import LaunchSpec
 
 
@@ -25,6 +27,8 @@ def dataset_spec(dataset: Dataset) -> dict:
 
 
 def build_launch_spec(run: Run, token: str, resume_from: Checkpoint | None = None) -> dict:
+    if problem := model_problem(run.config["model"]):  # stored before names were required
+        raise IllegalTransition(run, "queued", f"run {run.pk} cannot start: {problem}; clone it and change model")
     ingest_url = settings.PUBLIC_URL + reverse("run-events", args=[run.pk])
     # Beside the events: <uploads_url><step>/files/..., .../complete, .../archive (checkpoint_upload.py).
     uploads_url = ingest_url.removesuffix("events/") + "uploads/"
@@ -53,8 +57,24 @@ def build_launch_spec(run: Run, token: str, resume_from: Checkpoint | None = Non
         "resume_from": resume_from.path if resume_from else None,
         "resume_url": (f"{uploads_url}{resume_from.step}/archive"
                        if resume_from is not None and resume_from.in_store else None),
+        **({} if resume_from is not None else start_from_spec(run)),
     })
     return spec.model_dump(mode="json")
+
+
+def start_from_spec(run: Run) -> dict:
+    """Where the worker finds the checkpoint config.init_checkpoint names: its folder as written, and
+    the download its worker is allowed with this run's token (checkpoint_download.py). Refused
+    when the run's owner may no longer see it (deleted since)."""
+    if run.config.get("init_checkpoint") is None:
+        return {}
+    checkpoint = checkpoint_run_starts_from(run)
+    if checkpoint is None:
+        raise IllegalTransition(run, "queued", f"run {run.pk} cannot start: "
+                                f"{not_visible(run.config['init_checkpoint'])} (deleted since?); "
+                                "clone it and choose another init_checkpoint")
+    download = reverse("run-checkpoint-download", args=[checkpoint.run_id, checkpoint.pk])
+    return {"init_from": checkpoint.path, "init_url": f"{settings.PUBLIC_URL}{download}?for_run={run.pk}"}
 
 
 def shared_disk_marker(output_dir: Path) -> dict:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from worker.trainer.models.paths import ModelNotFoundError, is_model_dir, resolve_model_path
+from worker.trainer.models.paths import ModelNotFoundError, ModelRefused, is_model_dir, resolve_model_path
 from worker.trainer.rollout.groups import Completion
 
 MAX_NEW_TOKENS = 128  # per assistant turn: enough for an answer or a tool call, short enough to wait for
@@ -24,7 +24,7 @@ def local_model_path(model: str) -> Path | None:
     """The model's prepared directory under MODELS_DIR, or None."""
     try:
         path = Path(resolve_model_path(model, base=settings.MODELS_DIR.parent)).resolve()
-    except ModelNotFoundError:
+    except (ModelNotFoundError, ModelRefused):
         return None
     models = Path(settings.MODELS_DIR).resolve()
     return path if path.is_relative_to(models) and is_model_dir(path) else None

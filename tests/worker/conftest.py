@@ -4,6 +4,7 @@ They skip, with the command that installs the stack, where it is not installed, 
 suite passes on a machine without it. Model directories are built once per session.
 """
 import importlib.util
+import os
 
 import pytest
 
@@ -22,12 +23,23 @@ def trainer_stack():
         pytest.skip(f"trainer stack not installed (no {', '.join(missing)}); install it with {INSTALL}")
 
 
+def allow_model_dir(folder) -> None:
+    """Lists `folder` in MODEL_DIRS, as an operator lists a folder of models that runs may name by
+    path (worker/trainer/models/paths.py); the servers, workers and trainers the tests start after
+    this inherit it. For the rest of the session: the model folders are the session's too."""
+    listed = [part for part in os.environ.get("MODEL_DIRS", "").split(",") if part]
+    os.environ["MODEL_DIRS"] = ",".join([*listed, str(folder)])
+
+
 @pytest.fixture(scope="session")
 def tiny_model_dir(trainer_stack, tmp_path_factory):
-    """A tiny random Llama with SmolLM2's tokenizer and chat template (about 6 s to build)."""
+    """A tiny random Llama with SmolLM2's tokenizer and chat template (about 6 s to build), in a
+    folder listed in MODEL_DIRS."""
     from worker.trainer.models.tiny import build_tiny_model
 
-    return build_tiny_model(tmp_path_factory.mktemp("models") / "tiny-llama")
+    folder = tmp_path_factory.mktemp("models")
+    allow_model_dir(folder)
+    return build_tiny_model(folder / "tiny-llama")
 
 
 @pytest.fixture(scope="session")
@@ -37,6 +49,7 @@ def prepared_models_base(trainer_stack, tmp_path_factory):
 
     base = tmp_path_factory.mktemp("data")
     prepare_default_model(base)
+    allow_model_dir(base / "models")  # runs name it by path (smollm2_dir)
     return base
 
 

@@ -18,8 +18,10 @@ SEED_TOKEN = SEED_RUN.replace(
     'print(json.dumps({"run_id": run.pk, "token": token}))',
     """from rest_framework.authtoken.models import Token
 run.status = "created"; run.attempt = 0; run.config["worker_pool"] = POOL
-# A model that does not exist: the worker fails the run at once, which proves it got the message.
-run.config["model"] = "/nonexistent/model-for-queueing-test"; run.save()
+# A model that does not exist (where the operator's models are): the worker fails the run at once,
+# which proves it got the message.
+from django.conf import settings
+run.config["model"] = str(settings.MODELS_DIR / "model-for-queueing-test"); run.save()
 print(json.dumps({"run_id": run.pk, "api_token": Token.objects.create(user=owner).key}))""")
 
 
@@ -65,7 +67,7 @@ def test_started_run_reaches_a_worker_process(tmp_path, broker):
         finally:
             stop_worker(worker)
         logs = api.get(f"/api/runs/{run_id}/logs/").json()["results"]
-    assert "/nonexistent/model-for-queueing-test" in run["error_message"]
+    assert "model-for-queueing-test' does not exist" in run["error_message"]
     assert any(f"received run {run_id}" in line["message"] for line in logs)
 
 

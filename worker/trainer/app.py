@@ -123,15 +123,14 @@ class Trainer:
     def _prepare(self) -> None:
         # Python and library imports before this point are part of the start-up shown.
         process_s, started = process_age_s(), time.monotonic()
+        self._refuse_paths()
         self._fetch_checkpoint_to_resume()
+        self._fetch_checkpoint_to_start_from()
         self._start_reward_sandbox()
         self.rewards = load_rewards(self.spec.rewards, self.reward_sandbox)
         self.dataset, self.eval_dataset = self._load_datasets()
-        # A LoRA checkpoint holds the adapter alone: the server starts from the base model
-        # and is given the merged weights before the first rollout.
-        model_source = self.spec.model if self.config.lora else (self.spec.resume_from or self.spec.model)
         # vLLM loads in its own process while this one loads the policy: start it first.
-        self._spawn_server(model_source)
+        self._spawn_server()
         loading = time.monotonic()
         self._load_policy()
         loaded = time.monotonic()
@@ -141,6 +140,19 @@ class Trainer:
         self._start_evaluations()
         self._report_setup(process_s=process_s, load_s=loaded - loading,
                            inference_wait_s=time.monotonic() - loaded, setup_s=time.monotonic() - started)
+
+    def _refuse_paths(self) -> None:
+        """Names, not paths, checked before anything is loaded: a spec from an older control plane
+        may name another run's checkpoint folder as its model or a local folder as its dataset
+        (models/paths.py, data/loading.py); the run fails saying which."""
+        from worker.trainer.data.loading import checked_hub_id
+        from worker.trainer.models.paths import ModelRefused, model_problem
+
+        if problem := model_problem(self.spec.model):
+            raise ModelRefused(problem)
+        for dataset in (self.spec.dataset, self.spec.eval_dataset):
+            if dataset is not None and dataset.kind == "hub":
+                checked_hub_id(dataset.hub_id or "")
 
     def _start_reward_sandbox(self) -> None:
         code_environment = self.spec.environment is not None and self.spec.environment.kind == "code"
@@ -158,8 +170,11 @@ class Trainer:
 
         # The other processes load the same checkpoint now, beside this one: told earlier, they
         # would wait in the first collective while this one fetched datasets (no timeout to spare).
-        self.crew.setup(self.spec.resume_from)
-        self.parts = build_training_parts(self.spec.model, self.config, resume_from=self.spec.resume_from,
+        # A checkpoint to start from gives its weights (with LoRA: its adapter), not its trainer state
+        # (the followers tell the two apart by their spec's resume_from).
+        checkpoint = self.spec.resume_from or self.spec.init_from
+        self.crew.setup(checkpoint)
+        self.parts = build_training_parts(self.spec.model, self.config, resume_from=checkpoint,
                                           topology=self.topology)
         self.crew.strategy = self.parts.sharing.strategy
         if self.topology.several or self.config.distributed != "auto":
@@ -168,6 +183,9 @@ class Trainer:
             self.state = load_trainer_state(Path(self.spec.resume_from), self.parts.model, self.parts.optimizer,
                                             self.parts.scheduler)
             self.report.log(f"resumed from {self.spec.resume_from} at step {self.state.step}")
+        elif self.spec.init_from:
+            self.report.log(f"started from the weights of checkpoint {self.config.init_checkpoint} "
+                            f"({self.spec.init_from}); optimizer and step start afresh")
 
     def _load_environment(self) -> None:
         """An environment's code that does not load fails the run here, with its line."""
@@ -204,6 +222,23 @@ class Trainer:
             self.report.log(f"checkpoint to resume from fetched from the control plane into {local}")
         self.spec = self.spec.model_copy(update={"resume_from": local})
 
+    def _fetch_checkpoint_to_start_from(self) -> None:
+        """init_checkpoint's folder, downloaded with this run's token (which may fetch that one
+        checkpoint of another run and no other), beside the run's own checkpoints. A resume
+        starts from the run's own checkpoint instead."""
+        from worker.trainer.checkpoint_fetch import local_checkpoint
+
+        if self.spec.resume_from or not self.spec.init_from:
+            self.spec = self.spec.model_copy(update={"init_from": None})
+            return
+        token = self.spec.ingest.token if self.spec.ingest else None
+        local, fetched = local_checkpoint(self.spec.init_from, self.spec.init_url, token, self.output_dir,
+                                          on_wait=self._say_waiting, folder="start-from")
+        if fetched:
+            self.report.log(f"checkpoint {self.config.init_checkpoint} to start from fetched from the control "
+                            f"plane into {local}")
+        self.spec = self.spec.model_copy(update={"init_from": local})
+
     def _say_waiting(self, message: str) -> None:
         """A fetch waiting for the control plane, in the run's log under the trainer's name."""
         self.report.log(message, level="warning")
@@ -234,15 +269,24 @@ class Trainer:
         self.report.log(found.describe())
         return load_dataset(spec, found.path)
 
-    def _spawn_server(self, model_source: str) -> None:
+    def _server_model(self) -> str:
+        """What our own vLLM loads: the checkpoint resumed or started from, else the model, resolved
+        (a path the operator does not allow is refused: models/paths.py). A LoRA checkpoint holds the
+        adapter alone: the server starts from the base model and is given the merged weights (or
+        the adapter) before the first rollout."""
+        from worker.trainer.models.paths import resolve_model_path
+
+        checkpoint = self.spec.resume_from or self.spec.init_from
+        return checkpoint if checkpoint and not self.config.lora else resolve_model_path(self.spec.model)
+
+    def _spawn_server(self) -> None:
         if self.spec.inference_url is None:
             from worker.trainer.inference.server import VLLMServer
-            from worker.trainer.models.paths import resolve_model_path
 
             from worker.trainer.inference.launch import new_api_key
 
             self.own_server = VLLMServer.for_config(
-                resolve_model_path(model_source), self.config,
+                self._server_model(), self.config,
                 log_path=self.output_dir / "logs" / f"vllm-{self.spec.attempt}.log", api_key=new_api_key())
             self.own_server.start()
 
@@ -324,9 +368,9 @@ class Trainer:
             ids = tokenizer(text, add_special_tokens=False).input_ids[-self.config.max_prompt_length:]
             return position, text, ids, columns
 
-        if self.spec.resume_from or self.config.lora:
-            # The server may hold older weights than the checkpoint, and a LoRA run's server
-            # has no adapter yet: give it ours before the first rollout.
+        if self.spec.resume_from or self.spec.init_from or self.config.lora:
+            # The server may hold older weights than the checkpoint (the supervisor's serves the
+            # model), and a LoRA run's server has no adapter yet: give it ours before the first rollout.
             self._give_server_our_weights()
         groups_per_step = self.config.completions_per_step // self.config.num_generations
         self.staleness = StalenessPolicy(self.config.max_staleness, groups_per_step, self.config.weight_sync_steps)

@@ -1,4 +1,5 @@
-"""The checkpoint a resumed run continues from, fetched when this worker did not write it.
+"""The checkpoint a resumed run continues from (or a new run starts from), fetched when this
+worker did not write it.
 
 The control plane keeps uploaded checkpoints (reporting/checkpoint_uploader.py); a worker that
 resumes a run another worker trained downloads the checkpoint's tar with the run's token into
@@ -29,13 +30,14 @@ class CheckpointFetchError(FetchError):
 
 def local_checkpoint(resume_from: str, url: str | None, token: str | None, output_dir: Path,
                      patience: Patience = PATIENCE,
-                     on_wait: Callable[[str], None] | None = None) -> tuple[str, bool]:
-    """The checkpoint folder on this disk, and whether it was fetched. While the control plane is
-    away it is tried again for up to `patience.window_s`, each wait said through `on_wait`
-    (else logged: the worker forwards the trainer's warnings to the run's log)."""
+                     on_wait: Callable[[str], None] | None = None, folder: str = "checkpoints") -> tuple[str, bool]:
+    """The checkpoint folder on this disk, and whether it was fetched (into output_dir/`folder`:
+    a checkpoint to start from goes beside the run's own, not among them). While the control
+    plane is away it is tried again for up to `patience.window_s`, each wait said through
+    `on_wait` (else logged: the worker forwards the trainer's warnings to the run's log)."""
     if Path(resume_from).is_dir() or not url:
         return resume_from, False
-    target = Path(output_dir) / "checkpoints" / Path(resume_from).name
+    target = Path(output_dir) / folder / Path(resume_from).name
     if target.is_dir():
         return str(target), False
     with_retries(lambda: fetch_into(url, token, target, on_wait or log.warning), url, "checkpoint", patience,

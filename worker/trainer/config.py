@@ -57,7 +57,13 @@ class TrainingConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", protected_namespaces=())
 
     # Model
-    model: str = knob(DEFAULT_MODEL, "model", "Local model directory or hub id of the policy to train.", min_length=1)
+    model: str = knob(DEFAULT_MODEL, "model", "Hub id of the policy to train (org/name), the name of a model the "
+                      "operator prepared under the data directory's models/, or a path inside a directory the "
+                      "operator lists in MODEL_DIRS.", min_length=1)
+    init_checkpoint: int | None = knob(None, "model", "Start from this checkpoint (its id) of a run you can see: "
+                                       "its weights (with LoRA, its adapter) are the initial policy; the optimizer "
+                                       "and step start afresh. The checkpoint's run must have the same model and "
+                                       "lora setting; empty = the model itself.", ge=1)
     worker_pool: str = knob("default", "model", "Celery queue (worker pool) that runs this training.",
                             pattern=r"^[A-Za-z0-9_.-]{1,64}$")
 
@@ -289,12 +295,12 @@ class TrainingConfig(BaseModel):
     def _local_lora_problem(self):
         """LoRA settings checked against the model where it is on this machine with the trainer
         stack (a control plane without torch leaves the check to the worker)."""
-        from worker.trainer.models.paths import ModelNotFoundError, is_model_dir, resolve_model_path
+        from worker.trainer.models.paths import ModelNotFoundError, ModelRefused, is_model_dir, resolve_model_path
 
         try:
             from worker.trainer.lora import local_settings_problem
             local = resolve_model_path(self.model)
-        except (ImportError, ModelNotFoundError):
+        except (ImportError, ModelNotFoundError, ModelRefused):
             return None
         if not is_model_dir(Path(local)):
             return None

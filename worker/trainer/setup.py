@@ -78,12 +78,17 @@ class TrainingParts:
 
 def build_training_parts(base_model: str, config, resume_from: str | None = None,
                          topology: Topology = SINGLE) -> TrainingParts:
-    """The policy: the base model, or the checkpoint `resume_from`; with LoRA always the base
-    under an adapter (a fresh one, or the checkpoint's). The reference for beta > 0 is the base
-    model: a copy of it, or with LoRA the policy itself with its adapter off (lora.py). With
-    several processes, shared as the `distributed` knob says (distributed/strategy.py)."""
+    """The policy: the base model, or the weights of the checkpoint `resume_from` (a resumed
+    run's, or the one init_checkpoint names: only a resume loads its trainer state too); with
+    LoRA always the base under an adapter (a fresh one, or the checkpoint's). The reference for
+    beta > 0 is the base model: a copy of it, or with LoRA the policy itself with its adapter off
+    (lora.py). With several processes, shared as the `distributed` knob says
+    (distributed/strategy.py). The base model is a name resolved here, where a path the operator
+    does not allow is refused (models/paths.py); a checkpoint's folder is one the trainer fetched
+    or was given by the control plane."""
     from worker.trainer import lora
 
+    base_model = resolve_model_path(base_model)
     if config.lora:
         model, tokenizer = load_policy(base_model, config.gradient_checkpointing)
         if config.gradient_checkpointing:
@@ -138,11 +143,11 @@ def make_accelerator(config):
     return Accelerator(mixed_precision="bf16" if use_bf16(config.bf16) else "no", cpu=not torch.cuda.is_available())
 
 
-def load_policy(model_path: str, gradient_checkpointing: bool):
-    """The model in fp32 (master weights; with bf16 on, compute runs in it under autocast) and its tokenizer."""
+def load_policy(path: str, gradient_checkpointing: bool):
+    """The model in fp32 (master weights; with bf16 on, compute runs in it under autocast) and its
+    tokenizer, from a resolved model folder, a checkpoint folder or a hub id."""
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
-    path = resolve_model_path(model_path)
     refuse_unsupported_family(AutoConfig.from_pretrained(path))
     tokenizer = AutoTokenizer.from_pretrained(path)
     model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
@@ -174,7 +179,7 @@ def reference_model(base_model: str, strategy: str, device: torch.device) -> tor
 def load_reference(model_path: str):
     from transformers import AutoModelForCausalLM
 
-    model = AutoModelForCausalLM.from_pretrained(resolve_model_path(model_path), dtype=torch.float32)
+    model = AutoModelForCausalLM.from_pretrained(model_path, dtype=torch.float32)
     model.requires_grad_(False)
     return model.eval()
 

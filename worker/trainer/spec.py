@@ -95,6 +95,11 @@ class LaunchSpec(_Strict):
     resume_from: str | None = Field(None, description="Checkpoint directory to continue from.")
     resume_url: str | None = Field(None, description="Where a worker without resume_from on its disk fetches "
                                    "that checkpoint (a tar, with the ingest token).")
+    init_from: str | None = Field(None, description="Checkpoint directory whose weights (with LoRA: adapter) "
+                                  "start the policy (config.init_checkpoint): not its optimizer state or step. "
+                                  "Ignored when resuming.")
+    init_url: str | None = Field(None, description="Where a worker without init_from on its disk fetches that "
+                                 "checkpoint (a tar, with the ingest token, which may fetch it and nothing else).")
 
     @model_validator(mode="after")
     def _scored(self):

@@ -7,16 +7,36 @@ from rest_framework import serializers
 from runs import config_values
 from runs.api.serializers.fields import StrictTextModelSerializer, unique_name_for_owner
 from runs.models import TrainingConfig
+from runs.starting_checkpoint import init_checkpoint_problem
 from worker.trainer.config import PRESETS, errors_by_field
 from worker.trainer.config import TrainingConfig as ConfigSchema
+from worker.trainer.models.paths import model_problem
 
 
-def complete_config(*layers: dict) -> dict:
-    """Defaults, then each layer on top (runs/config_values.py); a 400 per field otherwise."""
+def complete_config(*layers: dict, user=None) -> dict:
+    """Defaults, then each layer on top (runs/config_values.py); a 400 per field otherwise.
+    The schema leaves to the control plane what a user may name: the model (names, not paths:
+    worker/trainer/models/paths.py) and the checkpoint to start from (one `user` may see)."""
     try:
-        return config_values.complete_config(*layers)
+        values = config_values.complete_config(*layers)
     except SchemaError as exc:
         raise serializers.ValidationError(errors_by_field(exc)) from None
+    if problems := naming_problems(values, user):
+        raise serializers.ValidationError(problems)
+    return values
+
+
+def request_user(serializer):
+    return getattr(serializer.context.get("request"), "user", None)
+
+
+def naming_problems(values: dict, user) -> dict[str, list[str]]:
+    problems = {}
+    if problem := model_problem(values["model"]):
+        problems["model"] = [problem]
+    if problem := init_checkpoint_problem(values, user):
+        problems["init_checkpoint"] = [problem]
+    return problems
 
 
 @cache
@@ -84,7 +104,7 @@ class TrainingConfigSerializer(StrictTextModelSerializer):
         base = self.instance.values if self.instance is not None else {}
         preset = PRESETS.get(attrs.pop("preset", None), {})
         try:
-            attrs["values"] = complete_config(base, preset, attrs.get("values"))
+            attrs["values"] = complete_config(base, preset, attrs.get("values"), user=request_user(self))
         except serializers.ValidationError as exc:
             raise serializers.ValidationError({"values": exc.detail}) from None
         return attrs

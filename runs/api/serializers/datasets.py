@@ -1,5 +1,4 @@
 import hashlib
-import re
 
 from django.conf import settings
 from rest_framework import serializers
@@ -9,10 +8,8 @@ from runs.api.serializers.fields import StrictTextModelSerializer, unique_name_f
 from runs.datasets.formats import DatasetFileError, detect_format
 from runs.datasets.validation import generator_fields, inspect_file
 from runs.models import Dataset
+from worker.trainer.hub_ids import dataset_hub_id_problem
 
-# "name" or "owner/name"; each part starts with a letter or digit and ".." never appears,
-# so that a hub id cannot be read as a path on the worker.
-HUB_ID = re.compile(r"^(?!.*\.\.)[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?$")
 SOURCE_FIELDS = ("source", "file", "hub_id", "split", "generator", "generator_params", "prompt_column")
 
 
@@ -70,9 +67,10 @@ class DatasetSerializer(StrictTextModelSerializer):
         return {**attrs, "file_format": fmt, **inspection.stored_fields(), **content_fields(upload)}
 
     def _check_hub(self, attrs):
-        hub_id = attrs.get("hub_id", "")
-        if not HUB_ID.fullmatch(hub_id):
-            raise serializers.ValidationError({"hub_id": "give a hub id such as 'openai/gsm8k'"})
+        # A hub id, never a path: datasets.load_dataset reads a local folder of that name on the
+        # worker (its dataset cache, say). The worker checks again before loading (data/loading.py).
+        if problem := dataset_hub_id_problem(attrs.get("hub_id", "")):
+            raise serializers.ValidationError({"hub_id": problem})
         # Hub datasets cannot be fetched here; the worker loads and checks them.
         return {**attrs, "split": attrs.get("split") or "train", "file": None}
 

@@ -4,7 +4,7 @@ from rest_framework import serializers
 
 from runs.alarms.summary import alarm_summary
 from runs.api.serializers.alarms import AlarmSummarySerializer
-from runs.api.serializers.configs import KnobsField, complete_config
+from runs.api.serializers.configs import KnobsField, complete_config, request_user
 from runs.api.serializers.fields import StrictTextModelSerializer, VisiblePrimaryKeyField
 from runs.models import Dataset, Environment, RewardFunction, Run, RunEvalReward, RunReward, TrainingConfig
 from runs.evaluation.checks import evaluation_problems
@@ -92,7 +92,8 @@ class RunSerializer(StrictTextModelSerializer):
         attrs = self._with_environment(attrs)
         if "config" in attrs or "config_template" in attrs or self.instance is None:
             try:
-                attrs["config"] = complete_config(self._config_base(attrs), attrs.get("config"))
+                attrs["config"] = complete_config(self._config_base(attrs), attrs.get("config"),
+                                                  user=request_user(self))
             except serializers.ValidationError as exc:
                 raise serializers.ValidationError({"config": exc.detail}) from None
             if problems := gpu_problems(attrs["config"]):  # against the live workers of its pool

@@ -1,26 +1,41 @@
 """`GET /api/runs/<id>/checkpoints/<checkpoint id>/download/`: a checkpoint folder as a tar stream.
 
+Asked by a user (token or session): any checkpoint of a run they may see. Asked with a run's own
+bearer token and `?for_run=<that run>`: the one checkpoint that run starts from (its config's
+init_checkpoint), for its worker, with the manifest beside it as a resume's archive has it; any
+other checkpoint is a 404, as for one that does not exist.
+
 Checkpoints are folders (model, tokenizer, trainer state). One a worker uploaded is served from
 the artifact store (runs/artifacts/stores.py: this disk or a bucket). Otherwise it is where the
 trainer wrote it, under RUNS_DIR/<run id>/: only folders inside that run's own directory here
 are served: a checkpoint whose worker ran elsewhere, or a reported path outside the run's
 folder, is a 404 that says so, never a file from somewhere else.
 """
+from itertools import chain
 from pathlib import Path
 
 from django.conf import settings
+from django.contrib.auth.models import AnonymousUser
 from django.http import Http404, StreamingHttpResponse
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
+from rest_framework.authentication import BaseAuthentication
+from rest_framework.exceptions import AuthenticationFailed
+from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from runs.artifacts import checkpoint_store as store
 from runs.artifacts.checkpoint_files import CheckpointFile, folder_files
-from runs.artifacts.export import PARTS, NoSuchPart, export_files, tar_stream
+from runs.api.views.ingest import run_of_token
+from runs.artifacts.export import PARTS, NoSuchPart, export_files, tar_member, tar_stream
 from runs.artifacts.stores import StoreUnavailable, step_folder
 from runs.models import Checkpoint, Run
+from runs.starting_checkpoint import starts_from
+from worker.trainer.checkpoint_manifest import ARCHIVE_MANIFEST, CheckpointManifest
 
 
 def checkpoint_folder(run: Run, reported_path: str) -> Path:
@@ -58,15 +73,80 @@ def store_unavailable(exc: StoreUnavailable) -> Response:
                     status=status.HTTP_503_SERVICE_UNAVAILABLE)
 
 
+class StartingRunToken(BaseAuthentication):
+    """`Authorization: Bearer <run token>` with `?for_run=<run id>`: the worker of that run, which may
+    download the checkpoint its run starts from and nothing else (CheckpointDownloadView.get)."""
+
+    def authenticate(self, request):
+        for_run = request.query_params.get("for_run")
+        if for_run is None or not request.META.get("HTTP_AUTHORIZATION", "").lower().startswith("bearer "):
+            return None
+        if not for_run.isdigit():
+            raise AuthenticationFailed(f"for_run must be a run id, not {for_run!r}")
+        run = run_of_token(request, int(for_run))
+        if run is None:
+            raise AuthenticationFailed(f"this token is not valid for run {for_run}")
+        return AnonymousUser(), run
+
+    def authenticate_header(self, request):
+        return 'Bearer realm="run-ingest"'
+
+
+class StartingRunTokenScheme(OpenApiAuthenticationExtension):
+    target_class = StartingRunToken
+    name = "startingRunToken"
+
+    def get_security_definition(self, auto_schema):
+        return {"type": "http", "scheme": "bearer", "description": (
+            "A run's own token, with ?for_run=<that run's id>: only the checkpoint that run starts from "
+            "(its config's init_checkpoint).")}
+
+
+class UserOrStartingRun(BasePermission):
+    def has_permission(self, request, view):
+        return bool(request.user and request.user.is_authenticated) or isinstance(request.auth, Run)
+
+
+def checkpoint_for(request, run_id: int, checkpoint_id: int) -> Checkpoint:
+    """The checkpoint the request may download; Http404 otherwise, saying nothing of others'."""
+    if isinstance(request.auth, Run):  # a worker, for the run it starts
+        checkpoint = Checkpoint.objects.filter(pk=checkpoint_id, run_id=run_id).select_related("run").first()
+        if checkpoint is None or not starts_from(request.auth, checkpoint):
+            raise Http404("no such checkpoint")
+        return checkpoint
+    run = Run.objects.visible_to(request.user).filter(pk=run_id).first()
+    checkpoint = run.checkpoints.filter(pk=checkpoint_id).first() if run else None
+    if checkpoint is None:
+        raise Http404("no such checkpoint")
+    return checkpoint
+
+
+def manifest_members(checkpoint: Checkpoint) -> list[bytes]:
+    """The manifest the checkpoint's files were checked against on upload, as the worker's fetch
+    reads it beside the folder (worker/trainer/checkpoint_fetch.py); none when not kept."""
+    if not (checkpoint.in_store and checkpoint.files):
+        return []
+    kept = CheckpointManifest(step=checkpoint.step, model_version=checkpoint.model_version,
+                              local_path=checkpoint.path or "?", files=checkpoint.files)
+    return [tar_member(ARCHIVE_MANIFEST, kept.model_dump_json().encode())]
+
+
 class CheckpointDownloadView(APIView):
+    authentication_classes = [StartingRunToken, *api_settings.DEFAULT_AUTHENTICATION_CLASSES]
+    permission_classes = [UserOrStartingRun]
+
     @extend_schema(
         parameters=[OpenApiParameter("part", str, enum=list(PARTS), required=False, description=(
             "all (default): the whole checkpoint, to resume from; model: a ready-to-serve model (weights, "
             "tokenizer, config; a LoRA run's merged model, in its last checkpoint); adapter: a LoRA adapter "
-            "with its tokenizer."))],
+            "with its tokenizer.")),
+            OpenApiParameter("for_run", int, required=False, description=(
+                "With a run's bearer token: that run's id; the checkpoint must be the one it starts from "
+                "(init_checkpoint). The tar then holds the manifest its files were checked against on upload."))],
         responses={(200, "application/x-tar"): OpenApiResponse(OpenApiTypes.BINARY, description=(
             "The checkpoint, or the part asked for, as an uncompressed tar.")),
                    400: OpenApiResponse(description="An unknown part."),
+                   401: OpenApiResponse(description="No credentials, or a run token not valid for `for_run`."),
                    404: OpenApiResponse(description="No such checkpoint or part, or its files are not here."),
                    503: OpenApiResponse(description="The artifact store (a bucket) could not be reached.")})
     def get(self, request, run_id: int, checkpoint_id: int):
@@ -74,10 +154,7 @@ class CheckpointDownloadView(APIView):
         if part not in PARTS:
             return Response({"detail": f"part must be all, model or adapter, not {part!r}"},
                             status=status.HTTP_400_BAD_REQUEST)
-        run = Run.objects.visible_to(request.user).filter(pk=run_id).first()
-        checkpoint = run.checkpoints.filter(pk=checkpoint_id).first() if run else None
-        if checkpoint is None:
-            raise Http404("no such checkpoint")
+        checkpoint = checkpoint_for(request, run_id, checkpoint_id)
         try:
             exported = export_files(files_of(checkpoint), part)
         except NoSuchPart as exc:
@@ -85,6 +162,7 @@ class CheckpointDownloadView(APIView):
         except StoreUnavailable as exc:
             return store_unavailable(exc)
         name = folder_name(checkpoint) if part == "all" else f"{folder_name(checkpoint)}-{part}"
-        response = StreamingHttpResponse(tar_stream(exported, name), content_type="application/x-tar")
-        response["Content-Disposition"] = f'attachment; filename="run-{run.pk}-{name}.tar"'
+        manifest = manifest_members(checkpoint) if isinstance(request.auth, Run) and part == "all" else []
+        response = StreamingHttpResponse(chain(manifest, tar_stream(exported, name)), content_type="application/x-tar")
+        response["Content-Disposition"] = f'attachment; filename="run-{run_id}-{name}.tar"'
         return response

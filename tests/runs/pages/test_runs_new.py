@@ -54,7 +54,9 @@ def test_a_valid_form_creates_starts_and_queues_the_run(logged_in, form, reward,
     assert sent["args"][0] == run.pk and sent["queue"] == "default"
 
 
-def test_the_worker_pool_and_model_typed_are_used(logged_in, form, broker, django_capture_on_commit_callbacks):
+def test_the_worker_pool_and_model_typed_are_used(logged_in, form, broker, django_capture_on_commit_callbacks,
+                                                  monkeypatch):
+    monkeypatch.setenv("MODEL_DIRS", "/models")  # the operator lets runs name its models by path
     post(logged_in, {**form, "worker_pool": "gpu-a100", "model": "/models/mine"}, django_capture_on_commit_callbacks)
     run = Run.objects.get(name="from the page")
     assert run.config["worker_pool"] == "gpu-a100" and run.config["model"] == "/models/mine"

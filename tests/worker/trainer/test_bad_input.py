@@ -12,6 +12,12 @@ from worker.trainer.app import run_trainer  # noqa: E402
 from worker.trainer.config import TrainingConfig  # noqa: E402
 
 
+@pytest.fixture(autouse=True)
+def models_allowed_in_tmp_path(tmp_path, monkeypatch):
+    """The spec's model is a path the operator allows (MODEL_DIRS), with nothing there."""
+    monkeypatch.setenv("MODEL_DIRS", str(tmp_path))
+
+
 def spec(tmp_path, **overrides):
     base = {
         "run_id": 1, "model": str(tmp_path / "no-such-model"), "output_dir": str(tmp_path / "out"),

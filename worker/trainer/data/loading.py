@@ -7,6 +7,7 @@ environment's rows come from the environment, installed on the worker.
 from pathlib import Path
 
 from worker.trainer.data.generators import generate
+from worker.trainer.hub_ids import dataset_hub_id_problem
 from worker.trainer.spec import DatasetSpec
 
 
@@ -31,7 +32,7 @@ def load_dataset(spec: DatasetSpec, file: Path | None = None):
             raise DatasetError(f"dataset file {path}: unknown format {fmt!r}")
         dataset = datasets.load_dataset(builder, data_files=str(path), split="train")
     elif spec.kind == "hub":
-        dataset = datasets.load_dataset(spec.hub_id, split=spec.split)
+        dataset = datasets.load_dataset(checked_hub_id(spec.hub_id or ""), split=spec.split)
     elif spec.kind == "environment":
         from worker.trainer.environments.verifiers_env import verifiers_dataset
 
@@ -39,6 +40,14 @@ def load_dataset(spec: DatasetSpec, file: Path | None = None):
     else:
         dataset = datasets.Dataset.from_list(generate(spec.generator, spec.params))
     return _checked(dataset, spec.prompt_column)
+
+
+def checked_hub_id(hub_id: str) -> str:
+    """The hub id, checked here again (a spec from an older control plane may name a local folder,
+    which load_dataset would read); DatasetError otherwise."""
+    if problem := dataset_hub_id_problem(hub_id):
+        raise DatasetError(f"dataset hub_id refused: {problem}")
+    return hub_id
 
 
 def _checked(dataset, prompt_column: str):

@@ -42,7 +42,7 @@ class Follower:
 
         self.parts = parts = build_training_parts(self.spec.model, self.config, resume_from=resume_from,
                                                   topology=self.topology)
-        if resume_from:
+        if resume_from and self.spec.resume_from:  # not a checkpoint started from (init_from): its weights alone
             load_trainer_state(Path(resume_from), parts.model, parts.optimizer, parts.scheduler)
         self.ctx = parts.training_context(self.config)  # the leader's: the same micro-batches
         log.info("rank %d of %d ready (pid %d)", self.topology.rank, self.topology.world_size, os.getpid())

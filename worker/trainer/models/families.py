@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from worker.trainer.models.paths import ModelNotFoundError, is_model_dir, resolve_model_path
+from worker.trainer.models.paths import ModelNotFoundError, ModelRefused, is_model_dir, resolve_model_path
 
 # How each family post-processes its head's output, and which config field says by how much.
 FAMILY_LOGITS: dict[str, tuple[Literal["none", "softcap", "scale", "divide"], str | None]] = {
@@ -76,8 +76,8 @@ def local_model_problem(model: str) -> str | None:
     on this machine. A hub id not downloaded here passes: the worker checks it when loading."""
     try:
         local = Path(resolve_model_path(model))
-    except ModelNotFoundError:
-        return None  # where the model is, is the worker's to find; its message says why
+    except (ModelNotFoundError, ModelRefused):
+        return None  # where the model is, is the worker's to find; a refused one is refused by name
     if not is_model_dir(local):
         return None
     try:
