@@ -1,8 +1,8 @@
-"""Where the kernel can refuse user code's network neither by Landlock (ABI 4+) nor by a network
-namespace (forced here by turning both off), user code is not run, and the user is told why and
-which setting an operator may flip (SANDBOX_ALLOW_NETWORK=1): a reward's dry run answers 200 with
-each row's error, an environment's dry run with the episode's error, and a run fails at start with
-that reason. Nothing stored changes."""
+"""Where the kernel can refuse user code's network neither by a seccomp filter, nor by a network
+namespace, nor by Landlock ABI 4+ (forced here by turning all three off), user code is not run,
+and the user is told why and which setting an operator may flip (SANDBOX_ALLOW_NETWORK=1): a
+reward's dry run answers 200 with each row's error, an environment's dry run with the episode's
+error, and a run fails at start with that reason. Nothing stored changes."""
 import pytest
 
 from runs.models import Environment, EnvironmentReward, RewardFunction
@@ -13,7 +13,7 @@ from worker.trainer.rewards.sandbox import SandboxPool
 from worker.trainer.rewards.sandbox import pool as pool_module
 from worker.trainer.rewards.sandbox.isolation import Isolation
 
-OPEN_NETWORK = Isolation(namespaces=False, landlock_network=False, allow_network=False)
+OPEN_NETWORK = Isolation(namespaces=False, landlock_network=False, socket_filter=False, allow_network=False)
 REFUSAL = "user code was not run: this machine cannot keep it off the network"
 SETTING = "SANDBOX_ALLOW_NETWORK=1"
 CODE = "def reward(prompts, completions, **columns):\n    return [1.0] * len(completions)\n"

@@ -26,6 +26,7 @@ import keeper  # noqa: E402
 import namespaces  # noqa: E402
 import protocol  # noqa: E402
 import results  # noqa: E402
+import socket_filter  # noqa: E402
 
 del sys.path[0]  # user code must not import the sandbox's own modules by accident
 
@@ -205,10 +206,13 @@ def setup(limits: dict, isolation: dict, spaces: namespaces.Namespaces) -> tuple
     pid = namespaces.host_pid()  # before Landlock hides /proc, as the process limit's count
     processes = confine.apply_process_limit(limits["processes"], in_user_namespace=spaces.user)
     landlock, tcp_refused = confine.apply_landlock(os.getcwd(), handle_tcp=isolation["landlock_network"])
+    sockets, sockets_refused = socket_filter.refuse_sockets() if isolation["socket_filter"] else \
+        ("no seccomp filter (turned off)", False)
     # After Landlock: its setup needs more address space than user code gets.
     confine.apply_rlimits(limits["memory_bytes"], file_bytes=limits["output_bytes"] + (1 << 16))
-    return requests, replies, {"ready": True, "confinement": "; ".join([landlock, spaces.describe(), processes]),
-                               "network_refused": tcp_refused or spaces.net, "pid": pid}
+    confinement = "; ".join([landlock, sockets, spaces.describe(), processes])
+    return requests, replies, {"ready": True, "confinement": confinement, "pid": pid,
+                               "network_refused": sockets_refused or tcp_refused or spaces.net}
 
 
 def main() -> None:

@@ -1,6 +1,6 @@
-"""User code runs only where its network is refused: by a network namespace (any IP socket,
-abstract unix sockets), or by Landlock ABI 4+ (TCP); where neither holds it is refused, naming
-the setting with which an operator accepts the risk."""
+"""User code runs only where its network is refused: by a seccomp filter (no socket at all), by a
+network namespace (any IP socket, abstract unix sockets), or by Landlock ABI 4+ (TCP); where none
+holds it is refused, naming the setting with which an operator accepts the risk."""
 import socket
 
 import pytest
@@ -9,9 +9,10 @@ from tests.support.sandbox import TEST_LIMITS, call, reward_source
 from worker.trainer.rewards.sandbox import SandboxError, SandboxPool
 from worker.trainer.rewards.sandbox.isolation import Isolation, network_risk_accepted, refusal
 
-NAMESPACE_ONLY = Isolation(landlock_network=False, allow_network=False)
-LANDLOCK_ONLY = Isolation(namespaces=False, allow_network=False)
-NEITHER = Isolation(namespaces=False, landlock_network=False, allow_network=False)
+SOCKET_FILTER_ONLY = Isolation(namespaces=False, landlock_network=False, allow_network=False)
+NAMESPACE_ONLY = Isolation(landlock_network=False, socket_filter=False, allow_network=False)
+LANDLOCK_ONLY = Isolation(namespaces=False, socket_filter=False, allow_network=False)
+NONE = Isolation(namespaces=False, landlock_network=False, socket_filter=False, allow_network=False)
 
 
 def pool_with(isolation: Isolation, needs: str) -> SandboxPool:
@@ -49,6 +50,8 @@ def accepted_nothing(server: socket.socket) -> bool:
 
 
 @pytest.mark.parametrize(("isolation", "needs", "refused_with"), [
+    pytest.param(SOCKET_FILTER_ONLY, "seccomp: no sockets", "PermissionError: [Errno 1] Operation not permitted",
+                 id="socket-filter"),
     pytest.param(NAMESPACE_ONLY, "namespaces: network", "Network is unreachable", id="network-namespace"),
     pytest.param(LANDLOCK_ONLY, "tcp refused", "PermissionError", id="landlock-tcp"),
 ])
@@ -85,8 +88,20 @@ return [float(len(refused))] * len(completions)""", imports="import socket")
             udp.recvfrom(16)
 
 
+def test_the_socket_filter_refuses_a_unix_socket_file_that_the_others_leave_reachable(tmp_path):
+    with socket.socket(socket.AF_UNIX) as server, pool_with(SOCKET_FILTER_ONLY, "seccomp: no sockets") as pool:
+        server.bind(str(tmp_path / "db.sock"))  # the database's socket file, say
+        server.listen()
+        server.settimeout(0.5)
+        with pytest.raises(SandboxError) as raised:
+            call(pool, reward_source(f"socket.socket(socket.AF_UNIX).connect({str(tmp_path / 'db.sock')!r})\n"
+                                     "return [1.0, 1.0]", imports="import socket"))
+        assert "PermissionError: [Errno 1] Operation not permitted" in raised.value.message
+        assert accepted_nothing(server)
+
+
 def test_where_nothing_refuses_the_network_user_code_is_refused_naming_the_setting():
-    pool = SandboxPool(size=1, limits=TEST_LIMITS, isolation=NEITHER)
+    pool = SandboxPool(size=1, limits=TEST_LIMITS, isolation=NONE)
     with pytest.raises(SandboxError) as raised:
         call(pool, reward_source("return [1.0, 1.0]"))
     pool.close()
@@ -98,7 +113,8 @@ def test_where_nothing_refuses_the_network_user_code_is_refused_naming_the_setti
 
 def test_an_operator_who_accepts_the_risk_gets_user_code_run_and_told_so():
     with SandboxPool(size=1, limits=TEST_LIMITS,
-                     isolation=Isolation(namespaces=False, landlock_network=False, allow_network=True)) as pool:
+                     isolation=Isolation(namespaces=False, landlock_network=False, socket_filter=False,
+                                         allow_network=True)) as pool:
         assert call(pool, reward_source("return [1.0, 1.0]")).values == [1.0, 1.0]
         assert pool.confinement.endswith("network open (SANDBOX_ALLOW_NETWORK=1)")
 

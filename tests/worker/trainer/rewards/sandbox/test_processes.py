@@ -16,8 +16,7 @@ FORK_BOMB = reward_source("while True:\n    os.fork()", imports="import os")
 
 @pytest.fixture(params=["pid-namespace", "subreaper"])
 def sandbox(request):
-    # Without namespaces the network is Landlock's to refuse (ABI 4+), or the operator's risk.
-    isolation = Isolation() if request.param == "pid-namespace" else Isolation(namespaces=False, allow_network=True)
+    isolation = Isolation() if request.param == "pid-namespace" else Isolation(namespaces=False)
     with SandboxPool(size=1, limits=TEST_LIMITS, isolation=isolation) as pool:
         if request.param == "pid-namespace" and "namespaces: network, pid" not in pool.confinement:
             pytest.skip(f"no PID namespace here ({pool.confinement})")
