@@ -1,8 +1,9 @@
 """Checks a dataset source and produces what is stored with it: columns, row count, preview.
 
-The check runs in the web server on an untrusted file: each row is bounded by the reader
-(formats.py), the whole check by DATASET_CHECK_TIMEOUT_S, and what is stored of it (the
-preview) by PREVIEW_MAX_DEPTH, so that rendering it never recurses past Python's limit.
+A check reads an untrusted file: each row is bounded by the reader (formats.py), the whole check
+by DATASET_CHECK_TIMEOUT_S, and what is stored of it (the preview) by PREVIEW_MAX_DEPTH, so that
+rendering it never recurses past Python's limit. A large upload is checked outside the web
+server's process (check_process.py).
 """
 import math
 import time
@@ -12,6 +13,7 @@ from itertools import islice
 from django.conf import settings
 from pydantic import ValidationError
 
+from runs.datasets.check_process import inspect_path
 from runs.datasets.formats import DatasetFileError, read_rows
 from worker.trainer.data.generators import GENERATORS, generate
 
@@ -117,6 +119,10 @@ def inspect_rows(rows, prompt_column: str, total: int | None = None) -> Inspecti
 
 
 def inspect_file(fileobj, fmt: str, prompt_column: str) -> Inspection:
+    """An upload spooled to disk (a large one) is checked in a process of its own (check_process.py)."""
+    spooled = getattr(fileobj, "temporary_file_path", None)
+    if spooled is not None:
+        return Inspection(**inspect_path(spooled(), fmt, prompt_column))
     return inspect_rows(read_rows(fileobj, fmt), prompt_column)
 
 

@@ -1,7 +1,8 @@
 """Hostile dataset uploads against a live server: a row longer than DATASET_ROW_MAX_KB (read no
-further than the limit, not into one string the size of the file) and a JSON value nested 10^5
-deep (which made the JSON parser raise RecursionError, a 500) are refused with a 400 naming the
-line and the limit. Nothing is stored: no dataset, no file."""
+further than the limit, not into one string the size of the file; this upload is large enough to
+be checked in a process of its own) and a JSON value nested 10^5 deep (which made the JSON parser
+raise RecursionError, a 500) are refused with a 400 naming the line and the limit. Nothing is
+stored: no dataset, no file."""
 import json
 
 import pytest
@@ -33,7 +34,8 @@ def uploaded_files(server) -> list:
 def test_a_row_too_long_or_nested_too_deep_is_refused_naming_its_line(server):
     before = hostile_owner.stored(server), uploaded_files(server)
     fine = json.dumps({"prompt": "What is 1 + 1?"}) + "\n"
-    enormous = fine + json.dumps({"prompt": "x" * (ROW_MAX_KB * 1024 * 4)}) + "\n"
+    # 5 MiB: past FILE_UPLOAD_MAX_MEMORY_SIZE, so spooled to disk and checked in a process of its own.
+    enormous = fine + json.dumps({"prompt": "x" * (5 << 20)}) + "\n"
     nested = fine + '{"prompt": "x", "deep": ' + "[" * 100_000 + "]" * 100_000 + "}\n"
     too_long = upload(server, "enormous.jsonl", enormous.encode())
     too_deep = upload(server, "nested.jsonl", nested.encode())

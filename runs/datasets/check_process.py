@@ -1,0 +1,46 @@
+"""Checks an upload spooled to disk in a process of its own, killed past DATASET_CHECK_TIMEOUT_S.
+
+A check reads every row: about 20 s of one core for 200 MB of small JSONL rows, which in a thread
+of the web server holds the GIL every other request needs. An upload small enough to stay in
+memory (FILE_UPLOAD_MAX_MEMORY_SIZE) is checked in place; one on disk is checked by
+check_child.py, which is given its path, the limits, and nothing else of the server's.
+"""
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from django.conf import settings
+
+from runs.datasets.formats import DatasetFileError
+from worker.trainer.rewards.sandbox import protocol
+
+ROOT = Path(__file__).resolve().parents[2]
+START_ALLOWANCE_S = 30.0  # Python, Django's settings and pyarrow imported before the first row
+LIMITS = ("DATASET_ROW_MAX_BYTES", "DATASET_CHECK_TIMEOUT_S", "DATASET_UPLOAD_MAX_BYTES")
+
+
+def inspect_path(path: str, fmt: str, prompt_column: str) -> dict:
+    """What the dataset stores of its check (Inspection.stored_fields()); DatasetFileError otherwise."""
+    child = subprocess.Popen([sys.executable, "-m", "runs.datasets.check_child"], cwd=ROOT,
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                             start_new_session=True, env={"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"})
+    limit_s = settings.DATASET_CHECK_TIMEOUT_S
+    try:
+        protocol.write_frame(child.stdin.fileno(), {
+            "path": str(path), "format": fmt, "prompt_column": prompt_column,
+            "limits": {name: getattr(settings, name) for name in LIMITS}})
+        reply = protocol.read_frame(child.stdout.fileno(), 16 << 20, time.monotonic() + limit_s + START_ALLOWANCE_S)
+    except TimeoutError:
+        raise DatasetFileError(f"checking the file took longer than {limit_s} s (DATASET_CHECK_TIMEOUT_S) and was "
+                               "stopped; upload fewer rows") from None
+    except (EOFError, BrokenPipeError, protocol.FrameError):
+        raise DatasetFileError("checking the file failed (out of memory?); nothing was stored") from None
+    finally:
+        child.kill()
+        child.wait()
+        for stream in (child.stdin, child.stdout):
+            stream.close()
+    if not reply.get("ok"):
+        raise DatasetFileError(str(reply.get("message")), field=str(reply.get("field") or "file"))
+    return reply["inspection"]
