@@ -40,7 +40,7 @@ class BuiltinProcess:
             protocol.read_frame(self.proc.stdout.fileno(), 4096, time.monotonic() + START_TIMEOUT_S)
         except (TimeoutError, EOFError, protocol.FrameError) as exc:
             self.kill()
-            raise RuntimeError(f"the process for built-ins did not start ({type(exc).__name__})") from None
+            raise SandboxError("crashed", f"the process for built-ins did not start ({type(exc).__name__})") from None
         self._ids = 0
 
     @property
