@@ -4,7 +4,9 @@
   UDP or raw socket reaches this machine or any other, and abstract unix sockets are its own;
 - a PID namespace: when its init dies the kernel kills everything in it, so a grandchild that
   started its own session (setsid, double fork) cannot outlive the sandbox (keeper.py);
-- a user namespace around both, which lets an unprivileged worker create them, and which makes
+- an IPC namespace: System V shared memory, semaphores and message queues of its own (the
+  machine's, PostgreSQL's say, are owned by the worker's uid, which the sandbox keeps);
+- a user namespace around them, which lets an unprivileged worker create them, and which makes
   RLIMIT_NPROC count the sandbox's own processes only (the kernel counts per user namespace).
 
 Root needs no user namespace, but root is exempt from RLIMIT_NPROC: so a root worker's sandbox
@@ -14,35 +16,36 @@ reads the Python installation, wherever that is.
 import ctypes
 import os
 
-CLONE_NEWUSER, CLONE_NEWNET, CLONE_NEWPID = 0x10000000, 0x40000000, 0x20000000
+CLONE_NEWUSER, CLONE_NEWNET, CLONE_NEWPID, CLONE_NEWIPC = 0x10000000, 0x40000000, 0x20000000, 0x08000000
 NOBODY = 65534
 
 
 class Namespaces:
-    """Which namespaces this process made: `net` and `pid` each True or False, `user` too."""
+    """Which namespaces this process made (network, PID and IPC come together, or not at all)."""
 
-    def __init__(self, user: bool = False, net: bool = False, pid: bool = False, why_not: str = ""):
-        self.user, self.net, self.pid, self.why_not = user, net, pid, why_not
+    def __init__(self, user: bool = False, net: bool = False, why_not: str = ""):
+        self.user, self.net, self.pid, self.ipc, self.why_not = user, net, net, net, why_not
 
     def describe(self) -> str:
-        made = [name for name, made in (("network", self.net), ("pid", self.pid), ("user", self.user)) if made]
+        made = [name for name, made in (("network", self.net), ("pid", self.pid), ("ipc", self.ipc),
+                                        ("user", self.user)) if made]
         return f"namespaces: {', '.join(made)}" if made else f"no namespaces ({self.why_not})"
 
 
 def enter() -> Namespaces:
-    """Unshares user, network and PID namespaces (root: without the user namespace where that is
-    refused); what it could. Call it while this process has one thread: the kernel refuses a user
-    namespace to a threaded process."""
+    """Unshares user, network, PID and IPC namespaces (root: without the user namespace where
+    that is refused); what it could. Call it while this process has one thread: the kernel
+    refuses a user namespace to a threaded process."""
     libc = ctypes.CDLL(None, use_errno=True)
     uid, gid = os.geteuid(), os.getegid()
     if uid == 0:
         os.setresuid(NOBODY, 0, 0)  # the real uid is the one RLIMIT_NPROC charges and exempts (root)
-    if libc.unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWPID) == 0:
+    if libc.unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWPID | CLONE_NEWIPC) == 0:
         _map_ids(uid, gid)
-        return Namespaces(user=True, net=True, pid=True)
+        return Namespaces(user=True, net=True)
     why = os.strerror(ctypes.get_errno())
-    if uid == 0 and libc.unshare(CLONE_NEWNET | CLONE_NEWPID) == 0:
-        return Namespaces(net=True, pid=True)
+    if uid == 0 and libc.unshare(CLONE_NEWNET | CLONE_NEWPID | CLONE_NEWIPC) == 0:
+        return Namespaces(net=True)
     return Namespaces(why_not=f"the kernel refused them: {why}")
 
 
