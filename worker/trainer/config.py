@@ -60,10 +60,6 @@ class TrainingConfig(BaseModel):
     model: str = knob(DEFAULT_MODEL, "model", "Hub id of the policy to train (org/name), the name of a model the "
                       "operator prepared under the data directory's models/, or a path inside a directory the "
                       "operator lists in MODEL_DIRS.", min_length=1)
-    init_checkpoint: int | None = knob(None, "model", "Start from this checkpoint (its id) of a run you can see: "
-                                       "its weights (with LoRA, its adapter) are the initial policy; the optimizer "
-                                       "and step start afresh. The checkpoint's run must have the same model and "
-                                       "lora setting; empty = the model itself.", ge=1)
     worker_pool: str = knob("default", "model", "Celery queue (worker pool) that runs this training.",
                             pattern=r"^[A-Za-z0-9_.-]{1,64}$")
 
@@ -106,6 +102,10 @@ class TrainingConfig(BaseModel):
         "(fewer tokens to train, the same log-probabilities). auto: on a CPU; off on GPUs, where "
         "the packing mask would rule out FlashAttention.")
     seed: int = knob(42, "training", "Random seed for data order, sampling and initialisation.", ge=0, le=2**32 - 1)
+    init_checkpoint: int | None = knob(None, "training", "Start from this checkpoint (its id) of a run you can see: "
+                                       "its weights (with LoRA, its adapter) are the initial policy; the optimizer "
+                                       "and step start afresh. The checkpoint's run must have the same model and "
+                                       "lora setting; empty = the model itself.", ge=1)
 
     # LoRA adapter
     lora: bool = knob(False, "lora", "Train a LoRA adapter instead of every weight: the base model stays frozen, "

@@ -200,3 +200,18 @@ def test_evaluating_without_an_evaluation_set_comes_back_next_to_the_evaluation_
     html = response.content.decode()
     assert response.status_code == 400 and 'id="id_eval_dataset-error"' in html and "eval_holdout_fraction" in html
     assert not Run.objects.exists()
+
+
+def test_starting_from_another_users_checkpoint_comes_back_inline(logged_in, form, config, other_user, library_for):
+    from django.utils import timezone
+
+    from runs.models import Checkpoint
+
+    theirs = Checkpoint.objects.create(run=library_for(other_user, "theirs")["run"], step=10, path="/w/step-10",
+                                       created_at=timezone.now())
+    values = {f"cfg-{name}": str(value) for name, value in config.values.items()
+              if name not in ("model", "worker_pool") and not isinstance(value, bool) and value is not None}
+    response = post(logged_in, {**form, **values, "edit_config": "on", "cfg-init_checkpoint": str(theirs.pk)})
+    assert response.status_code == 400
+    assert f"no checkpoint {theirs.pk} that you can see" in response.content.decode()
+    assert not Run.objects.filter(name="from the page").exists()
