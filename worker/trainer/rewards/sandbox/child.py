@@ -191,7 +191,8 @@ def environment_entries(namespace: dict) -> dict:
     return {"step": step, "start": start, "tools": tools}
 
 
-def setup(limits: dict, isolation: dict, spaces: namespaces.Namespaces) -> tuple[int, int, dict]:
+def setup(limits: dict, isolation: dict, spaces: namespaces.Namespaces, sockets: tuple[str, bool]
+          ) -> tuple[int, int, dict]:
     """Keeps the protocol pipes apart from what user code can print to; applies the limits.
     The hello for the parent: what confines us, whether the network is refused, our pid."""
     requests, replies = os.dup(0), os.dup(1)
@@ -206,21 +207,22 @@ def setup(limits: dict, isolation: dict, spaces: namespaces.Namespaces) -> tuple
     pid = namespaces.host_pid()  # before Landlock hides /proc, as the process limit's count
     processes = confine.apply_process_limit(limits["processes"], in_user_namespace=spaces.user)
     landlock, tcp_refused = confine.apply_landlock(os.getcwd(), handle_tcp=isolation["landlock_network"])
-    sockets, sockets_refused = socket_filter.refuse_sockets() if isolation["socket_filter"] else \
-        ("no seccomp filter (turned off)", False)
     # After Landlock: its setup needs more address space than user code gets.
     confine.apply_rlimits(limits["memory_bytes"], file_bytes=limits["output_bytes"] + (1 << 16))
-    confinement = "; ".join([landlock, sockets, spaces.describe(), processes])
+    confinement = "; ".join([landlock, sockets[0], spaces.describe(), processes])
     return requests, replies, {"ready": True, "confinement": confinement, "pid": pid,
-                               "network_refused": sockets_refused or tcp_refused or spaces.net}
+                               "network_refused": sockets[1] or tcp_refused or spaces.net}
 
 
 def main() -> None:
     limits, isolation = json.loads(sys.argv[1]), json.loads(sys.argv[2])
     # While this process has one thread: the kernel gives a user namespace to no other.
     spaces = namespaces.enter() if isolation["namespaces"] else namespaces.Namespaces(why_not="turned off")
+    # Before the fork: the keeper and init open no socket either (nor can user code make them).
+    sockets = socket_filter.refuse_sockets() if isolation["socket_filter"] else \
+        ("no seccomp filter (turned off)", False)
     keeper.start_worker(keep_fds=(0, 1), pid_namespace=spaces.pid)  # from here on, in the worker
-    requests, replies, hello = setup(limits, isolation, spaces)
+    requests, replies, hello = setup(limits, isolation, spaces, sockets)
     protocol.write_frame(replies, hello)
     worker = Worker(limits)
     while True:
