@@ -48,7 +48,9 @@ class SandboxProcess:
         except (TimeoutError, EOFError, protocol.FrameError) as exc:
             detail = self._startup_output()
             self.kill()
-            raise RuntimeError(f"the reward sandbox process did not start ({type(exc).__name__}): {detail}") from None
+            # A SandboxError: a dry run shows it as the row's error, a run fails at start with it.
+            raise SandboxError("crashed", f"the reward sandbox process did not start ({type(exc).__name__}): "
+                                          f"{detail}") from None
         self.pid, self.confinement = hello["pid"], hello["confinement"]
         if not hello["network_refused"]:
             if not isolation.allow_network:

@@ -112,3 +112,16 @@ def _alive(pid: int) -> bool:
             return stat.read().split()[2] != "Z"
     except FileNotFoundError:
         return False
+
+
+def test_a_process_that_cannot_start_is_a_sandbox_error_with_what_it_printed(tmp_path, monkeypatch):
+    from worker.trainer.rewards.sandbox import process
+
+    broken = tmp_path / "child.py"
+    broken.write_text("import sys\nprint('cannot confine myself here', file=sys.stderr)\nsys.exit(1)\n")
+    monkeypatch.setattr(process, "CHILD", broken)
+    with SandboxPool(size=1, limits=TEST_LIMITS) as pool:
+        with pytest.raises(SandboxError) as raised:
+            call(pool, COUNTER)
+    assert raised.value.kind == "crashed" and "did not start" in raised.value.message
+    assert "cannot confine myself here" in raised.value.message
