@@ -33,6 +33,11 @@ class Gate:
 
 RUN_TOKEN_ROUTE = re.compile(r"^/api/runs/(?P<run_id>\d+)/(?P<what>events/$|dataset/$|uploads/)")
 CHECKPOINT_CHUNK = re.compile(r"^/api/runs/\d+/uploads/\d+/files/.")
+# The methods each run-token route takes; another one is the view's to refuse (405), token or not.
+TOKEN_METHODS = [(re.compile(r"/events/$"), {"POST"}), (re.compile(r"/dataset/$"), {"GET", "HEAD"}),
+                 (re.compile(r"/uploads/\d+/files/."), {"GET", "HEAD", "PUT"}),
+                 (re.compile(r"/uploads/\d+/complete$"), {"POST"}),
+                 (re.compile(r"/uploads/\d+/archive$"), {"GET", "HEAD"})]
 DATASET_UPLOADS = re.compile(r"^(/api/datasets/|/datasets/new/|/admin/runs/dataset/(add|\d+/change)/)$")
 PUBLIC_PAGES = re.compile(r"^(/login/|/logout/|/admin/login/|/admin/logout/)$")
 
@@ -48,6 +53,8 @@ def gate_for(method: str, path: str) -> Gate:
 
 
 def _run_token_gate(method: str, path: str, run_id: int, what: str) -> Gate:
+    if not any(route.search(path) and method in methods for route, methods in TOKEN_METHODS):
+        return Gate(settings.REQUEST_BODY_MAX_BYTES, "REQUEST_BODY_MAX_MB")
     if what == "events/":
         limit, setting = settings.INGEST_BATCH_MAX_BYTES, "INGEST_BATCH_MAX_MB"
     elif method == "PUT" and CHECKPOINT_CHUNK.match(path):

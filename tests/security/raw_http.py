@@ -41,7 +41,10 @@ def stream_until_answered(port: int, method: str, path: str, headers: dict, most
             readable, _, _ = select.select([sock], [], [], 0)
             if readable:
                 return _read_answer(sock, sent)
-            sock.sendall(b"%x\r\n" % PIECE + b"y" * PIECE + b"\r\n")
+            try:
+                sock.sendall(b"%x\r\n" % PIECE + b"y" * PIECE + b"\r\n")
+            except (BrokenPipeError, ConnectionResetError):  # it answered and hung up: the answer is read
+                return _read_answer(sock, sent)
             sent += PIECE
         readable, _, _ = select.select([sock], [], [], timeout_s)
         return _read_answer(sock, sent) if readable else None

@@ -50,6 +50,16 @@ def test_writes_need_someone_signed_in_except_on_the_login_pages(method, path, i
     assert (gate.identity, gate.limit, gate.limit_setting) == (identity, 4_000, "REQUEST_BODY_MAX_MB")
 
 
+@pytest.mark.parametrize("method, path", [
+    ("TRACE", "/api/runs/7/events/"), ("GET", "/api/runs/7/events/"), ("OPTIONS", "/api/runs/7/dataset/"),
+    ("DELETE", "/api/runs/7/uploads/20/files/model.safetensors"), ("GET", "/api/runs/7/uploads/20/complete"),
+    ("POST", "/api/runs/7/uploads/20/archive"), ("PUT", "/api/runs/7/uploads/20/other"),
+])
+def test_a_method_a_run_token_route_does_not_take_is_left_to_its_view(method, path):
+    gate = gate_for(method, path)
+    assert (gate.identity, gate.limit) == (Identity.NONE, 4_000)  # its 405 comes after at most the default
+
+
 def test_a_changed_dataset_is_json_and_takes_the_default_limit():
     assert gate_for("PUT", "/api/datasets/3/").limit == 4_000
 
