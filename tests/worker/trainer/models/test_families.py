@@ -93,8 +93,10 @@ def write_config(folder, model_type: str):
     return str(folder)
 
 
-def test_a_config_naming_a_local_model_of_an_unknown_family_is_refused_on_the_model_field(tmp_path):
+def test_a_config_naming_a_local_model_of_an_unknown_family_is_refused_on_the_model_field(tmp_path, monkeypatch):
     from pydantic import ValidationError
+
+    monkeypatch.setenv("MODEL_DIRS", str(tmp_path))  # a folder the operator lets runs name models in
 
     from worker.trainer.config import TrainingConfig, errors_by_field
 
