@@ -108,3 +108,17 @@ def test_a_run_on_a_verifiers_environment_saved_before_the_rule_does_not_start(s
     assert_refused(response)
     assert f"run {server.seeded[run]} cannot start" in response.json()["detail"]
     assert server.shell_json(STORED) == before  # still created: no token issued, nothing queued
+
+
+@pytest.mark.parametrize("on", ["environment", "dataset"])
+def test_creating_a_run_on_a_verifiers_environment_is_refused(server, mallory, on):
+    before = server.shell_json(STORED)
+    legacy = server.shell_json("import json; from runs.models import Environment; "
+                               "e = Environment.objects.get(name='legacy'); "
+                               "print(json.dumps({'environment': e.pk, 'dataset': e.dataset_id}))")
+    body = {"name": "sneaky", "dataset": legacy["dataset"], "rewards": [{"reward_function": server.seeded["reward"]}]}
+    if on == "environment":
+        body["environment"] = legacy["environment"]
+    response = mallory.post("/api/runs/", json=body)
+    assert_refused(response)
+    assert server.shell_json(STORED) == before

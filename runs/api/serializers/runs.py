@@ -1,6 +1,7 @@
 from django.db import transaction
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+from rest_framework.exceptions import PermissionDenied
 
 from runs.alarms.summary import alarm_summary
 from runs.api.serializers.alarms import AlarmSummarySerializer
@@ -10,6 +11,7 @@ from runs.models import Dataset, Environment, RewardFunction, Run, RunEvalReward
 from runs.evaluation.checks import evaluation_problems
 from runs.fleet.gpu_check import gpu_problems
 from runs.models.run import RunAction
+from runs.rewards.authoring import run_refusal
 from worker.trainer.environments.verifiers_check import verifiers_problem
 
 
@@ -90,6 +92,10 @@ class RunSerializer(StrictTextModelSerializer):
             raise serializers.ValidationError(
                 f"run {self.instance.pk} is {self.instance.status}; its settings are frozen (clone it to change them)")
         attrs = self._with_environment(attrs)
+        # Refused at creation as at every start (runs/actions/lifecycle.py): a run that would load a
+        # verifiers environment its owner may not load is not even stored.
+        if refusal := run_refusal(request_user(self), attrs, self.instance):
+            raise PermissionDenied(refusal)
         if "config" in attrs or "config_template" in attrs or self.instance is None:
             try:
                 attrs["config"] = complete_config(self._config_base(attrs), attrs.get("config"),
