@@ -28,6 +28,7 @@ from worker.trainer.rewards.sandbox import SandboxPool
 from worker.trainer.rollout.client import CompletionsClient, sampling_params
 from worker.trainer.rollout.gathering import Cancelled, Gathered, gather
 from worker.trainer.rollout.metrics import rollout_metrics, sample_records
+from worker.trainer.rollout.sample_keeping import kept_groups
 from worker.trainer.rollout.scoring import Scorer
 from worker.trainer.rollout.staleness import StalenessPolicy
 from worker.trainer.rollout.worker import PromptSource, RolloutWorker
@@ -497,7 +498,8 @@ class Trainer:
             if self.core_handover is not None:
                 metrics["system/train_seconds_beside_generation"] = self.core_handover.step_done()
             last_tokens, last_time = generated, now
-            self._maybe_log(metrics, groups, advantages.values.tolist(), trained_version)
+            self._maybe_log(metrics)
+            self._maybe_send_samples(groups, advantages.values.tolist(), trained_version)
             last = self.state.step == self.config.max_steps
             if last or self.state.step % self.config.save_steps == 0:
                 self._save(last=last)
@@ -550,7 +552,7 @@ class Trainer:
             self.reload_noted = True
             self.report.log(note)
 
-    def _maybe_log(self, metrics: dict, groups, advantages: list[float], trained_version: int) -> None:
+    def _maybe_log(self, metrics: dict) -> None:
         if self.state.step % self.config.logging_steps:
             return
         finite = {name: float(v) for name, v in metrics.items() if math.isfinite(v)}
@@ -558,9 +560,15 @@ class Trainer:
             self.report.log(f"non-finite metrics at step {self.state.step}: "
                             f"{sorted(set(metrics) - set(finite))}", level="warning")
         self.report.metrics(self.state.step, finite)
-        if self.config.log_completions and self.config.num_completions_to_log:
-            self.report.samples(self.state.step, sample_records(groups, advantages, self.config.num_completions_to_log,
-                                                                trained_version))
+
+    def _maybe_send_samples(self, groups, advantages: list[float], trained_version: int) -> None:
+        """The step's kept groups (rollout/sample_keeping.py) to the run page. The step's metrics
+        (train_step, rollout_metrics) were computed from all of them before this pick."""
+        config = self.config
+        kept = kept_groups(self.state.step, len(groups), config.samples_groups_per_step, config.samples_every_steps,
+                           config.seed) if config.log_completions else []
+        if kept:
+            self.report.samples(self.state.step, sample_records(groups, advantages, kept, trained_version))
 
     def _save(self, last: bool = False) -> None:
         """`last`: the run's last checkpoint, which for LoRA also holds the merged model."""

@@ -53,6 +53,33 @@ def knob(default, group: str, help: str, **constraints):
 LEGACY_PAUSE_SETTING = {"on": "take_turns", "off": "overlap", "auto": "auto"}
 
 
+def translated_sample_knobs(data):
+    """Configs saved before samples_groups_per_step sent num_completions_to_log groups (0: none)
+    on each logging step: they keep doing so, stored configs and frozen launch specs alike."""
+    if not isinstance(data, dict) or "num_completions_to_log" not in data:
+        return data
+    data = dict(data)
+    groups = data.pop("num_completions_to_log")
+    if not isinstance(groups, int):
+        data.setdefault("samples_groups_per_step", groups)  # refused there, by its new name
+    elif groups == 0:
+        data.setdefault("log_completions", False)
+    elif groups < _groups_a_step(data):  # more than a step had sent them all
+        data.setdefault("samples_groups_per_step", groups)
+    data.setdefault("samples_every_steps", data.get("logging_steps", 1))
+    return data
+
+
+def _groups_a_step(data: dict) -> int:
+    fields = TrainingConfig.model_fields
+    value = {name: data.get(name, fields[name].default)
+             for name in ("per_device_train_batch_size", "gradient_accumulation_steps", "num_generations")}
+    try:
+        return value["per_device_train_batch_size"] * value["gradient_accumulation_steps"] // value["num_generations"]
+    except (TypeError, ZeroDivisionError):
+        return 0  # the batch knobs are refused on their own
+
+
 class TrainingConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", protected_namespaces=())
 
@@ -147,7 +174,10 @@ class TrainingConfig(BaseModel):
     # Logging and checkpoints
     logging_steps: int = knob(1, "logging", "Send metrics every this many steps.", ge=1)
     log_completions: bool = knob(True, "logging", "Send sampled completions to the run page.")
-    num_completions_to_log: int = knob(2, "logging", "Groups of completions sent per logging step.", ge=0, le=64)
+    samples_groups_per_step: int = knob(
+        0, "logging", "Groups of completions stored per kept step (0: every group), picked at random with the "
+        "run's seed; the others still count in the metrics.", ge=0, le=100_000)
+    samples_every_steps: int = knob(1, "logging", "Store completions every this many steps.", ge=1, le=1_000_000)
     save_steps: int = knob(50, "logging", "Save a checkpoint every this many steps (and at the end).", ge=1)
     save_total_limit: int | None = knob(3, "logging", "Keep only the newest N checkpoints; empty keeps all.", ge=1)
 
@@ -244,7 +274,7 @@ class TrainingConfig(BaseModel):
             data = dict(data)
             legacy = data.pop("pause_generation_while_training")
             data.setdefault("cpu_sharing", LEGACY_PAUSE_SETTING.get(legacy, legacy))
-        return data
+        return translated_sample_knobs(data)
 
     @model_validator(mode="after")
     def _check_cross_field_rules(self):
@@ -267,6 +297,10 @@ class TrainingConfig(BaseModel):
                 f"per_device_train_batch_size × gradient_accumulation_steps ({batch}) must be a "
                 f"multiple of num_generations ({self.num_generations}): each step trains whole groups"
             )
+        elif self.samples_groups_per_step > batch // self.num_generations:
+            yield "samples_groups_per_step", (
+                f"samples_groups_per_step ({self.samples_groups_per_step}) is more than the "
+                f"{batch // self.num_generations} groups a step trains; 0 keeps every group")
         yield from self._distributed_problems()
         if self.epsilon_high is not None and self.epsilon_high < self.epsilon:
             yield "epsilon_high", f"epsilon_high ({self.epsilon_high}) must be at least epsilon ({self.epsilon})"

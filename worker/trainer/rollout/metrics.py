@@ -51,22 +51,24 @@ def episode_metrics(groups: list[Group]) -> dict[str, float]:
             **{f"episode/end/{reason}": ended[reason] / len(episodes) for reason in END_REASONS}}
 
 
-def sample_records(groups: list[Group], advantages: list[float], count: int, current_version: int) -> list[dict]:
-    """The first `count` groups as sample records for the run page (worker.trainer.events.SampleRecord)."""
-    records, offset = [], 0
-    for index, group in enumerate(groups):
-        size = len(group.completions)
-        if index < count:
-            for i, completion in enumerate(group.completions):
-                total = group.totals[i]
-                records.append({
-                    "group": index, "prompt": group.prompt_text, "completion": completion.text,
-                    "rewards": {name: values[i] for name, values in group.rewards.items()},
-                    "total_reward": total if math.isfinite(total) else None, "advantage": advantages[offset + i],
-                    "model_version": group.model_version, "staleness": current_version - group.model_version,
-                    "num_tokens": len(completion.token_ids), "finish_reason": completion.finish_reason,
-                    **({"turns": completion.episode.turns, "end_reason": completion.episode.end_reason}
-                       if completion.episode else {}),
-                })
-        offset += size
-    return records
+def sample_records(groups: list[Group], advantages: list[float], kept: list[int], current_version: int) -> list[dict]:
+    """The groups at the indices `kept` (rollout/sample_keeping.py) as sample records for the run
+    page (worker.trainer.events.SampleRecord), each with its place in the step as `group`."""
+    starts = [0]
+    for group in groups:
+        starts.append(starts[-1] + len(group.completions))
+    return [_record(index, groups[index], i, advantages[starts[index] + i], current_version)
+            for index in kept for i in range(len(groups[index].completions))]
+
+
+def _record(index: int, group: Group, i: int, advantage: float, current_version: int) -> dict:
+    completion, total = group.completions[i], group.totals[i]
+    return {
+        "group": index, "prompt": group.prompt_text, "completion": completion.text,
+        "rewards": {name: values[i] for name, values in group.rewards.items()},
+        "total_reward": total if math.isfinite(total) else None, "advantage": advantage,
+        "model_version": group.model_version, "staleness": current_version - group.model_version,
+        "num_tokens": len(completion.token_ids), "finish_reason": completion.finish_reason,
+        **({"turns": completion.episode.turns, "end_reason": completion.episode.end_reason}
+           if completion.episode else {}),
+    }

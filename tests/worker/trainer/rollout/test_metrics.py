@@ -42,5 +42,5 @@ def test_one_shot_completions_report_no_episode_metrics():
 def test_an_episode_without_reward_is_left_out_of_the_reward_mean_and_logged_without_one():
     groups = [group([episode(), episode(failed=True, end="environment_timeout")], [1.0, math.nan])]
     assert rollout_metrics(groups)["rollout/reward_mean"] == 1.0
-    records = sample_records(groups, [0.0, 0.0], count=1, current_version=0)
+    records = sample_records(groups, [0.0, 0.0], kept=[0], current_version=0)
     assert records[1]["total_reward"] is None and records[1]["end_reason"] == "environment_timeout"
