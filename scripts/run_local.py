@@ -27,6 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 STARTUP_TIMEOUT_S = 90
 STOP_GRACE_S = 15
 POLL_S = 0.2
+# runs.background.QUEUE, spelled out: importing runs would import Django into the launcher.
+BACKGROUND_QUEUE = "controlplane"
 
 stop_signals: list[int] = []
 
@@ -116,6 +118,13 @@ def server_args(host: str, port: int) -> list[str]:
 def worker_args(queues: str) -> list[str]:
     return ["-m", "celery", "-A", "worker.celery_app", "worker", "-Q", queues,
             "--concurrency", "1", "--loglevel", "INFO"]
+
+
+def consumer_args(concurrency: int) -> list[str]:
+    """The consumer of the control plane's own queue (runs.background): pushes, checks, finalising.
+    Named apart from the run worker (celery@host) so that the two never pass for one another."""
+    return ["-m", "celery", "-A", "controlplane.celery", "worker", "-Q", BACKGROUND_QUEUE,
+            "-n", f"{BACKGROUND_QUEUE}@%h", "--concurrency", str(concurrency), "--loglevel", "INFO"]
 
 
 def exited(children: list[subprocess.Popen]) -> subprocess.Popen | None:
