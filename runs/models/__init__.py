@@ -1,5 +1,6 @@
 from runs.models.dataset import Dataset
 from runs.models.environment import Environment, EnvironmentReward
+from runs.models.environment_dry_run import DryRunState, EnvironmentDryRun
 from runs.models.hub_push import HubPush, HubPushStatus
 from runs.models.reward import RewardFunction
 from runs.models.training_config import TrainingConfig
@@ -9,7 +10,8 @@ from runs.models.telemetry import (
 )
 
 __all__ = [
-    "Alarm", "Checkpoint", "Dataset", "Environment", "EnvironmentReward", "EvalOutcome", "EventCursor", "HubPush",
+    "Alarm", "Checkpoint", "Dataset", "DryRunState", "Environment", "EnvironmentDryRun", "EnvironmentReward",
+    "EvalOutcome", "EventCursor", "HubPush",
     "HubPushStatus", "IllegalTransition", "LogLine", "MetricPoint", "RetrainedMetricPoint", "RewardFunction", "Run",
     "RunEvalReward", "RunReward", "RunStatus", "Sample", "TrainingConfig",
 ]

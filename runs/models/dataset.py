@@ -8,6 +8,14 @@ from django.dispatch import receiver
 from runs.models.owned import OwnedModel
 
 
+class CheckState(models.TextChoices):
+    """An upload spooled to disk is stored first and checked by the control plane's consumer
+    (runs/datasets/deferred_check.py); everything else is checked (or not checkable here) as it is made."""
+    CHECKING = "checking", "Being checked"
+    READY = "ready", "Ready"
+    REFUSED = "refused", "Refused"
+
+
 class Dataset(OwnedModel):
     class Source(models.TextChoices):
         UPLOAD = "upload", "Uploaded file"
@@ -38,6 +46,12 @@ class Dataset(OwnedModel):
     # Null until validated: hub datasets are only loaded by a worker.
     row_count = models.PositiveBigIntegerField(null=True, blank=True)
     preview = models.JSONField(default=list, blank=True)
+    state = models.CharField(max_length=10, choices=CheckState.choices, default=CheckState.READY)
+    # While checking: {"rows": rows read, "bytes": bytes read (null for Parquet), "total_bytes": the file's size}.
+    check_progress = models.JSONField(default=dict, blank=True)
+    # Why the check refused the file (naming the line or row), and the request field to change.
+    refusal = models.TextField(blank=True)
+    refusal_field = models.CharField(max_length=50, blank=True)
 
     class Meta(OwnedModel.Meta):
         constraints = [models.UniqueConstraint(fields=["owner", "name"], name="dataset_name_unique_per_owner")]
@@ -48,6 +62,37 @@ class Dataset(OwnedModel):
     @property
     def is_validated(self) -> bool:
         return self.row_count is not None
+
+    def readiness_problem(self) -> str | None:
+        """Why a run (or a dry run) may not use this dataset yet, or None when it may."""
+        if self.state == CheckState.CHECKING:
+            rows = (self.check_progress or {}).get("rows") or 0
+            return (f"dataset {self.name!r} is still being checked ({rows} rows so far); "
+                    "use it once its page says it is ready")
+        if self.state == CheckState.REFUSED:
+            return f"dataset {self.name!r} was refused by its check: {self.refusal}; upload a corrected file"
+        return None
+
+    # The check writes through these while it runs: each one UPDATE of a row still being checked,
+    # so a dataset deleted meanwhile stays deleted and a check delivered twice finishes once.
+    def note_check_progress(self, rows: int, bytes_read: int | None) -> None:
+        progress = {**self.check_progress, "rows": rows, "bytes": bytes_read}
+        self._while_checking(check_progress=progress)
+
+    def finish_check(self, stored_fields: dict) -> bool:
+        return self._while_checking(state=CheckState.READY, **stored_fields)
+
+    def refuse(self, message: str, field: str) -> bool:
+        refused = self._while_checking(state=CheckState.REFUSED, refusal=message, refusal_field=field)
+        if refused and self.file:  # nothing of a refused file is used; its disk space is given back
+            self.file.storage.delete(self.file.name)
+        return refused
+
+    def _while_checking(self, **fields) -> bool:
+        changed = Dataset.objects.filter(pk=self.pk, state=CheckState.CHECKING).update(**fields)
+        for name, value in fields.items():
+            setattr(self, name, value)
+        return bool(changed)
 
     @classmethod
     def of_verifiers_environment(cls, owner, verifiers_id: str, params: dict) -> "Dataset":
