@@ -29,6 +29,9 @@ def dataset_spec(dataset: Dataset) -> dict:
 def build_launch_spec(run: Run, token: str, resume_from: Checkpoint | None = None) -> dict:
     if problem := model_problem(run.config["model"]):  # stored before names were required
         raise IllegalTransition(run, "queued", f"run {run.pk} cannot start: {problem}; clone it and change model")
+    for dataset in filter(None, (run.dataset, run.eval_dataset)):  # checked since, or made before checks waited
+        if problem := dataset.readiness_problem():
+            raise IllegalTransition(run, "queued", f"run {run.pk} cannot start: {problem}")
     ingest_url = settings.PUBLIC_URL + reverse("run-events", args=[run.pk])
     # Beside the events: <uploads_url><step>/files/..., .../complete, .../archive (checkpoint_upload.py).
     uploads_url = ingest_url.removesuffix("events/") + "uploads/"

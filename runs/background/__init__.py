@@ -15,7 +15,7 @@ from django.db import transaction
 QUEUE = "controlplane"
 TASK_PREFIX = "runs.background."
 # Modules whose @background_task functions the consumer registers (controlplane/celery.py).
-TASK_MODULES: list[str] = []
+TASK_MODULES: list[str] = ["runs.background.datasets", "runs.background.dry_runs"]
 
 
 def task_name(name: str) -> str:

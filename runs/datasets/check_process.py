@@ -20,8 +20,9 @@ START_ALLOWANCE_S = 30.0  # Python, Django's settings and pyarrow imported befor
 LIMITS = ("DATASET_ROW_MAX_BYTES", "DATASET_CHECK_TIMEOUT_S", "DATASET_UPLOAD_MAX_BYTES")
 
 
-def inspect_path(path: str, fmt: str, prompt_column: str) -> dict:
-    """What the dataset stores of its check (Inspection.stored_fields()); DatasetFileError otherwise."""
+def inspect_path(path: str, fmt: str, prompt_column: str, progress=None) -> dict:
+    """What the dataset stores of its check (Inspection.stored_fields()); DatasetFileError otherwise.
+    `progress(rows, bytes_read)`, when given, is told how far the child has read as it goes."""
     child = subprocess.Popen([sys.executable, "-m", "runs.datasets.check_child"], cwd=ROOT,
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                              start_new_session=True, env={"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"})
@@ -30,7 +31,7 @@ def inspect_path(path: str, fmt: str, prompt_column: str) -> dict:
         protocol.write_frame(child.stdin.fileno(), {
             "path": str(path), "format": fmt, "prompt_column": prompt_column,
             "limits": {name: getattr(settings, name) for name in LIMITS}})
-        reply = protocol.read_frame(child.stdout.fileno(), 16 << 20, time.monotonic() + limit_s + START_ALLOWANCE_S)
+        reply = _reply(child, time.monotonic() + limit_s + START_ALLOWANCE_S, progress)
     except TimeoutError:
         raise DatasetFileError(f"checking the file took longer than {limit_s} s (DATASET_CHECK_TIMEOUT_S) and was "
                                "stopped; upload fewer rows") from None
@@ -44,3 +45,11 @@ def inspect_path(path: str, fmt: str, prompt_column: str) -> dict:
     if not reply.get("ok"):
         raise DatasetFileError(str(reply.get("message")), field=str(reply.get("field") or "file"))
     return reply["inspection"]
+
+
+def _reply(child, deadline: float, progress) -> dict:
+    """The child's answer, after the progress frames it sends before it."""
+    while "progress" in (frame := protocol.read_frame(child.stdout.fileno(), 16 << 20, deadline)):
+        if progress is not None:
+            progress(int(frame["progress"]["rows"]), frame["progress"].get("bytes"))
+    return frame

@@ -3,7 +3,7 @@
 A check reads an untrusted file: each row is bounded by the reader (formats.py), the whole check
 by DATASET_CHECK_TIMEOUT_S, and what is stored of it (the preview) by PREVIEW_MAX_DEPTH, so that
 rendering it never recurses past Python's limit. A large upload is checked outside the web
-server's process (check_process.py).
+server's process (check_process.py), by the control plane's consumer (deferred_check.py).
 """
 import math
 import time
@@ -85,14 +85,17 @@ def _refuse_deep(row: dict, where: str) -> None:
             stack.extend((item, depth + 1) for item in value)
 
 
-def inspect_rows(rows, prompt_column: str, total: int | None = None) -> Inspection:
-    """Walks every row (so a broken row anywhere is found), keeping the first few for the preview."""
+def inspect_rows(rows, prompt_column: str, total: int | None = None, progress=None) -> Inspection:
+    """Walks every row (so a broken row anywhere is found), keeping the first few for the preview.
+    `progress(rows)`, when given, is told how far the check is every CLOCK_EVERY_ROWS rows."""
     columns: list[str] = []
     preview: list[dict] = []
     fmt = None
     count = 0
     deadline = time.monotonic() + settings.DATASET_CHECK_TIMEOUT_S
     for count, row in enumerate(rows, start=1):
+        if count % CLOCK_EVERY_ROWS == 0 and progress is not None:
+            progress(count)
         if count % CLOCK_EVERY_ROWS == 0 and time.monotonic() > deadline:
             raise DatasetFileError(f"checking the file took longer than {settings.DATASET_CHECK_TIMEOUT_S} s "
                                    f"(DATASET_CHECK_TIMEOUT_S), stopped at row {count}; upload fewer rows")
@@ -118,12 +121,12 @@ def inspect_rows(rows, prompt_column: str, total: int | None = None) -> Inspecti
     return Inspection(columns=columns, row_count=total or count, preview=preview, prompt_format=fmt)
 
 
-def inspect_file(fileobj, fmt: str, prompt_column: str) -> Inspection:
+def inspect_file(fileobj, fmt: str, prompt_column: str, progress=None) -> Inspection:
     """An upload spooled to disk (a large one) is checked in a process of its own (check_process.py)."""
     spooled = getattr(fileobj, "temporary_file_path", None)
     if spooled is not None:
         return Inspection(**inspect_path(spooled(), fmt, prompt_column))
-    return inspect_rows(read_rows(fileobj, fmt), prompt_column)
+    return inspect_rows(read_rows(fileobj, fmt), prompt_column, progress=progress)
 
 
 def inspect_generator(name: str, params: dict, prompt_column: str) -> tuple[dict, Inspection]:

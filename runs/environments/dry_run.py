@@ -101,7 +101,8 @@ class TextOnlyRendering:
         return []
 
 
-def play_episode(environment: Environment, play: Play) -> dict:
+def play_episode(environment: Environment, play: Play, on_turn=None) -> dict:
+    """The episode's report; `on_turn(k)` is awaited before the model's k-th turn (typed turns: never)."""
     row = json_safe(play.row)
     prompt = row.get(play.prompt_column)
     sandbox = RecordingSandbox(shared_pool())
@@ -121,7 +122,7 @@ def play_episode(environment: Environment, play: Play) -> dict:
         report.update(end_reason="environment_error", error=_sandbox_error(sandbox) or _error(exc))
         return {**report, "seconds": time.perf_counter() - started}
     try:
-        record = _run(env, messages, row, play, fmt, model)
+        record = _run(env, messages, row, play, fmt, model, on_turn)
         # A failed episode gets no reward in a run: none is shown here either.
         scored = {"rubric": [], "reward": None} if record.failed else \
             score_episode(environment, env, row, play.prompt_column, record)
@@ -161,7 +162,7 @@ def _tool_format(play: Play, rendering) -> str:
     return "hermes" if any("<tool_call>" in turn for turn in play.turns) else "text"
 
 
-def _run(env, messages: list[dict], row: dict, play: Play, fmt: str, model):
+def _run(env, messages: list[dict], row: dict, play: Play, fmt: str, model, on_turn=None):
     max_turns = play.max_turns if play.turns is None else min(play.max_turns, len(play.turns))
     per_turn = model_play.MAX_NEW_TOKENS
     limits = EpisodeLimits(max_turns=max_turns, max_tool_calls=MAX_TOOL_CALLS, max_turn_tokens=per_turn,
@@ -175,7 +176,7 @@ def _run(env, messages: list[dict], row: dict, play: Play, fmt: str, model):
     rendering = ChatRendering(tokenizer, tools)
     runner = EpisodeRunner(env, rendering, limits, fmt, current_version=lambda: None)
     prompt_ids = rendering.ids(rendering.text(messages, generation_prompt=True))
-    server = model_play.ModelServer(tokenizer, policy)
+    server = model_play.ModelServer(tokenizer, policy, on_turn)
     return asyncio.run(runner.play(server, prompt_ids, messages, row)).episode
 
 

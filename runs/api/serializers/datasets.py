@@ -5,9 +5,11 @@ from rest_framework import serializers
 
 from runs.api.errors import PayloadTooLarge
 from runs.api.serializers.fields import StrictTextModelSerializer, unique_name_for_owner
+from runs.datasets import deferred_check
 from runs.datasets.formats import DatasetFileError, detect_format
 from runs.datasets.validation import generator_fields, inspect_file
 from runs.models import Dataset
+from runs.models.dataset import CheckState
 from worker.trainer.hub_ids import dataset_hub_id_problem
 
 SOURCE_FIELDS = ("source", "file", "hub_id", "split", "generator", "generator_params", "prompt_column")
@@ -25,9 +27,17 @@ class DatasetSerializer(StrictTextModelSerializer):
         fields = [
             "id", "name", "owner", "source", "file", "file_name", "file_format", "sha256", "size_bytes", "hub_id",
             "split", "generator", "generator_params", "prompt_column", "prompt_format", "columns",
-            "row_count", "preview", "created_at", "updated_at",
+            "row_count", "preview", "state", "check_progress", "refusal", "refusal_field", "created_at", "updated_at",
         ]
-        read_only_fields = ["file_format", "sha256", "size_bytes", "prompt_format", "columns", "row_count", "preview"]
+        read_only_fields = ["file_format", "sha256", "size_bytes", "prompt_format", "columns", "row_count", "preview",
+                            "state", "check_progress", "refusal", "refusal_field"]
+        extra_kwargs = {
+            "state": {"help_text": "ready; checking: a large upload whose rows the control plane's consumer is "
+                                   "checking (a run on it is refused until it is ready); refused: see refusal."},
+            "check_progress": {"help_text": "While checking: rows and bytes read so far, and total_bytes."},
+            "refusal": {"help_text": "Why the check refused the file (naming its line or row); nothing of it is used."},
+            "refusal_field": {"help_text": "The field to change for a refused file (file or prompt_column)."},
+        }
 
     def get_file_name(self, dataset) -> str:
         return dataset.file.name.rsplit("/", 1)[-1] if dataset.file else ""
@@ -61,10 +71,18 @@ class DatasetSerializer(StrictTextModelSerializer):
         prompt_column = attrs.get("prompt_column", "prompt")
         try:
             fmt = detect_format(upload.name)
+            if deferred_check.checked_later(upload):  # large: stored now, checked by the consumer
+                return {**attrs, "file_format": fmt, **deferred_check.fields_while_checking(upload)}
             inspection = inspect_file(upload, fmt, prompt_column)
         except DatasetFileError as exc:
             raise serializers.ValidationError({exc.field: f"{upload.name}: {exc}"}) from None
         return {**attrs, "file_format": fmt, **inspection.stored_fields(), **content_fields(upload)}
+
+    def create(self, validated_data):
+        dataset = super().create(validated_data)
+        if dataset.state == CheckState.CHECKING:
+            deferred_check.check_after_commit(dataset)
+        return dataset
 
     def _check_hub(self, attrs):
         # A hub id, never a path: datasets.load_dataset reads a local folder of that name on the

@@ -139,10 +139,11 @@ class RunSerializer(StrictTextModelSerializer):
 
     @staticmethod
     def _dataset_problems(attrs) -> dict:
-        """A verifiers environment's dataset is loaded from the environment: it must be installed."""
+        """A dataset still being checked (or refused) cannot be trained on; a verifiers environment's
+        dataset is loaded from the environment: it must be installed."""
         return {field: problem for field in ("dataset", "eval_dataset")
-                if (dataset := attrs.get(field)) is not None and dataset.source == Dataset.Source.ENVIRONMENT
-                and (problem := verifiers_problem(dataset.hub_id))}
+                if (dataset := attrs.get(field)) is not None and (problem := dataset.readiness_problem() or (
+                    dataset.source == Dataset.Source.ENVIRONMENT and verifiers_problem(dataset.hub_id)))}
 
     def _merged(self, attrs) -> dict:
         """The run's evaluation settings as they would stand after this request."""

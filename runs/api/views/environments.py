@@ -1,14 +1,16 @@
 """Environments in the library, and the dry run that plays one episode of one."""
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import status
 from rest_framework.decorators import action
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 
-from runs.api.serializers.environment_dry_run import EnvironmentDryRunRequest
+from runs.api.serializers.environment_dry_run import EnvironmentDryRunRequest, EnvironmentDryRunStatus
 from runs.api.serializers.environments import EnvironmentSerializer
 from runs.api.views.code_authoring import CodeAuthoringChecked
 from runs.api.views.owned import OwnedViewSet
+from runs.environments import dry_run_job
 from runs.environments.dry_run import Play, play_episode
 from runs.environments.model_play import model_play_problem
 from runs.models import Environment
@@ -25,10 +27,14 @@ class EnvironmentViewSet(CodeAuthoringChecked, OwnedViewSet):
     def get_queryset(self):
         return super().get_queryset().select_related("dataset").prefetch_related("environment_rewards__reward_function")
 
-    @extend_schema(request=EnvironmentDryRunRequest, responses=OpenApiTypes.OBJECT)
+    @extend_schema(request=EnvironmentDryRunRequest, responses={
+        200: OpenApiResponse(OpenApiTypes.OBJECT, description="Typed turns: the episode, played at once."),
+        202: OpenApiResponse(EnvironmentDryRunStatus, description=(
+            "The model plays: the dry run is queued for the control plane's consumer; poll its `url` "
+            "(Location) until `state` is done (its `result` is what typed turns answer) or failed."))})
     @action(detail=True, methods=["post"], url_path="dry-run")
     def dry_run(self, request, pk=None):
-        """Plays one episode on a dataset row with typed assistant turns (or the model) and shows every turn."""
+        """Plays one episode on a dataset row with typed assistant turns (at once) or the model (queued)."""
         environment = self.get_object()
         asked = EnvironmentDryRunRequest(data=request.data, context=self.get_serializer_context())
         asked.is_valid(raise_exception=True)
@@ -41,12 +47,32 @@ class EnvironmentViewSet(CodeAuthoringChecked, OwnedViewSet):
         dataset = params.get("dataset") or environment.dataset
         if dataset is None:
             raise ValidationError({"dataset": "choose the dataset whose row opens the episode"})
+        if problem := dataset.readiness_problem():
+            raise ValidationError({"dataset": problem})
         row = _row(dataset, params["row"])
+        if "turns" not in params:  # a model is never loaded here: the consumer plays it
+            dry_run = dry_run_job.ask(environment, request.user, dataset, params["row"], row, params)
+            shown = EnvironmentDryRunStatus(dry_run, context=self.get_serializer_context()).data
+            return Response(shown, status=status.HTTP_202_ACCEPTED, headers={"Location": shown["url"]})
         played = play_episode(environment, Play(
             row=row, prompt_column=dataset.prompt_column, turns=params.get("turns"), model=params["model"],
             max_turns=params["max_turns"], tool_call_format=params["tool_call_format"]))
         return Response({"environment": environment.pk, "kind": environment.kind, "dataset": dataset.pk,
                          "row": params["row"], **played})
+
+    @extend_schema(responses={200: EnvironmentDryRunStatus}, parameters=[
+        OpenApiParameter("dry_run", int, OpenApiParameter.PATH, description="The id the dry run's 202 gave.")])
+    @action(detail=True, methods=["get"], url_path=r"dry-runs/(?P<dry_run>\d+)")
+    def dry_run_status(self, request, pk=None, dry_run=None):
+        """How far a model-played dry run is (queued, loading, turn k of n), and its result when done.
+        Only the user who asked it (or staff) sees it."""
+        asked = self.get_object().dry_runs.filter(pk=dry_run)
+        if not request.user.is_staff:
+            asked = asked.filter(requested_by=request.user)
+        shown = asked.first()
+        if shown is None:
+            raise NotFound(f"no dry run {dry_run} of this environment asked by you")
+        return Response(EnvironmentDryRunStatus(shown, context=self.get_serializer_context()).data)
 
 
 def _row(dataset, index: int) -> dict:
