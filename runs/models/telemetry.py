@@ -1,5 +1,5 @@
 """What runs report: metric points, sampled completions, log lines, checkpoints."""
-from django.db import models
+from django.db import connections, models
 
 
 class MetricPoint(models.Model):
@@ -33,6 +33,30 @@ class RetrainedMetricPoint(models.Model):
     class Meta:
         indexes = [models.Index(fields=["run", "name", "step"], name="retrained_run_name_step")]
 
+# The distinct steps of a run's samples as a loose index scan: each step is one seek in the
+# (run, step, ...) index for the next larger step, so a run with a million samples in a thousand
+# steps costs a thousand seeks, where DISTINCT reads every sample's entry. SQLite and PostgreSQL
+# both plan it so (bench/samples.py; tests/runs/test_sample_browse_index.py checks the plan).
+SAMPLE_STEPS_SQL = """
+WITH RECURSIVE steps(step) AS (
+    SELECT MIN(step) FROM {table} WHERE run_id = %s AND step > %s
+    UNION ALL
+    SELECT (SELECT MIN(later.step) FROM {table} AS later WHERE later.run_id = %s AND later.step > steps.step)
+    FROM steps WHERE steps.step IS NOT NULL
+)
+SELECT step FROM steps WHERE step IS NOT NULL
+"""
+
+
+class SampleQuerySet(models.QuerySet):
+    def steps_of(self, run_id: int, after: int | None = None) -> list[int]:
+        """The steps of the run that have samples, ascending; with `after`, only larger ones."""
+        sql = SAMPLE_STEPS_SQL.format(table=self.model._meta.db_table)
+        with connections[self.db].cursor() as cursor:
+            cursor.execute(sql, [run_id, -1 if after is None else after, run_id])
+            return [step for step, in cursor.fetchall()]
+
+
 class Sample(models.Model):
     run = models.ForeignKey("runs.Run", on_delete=models.CASCADE, related_name="samples")
     step = models.PositiveIntegerField()
@@ -50,9 +74,13 @@ class Sample(models.Model):
     turns = models.JSONField(null=True, blank=True)
     end_reason = models.CharField(max_length=40, blank=True)
 
+    objects = SampleQuerySet.as_manager()
+
     class Meta:
         ordering = ["step", "group", "id"]
-        indexes = [models.Index(fields=["run", "step"], name="sample_run_step")]
+        # In the order samples are read (a step's page, the run's pages, the steps' list above):
+        # a page is a range of the index, never a sort, however many samples the run holds.
+        indexes = [models.Index(fields=["run", "step", "group", "id"], name="sample_run_step_group")]
 
 
 class EvalOutcome(models.Model):

@@ -9,7 +9,7 @@ from rest_framework.generics import get_object_or_404
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from runs.models import Run
+from runs.models import Run, Sample
 
 
 class SampleStepsQuery(serializers.Serializer):
@@ -24,7 +24,4 @@ class SampleStepsView(APIView):
         run = get_object_or_404(Run.objects.visible_to(request.user), pk=run_id)
         query = SampleStepsQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
-        samples = run.samples.all()
-        if query.validated_data.get("after") is not None:
-            samples = samples.filter(step__gt=query.validated_data["after"])
-        return Response({"steps": list(samples.order_by("step").values_list("step", flat=True).distinct())})
+        return Response({"steps": Sample.objects.steps_of(run.pk, after=query.validated_data.get("after"))})

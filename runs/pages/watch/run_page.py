@@ -12,11 +12,12 @@ from runs.api.serializers.hub_push import HubPushSerializer
 from runs.api.serializers.telemetry import CheckpointSerializer, LogLineSerializer
 from runs.events import status_payload
 from runs.fleet.pools import waiting_note
-from runs.models import Run, RunStatus
+from runs.models import Run, RunStatus, Sample
 from runs.models.run import ACTIVE
 from runs.pages.config_form import config_field_groups
 from runs.pages.watch.run_alarms import alarm_page_data
 from runs.pages.watch.run_evaluation import evaluation_page_data
+from runs.pages.watch.sample_keeping import samples_kept
 
 LOG_TAIL = 300
 # The first chart's series travel with the page, so that it is drawn without waiting for a
@@ -69,7 +70,7 @@ def page_data(run) -> dict:
             "socket": f"/ws/runs/{run.pk}/",
         },
         "metric_names": names, "first_series": first_series(run, names), "max_points": MAX_POINTS,
-        "sample_steps": list(run.samples.order_by("step").values_list("step", flat=True).distinct()),
+        "sample_steps": Sample.objects.steps_of(run.pk),
         "logs": log_tail(run),
         "checkpoints": checkpoint_rows(run),
         # Pushes to the Hub: the form posts to urls.push, the list polls urls.pushes while one is going.
@@ -89,6 +90,7 @@ def run_page(request, pk: int):
         "run": run, "rewards": rewards, "config_groups": config_field_groups(run.config),
         "data": data, "allowed_actions": data["allowed_actions"],
         "waiting_note": waiting_note(run),  # a queued run that no live worker can take says so
+        "samples_kept": samples_kept(run.config),  # what the completions panel holds of each step
     })
 
 
