@@ -1,33 +1,49 @@
 """Pushing a checkpoint to the Hugging Face Hub with a token the user gives for that push.
 
-The push runs in a thread of the web process, not on a Celery worker: workers never touch the
-database and may run on other machines, while the checkpoint's files are readable here (this
-disk or the artifact store). The HubPush row is what pages and scripts poll; the thread writes
-its progress and its outcome there. The token travels from the request to the thread's memory
-and no further: it is never stored or logged, and is masked in any message that is.
+The request records the push and answers at once; the push itself is a task on the control
+plane's background queue (runs/background/hub_push.py), done by a consumer with the database and
+the checkpoint's files at hand. Run workers never do it: they never touch the database and may be
+on other machines. The HubPush row is what pages and scripts poll; the task writes its progress,
+files and bytes, and its outcome there.
+
+The token is never stored or logged. It travels to the consumer inside the task's message, sealed
+with a key derived from SECRET_KEY (runs/background/sealed.py): whoever reads the broker's folder
+or Redis sees ciphertext that expires after TOKEN_MAX_AGE_S. It is masked in any message that is
+stored.
+
+Files go to the Hub one at a time, from where they are: a checkpoint folder on this disk is read in
+place; a file of a bucket is spooled to disk alone and removed once the Hub has it (a small one
+stays until the commit, which carries it).
 """
 import logging
+import os
 import tempfile
-import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.conf import settings
-from django.db import connections, transaction
+from django.db import transaction
+from django.http import Http404
 from django.template.defaultfilters import filesizeformat
 from django.views.decorators.debug import sensitive_variables
-from huggingface_hub import HfApi
+from huggingface_hub import CommitOperationAdd, HfApi
 
 from runs.actions.hub_failures import EXPLAINED, failure_reason, without_secret
-from runs.artifacts.checkpoint_files import CheckpointFile, copy_to_folder
+from runs.artifacts.checkpoint_files import CheckpointFile
 from runs.artifacts.export import Exported, export_files
+from runs.background import enqueue
+from runs.background.sealed import Unsealable, seal, unseal
 from runs.models import Checkpoint, HubPush
+from runs.models.hub_push import HubPushStatus
 
 logger = logging.getLogger(__name__)
 
-Job = Callable[[], None]
-Runner = Callable[[Job], None]
+PUSH_TASK = "push_checkpoint"
+TOKEN_PURPOSE = "hub-push-token"
+# How long a push may wait in the queue before its token no longer opens: generous for a queue
+# behind other pushes, short enough that a copy of the broker's messages is soon worth nothing.
+TOKEN_MAX_AGE_S = 24 * 3600
+COPY_CHUNK = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -38,51 +54,43 @@ class PushRequest:
     private: bool = True
 
 
-def run_in_background(job: Job) -> None:
-    """Runs `job` in a thread of this process; the thread closes its database connections when done.
+@sensitive_variables("request", "sealed_token")
+def start_push(checkpoint: Checkpoint, files: list[CheckpointFile], request: PushRequest, user) -> HubPush:
+    """Records the push of `request.part` of the checkpoint and queues it once that is committed.
 
-    A daemon thread: stopping the server does not wait for a push of gigabytes, it cuts it off
-    (its row then stays `pushing`; pushing the checkpoint again is the remedy)."""
-    def run_then_close():
-        try:
-            job()
-        finally:
-            connections.close_all()
-
-    threading.Thread(target=run_then_close, name="hub-push", daemon=True).start()
-
-
-@sensitive_variables("request", "token")
-def start_push(checkpoint: Checkpoint, files: list[CheckpointFile], request: PushRequest, user,
-               run_in: Runner | None = None) -> HubPush:
-    """Records the push of `request.part` of the checkpoint and starts it once that is committed.
-
-    NoSuchPart when the checkpoint lacks the part, before anything is recorded. `run_in` runs
-    the push (a thread by default; tests pass one that runs it at once)."""
+    NoSuchPart when the checkpoint lacks the part, before anything is recorded."""
     exported = export_files(files, request.part)
-    runner = run_in or run_in_background
+    sealed_token = seal(request.token, TOKEN_PURPOSE)
     with transaction.atomic():
-        push = HubPush.objects.create(run=checkpoint.run, checkpoint=checkpoint, repo_id=request.repo_id,
-                                      part=request.part, private=request.private, requested_by=user,
-                                      detail="waiting to start")
-        token = request.token
-        transaction.on_commit(lambda: runner(lambda: push_checkpoint(push.pk, exported, token)))
+        push = HubPush.objects.create(
+            run=checkpoint.run, checkpoint=checkpoint, repo_id=request.repo_id, part=request.part,
+            private=request.private, requested_by=user, detail="waiting for the control plane's queue",
+            files_total=len(exported), bytes_total=sum(stored.size for _, stored in exported))
+        enqueue(PUSH_TASK, push.pk, sealed_token)
     return push
 
 
-@sensitive_variables("token")
-def push_checkpoint(push_id: int, exported: Exported, token: str) -> None:
-    """The push: copy the files into a temporary folder, create the repository, upload the folder.
+@sensitive_variables("sealed_token", "token")
+def push_checkpoint(push_id: int, sealed_token: str, files_of) -> None:
+    """The push: create the repository, upload the part's files one by one, commit them together.
 
-    Ends with the row pushed or failed, whatever happens; the folder is removed either way."""
+    Ends with the row pushed or failed, whatever happens. A push already ended (a message delivered
+    twice) or deleted with its run is left alone. `files_of(checkpoint)` lists the checkpoint's files
+    where this control plane reads them (Http404 saying why when they are gone)."""
     push = HubPush.objects.select_related("run", "checkpoint").filter(pk=push_id).first()
-    if push is None:  # the run was deleted before the push began
+    if push is None or push.status != HubPushStatus.PUSHING:
         return
-    endpoint = settings.HF_HUB_ENDPOINT
+    endpoint, token = settings.HF_HUB_ENDPOINT, ""
     try:
-        with tempfile.TemporaryDirectory(prefix=f"push-{push_id}-", dir=staging_root()) as folder:
-            copy_with_progress(push, exported, Path(folder))
-            commit_url = upload(push, Path(folder), len(exported), token)
+        token = unseal(sealed_token, TOKEN_PURPOSE, TOKEN_MAX_AGE_S)
+        exported = export_files(files_of(push.checkpoint), push.part)
+        commit_url = upload(push, exported, token)
+    except Unsealable as exc:
+        push.mark_failed(f"the token given for this push could not be read: {exc}; push again")
+        return
+    except Http404 as exc:
+        push.mark_failed(f"the checkpoint cannot be read here any more: {exc}")
+        return
     except Exception as exc:
         reason = without_secret(failure_reason(exc, push.repo_id, endpoint), token)
         logger.warning("push %s of run %s to %s failed: %s", push.pk, push.run_id, push.repo_id, reason,
@@ -93,29 +101,59 @@ def push_checkpoint(push_id: int, exported: Exported, token: str) -> None:
 
 
 def staging_root() -> Path:
-    """Under the data dir rather than /tmp: a checkpoint can be gigabytes, and /tmp is often small."""
+    """Under the data dir rather than /tmp: a file of a checkpoint can be gigabytes, and /tmp is often small."""
     root = Path(settings.DATA_DIR) / "hub-pushes"
     root.mkdir(parents=True, exist_ok=True)
     return root
 
 
-def copy_with_progress(push: HubPush, exported: Exported, folder: Path) -> None:
-    for number, item in enumerate(exported, start=1):
-        push.note_progress(f"copying files {number}/{len(exported)}")
-        copy_to_folder([item], folder)
-
-
 @sensitive_variables("token")
-def upload(push: HubPush, folder: Path, count: int, token: str) -> str:
-    """Creates the repository unless it exists and uploads the folder in one commit (huggingface_hub
-    splits a folder of hundreds of files into several); the URL of the last commit."""
+def upload(push: HubPush, exported: Exported, token: str) -> str:
+    """Creates the repository unless it exists, sends each file (huggingface_hub's pre-upload: a big
+    file goes to the Hub's storage then and is not held anywhere after), then makes one commit of
+    them all. The URL of the commit."""
     api = HfApi(endpoint=settings.HF_HUB_ENDPOINT, token=token)
     push.note_progress(f"creating {push.repo_id} on {settings.HF_HUB_ENDPOINT} unless it exists")
     api.create_repo(push.repo_id, private=push.private, exist_ok=True)
-    push.note_progress(f"uploading {count} files to {push.repo_id}")
-    commit = api.upload_folder(repo_id=push.repo_id, folder_path=folder, commit_message=commit_message(push),
-                               commit_description=commit_description(push))
+    with tempfile.TemporaryDirectory(prefix=f"push-{push.pk}-", dir=staging_root()) as spool:
+        operations, bytes_done = [], 0
+        for number, (path, stored) in enumerate(exported, start=1):
+            operation, spooled = addition(path, stored, Path(spool) / str(number))
+            api.preupload_lfs_files(push.repo_id, additions=[operation])
+            if spooled and getattr(operation, "_is_uploaded", False):
+                spooled.unlink()  # on the Hub's side now; the commit names it by its hash
+            operations.append(operation)
+            bytes_done += stored.size
+            push.note_sent(number, bytes_done, f"sent {number}/{len(exported)} files to {push.repo_id}")
+        push.note_progress(f"committing {len(exported)} files to {push.repo_id}")
+        commit = api.create_commit(repo_id=push.repo_id, operations=operations, commit_message=commit_message(push),
+                                   commit_description=commit_description(push))
     return commit.commit_url
+
+
+def addition(path, stored: CheckpointFile, spool_path: Path) -> tuple[CommitOperationAdd, Path | None]:
+    """The Hub operation adding `stored` at `path`: read in place when it is a file on this disk, else
+    copied to `spool_path` first (returned, so it can go as soon as it is sent)."""
+    if local := local_path(stored):
+        return CommitOperationAdd(path_in_repo=path.as_posix(), path_or_fileobj=str(local)), None
+    with stored.open() as source, spool_path.open("wb") as out:
+        while block := source.read(COPY_CHUNK):
+            out.write(block)
+    return CommitOperationAdd(path_in_repo=path.as_posix(), path_or_fileobj=str(spool_path)), spool_path
+
+
+def local_path(stored: CheckpointFile) -> Path | None:
+    """The file's path on this disk when `stored.open()` opens a file here (a checkpoint folder, the
+    filesystem store), checked to be that very file; None for a bucket's stream."""
+    with stored.open() as handle:
+        name = getattr(handle, "name", None)
+        if not isinstance(name, str) or not Path(name).is_absolute():
+            return None
+        try:
+            opened, named = os.fstat(handle.fileno()), os.stat(name)
+        except (OSError, ValueError):  # no descriptor (io.UnsupportedOperation is both), or gone
+            return None
+    return Path(name) if (opened.st_dev, opened.st_ino) == (named.st_dev, named.st_ino) else None
 
 
 def commit_message(push: HubPush) -> str:
@@ -130,4 +168,3 @@ def commit_description(push: HubPush) -> str:
 def files_and_size(exported: Exported) -> str:
     size = filesizeformat(sum(stored.size for _, stored in exported)).replace("\xa0", " ")
     return f"{len(exported)} files ({size})"
-

@@ -15,7 +15,11 @@ from django.db import transaction
 QUEUE = "controlplane"
 TASK_PREFIX = "runs.background."
 # Modules whose @background_task functions the consumer registers (controlplane/celery.py).
-TASK_MODULES: list[str] = ["runs.background.datasets", "runs.background.dry_runs"]
+TASK_MODULES: list[str] = [
+    "runs.background.datasets",
+    "runs.background.dry_runs",
+    "runs.background.hub_push",
+]
 
 
 def task_name(name: str) -> str:

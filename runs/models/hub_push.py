@@ -1,8 +1,9 @@
 """A push of a checkpoint to the Hugging Face Hub: what was asked, and how it went.
 
-The row is the truth a page or a script polls: the push itself runs in the web process
-(runs/actions/hub_push.py) and writes its progress here. The token the push used is never
-stored; it lives only in the memory of that push.
+The row is the truth a page or a script polls: the push itself runs on the control plane's
+background queue (runs/actions/hub_push.py) and writes its progress here, files and bytes. The
+token the push used is never stored: it travels sealed in the task's message (runs/background/
+sealed.py) and lives in clear only in the memory of the consumer doing that push.
 """
 from django.conf import settings
 from django.db import models
@@ -30,6 +31,12 @@ class HubPush(models.Model):
                                      related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Progress: what the push sends, known when it is asked for, and how much is on the Hub's side
+    # (a big file counts once uploaded, a small one once read; the commit then sends the small ones).
+    files_total = models.PositiveIntegerField(default=0)
+    files_done = models.PositiveIntegerField(default=0)
+    bytes_total = models.PositiveBigIntegerField(default=0)
+    bytes_done = models.PositiveBigIntegerField(default=0)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -41,6 +48,9 @@ class HubPush(models.Model):
     # which does nothing once the run (and so this row) has been deleted under it.
     def note_progress(self, detail: str) -> None:
         self._write(detail=detail)
+
+    def note_sent(self, files_done: int, bytes_done: int, detail: str) -> None:
+        self._write(files_done=files_done, bytes_done=bytes_done, detail=detail)
 
     def mark_pushed(self, commit_url: str, detail: str) -> None:
         self._finish(status=HubPushStatus.PUSHED, detail=detail, commit_url=commit_url)

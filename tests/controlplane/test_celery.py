@@ -4,7 +4,7 @@ import json
 import subprocess
 import sys
 
-from runs.background import QUEUE, TASK_MODULES
+from runs.background import QUEUE, TASK_MODULES, task_name
 from scripts.run_local import BACKGROUND_QUEUE
 from tests.support.asgi_server import ROOT
 
@@ -33,6 +33,7 @@ def test_importing_the_app_sets_django_up_and_loads_tasks_only_when_a_worker_sta
     seen = app_as_a_fresh_process_sees_it(tmp_path)
     assert seen["before"] == []
     assert seen["after"] == TASK_MODULES
+    assert task_name("push_checkpoint") in seen["tasks"]
 
 
 def test_a_consumer_takes_only_the_control_plane_queue_and_no_broadcast_commands(tmp_path):

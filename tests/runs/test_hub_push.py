@@ -1,20 +1,29 @@
 """Pushing a checkpoint to the Hugging Face Hub, through the real huggingface_hub client, against a
 stand-in Hub on a local port (tests/support/hub_server.py): what arrives, what a refused token or
 an unreachable Hub leave behind, which requests are refused before anything starts, who may push,
-and that the token shows nowhere. The pushes run at once in the test's thread, except in the last
-test, which waits for the real background thread."""
+and that the token shows nowhere, the task's message included. The queued task runs at once in the
+test's thread (pushes_at_once), except in the last test, where a real server queues it and a real
+consumer of the control plane's queue does it."""
+import base64
+import io
+import json
 import time
-from pathlib import Path
+from pathlib import Path, PurePosixPath
+from unittest import mock
 
+import httpx
 import pytest
 from django.conf import settings as django_settings
 
 from runs.actions import hub_push
-from runs.actions.hub_push import PushRequest, start_push
+from runs.actions.hub_push import PushRequest, local_path, start_push
 from runs.api.views.checkpoint_download import files_of
 from runs.artifacts import checkpoint_store as store
+from runs.artifacts.checkpoint_files import CheckpointFile, folder_files
+from runs.background import QUEUE, task_name
 from runs.models import HubPush
-from tests.support.asgi_server import free_port
+from tests.support.asgi_server import SEED_RUN, AsgiServer, free_port, logged_in_client
+from tests.support.controlplane_consumer import running_consumer
 from tests.support.hub_server import HubServer
 from tests.support.telemetry import add_checkpoint
 
@@ -33,9 +42,18 @@ def hub(settings, tmp_path):
 
 
 @pytest.fixture
-def pushes_at_once(monkeypatch):
-    """Pushes run in the test's thread, when the request's transaction commits."""
-    monkeypatch.setattr(hub_push, "run_in_background", lambda job: job())
+def pushes_at_once():
+    """The queued push runs in the test's thread, when the request's transaction commits, as a
+    consumer would run it (the registered task, with the message's arguments after a JSON trip)."""
+    from controlplane.celery import app
+    import runs.background.hub_push  # noqa: F401  registers the task, as a consumer's start does
+
+    def consume(name, args, queue):
+        assert queue == QUEUE
+        app.tasks[name](*json.loads(json.dumps(args)))
+
+    with mock.patch.object(app, "send_task", side_effect=consume) as send:
+        yield send
 
 
 def write_files(folder: Path, files: dict[str, bytes]) -> None:
@@ -95,19 +113,91 @@ def test_a_checkpoint_pushed_as_model_arrives_as_it_was_without_its_optimizer_st
     assert hub.unknown == [] and staged_folders() == []
 
 
-def test_the_push_reports_its_progress_and_takes_a_runner(run, owner, hub, monkeypatch,
+def test_the_push_reports_its_progress_in_files_and_bytes(run, owner, hub, monkeypatch, pushes_at_once,
                                                           django_capture_on_commit_callbacks):
     progress = []
     monkeypatch.setattr(HubPush, "note_progress", lambda self, detail: progress.append(detail))
+    monkeypatch.setattr(HubPush, "note_sent", lambda self, files, size, detail: progress.append((files, size)))
     checkpoint = checkpoint_on_disk(run)
     request = PushRequest(repo_id=f"{HUB_USER}/public", token=TOKEN, part="all", private=False)
     with django_capture_on_commit_callbacks(execute=True):
-        started = start_push(checkpoint, files_of(checkpoint), request, owner, run_in=lambda job: job())
-    assert progress == ["copying files 1/4", "copying files 2/4", "copying files 3/4", "copying files 4/4",
-                        f"creating tester/public on {hub.url} unless it exists", "uploading 4 files to tester/public"]
+        started = start_push(checkpoint, files_of(checkpoint), request, owner)
+    sizes = [len(FILES[path]) for path in sorted(FILES)]  # the folder's files, in the order listed
+    assert (started.files_total, started.bytes_total) == (4, sum(sizes))
+    assert progress == [f"creating tester/public on {hub.url} unless it exists",
+                        *[(done, sum(sizes[:done])) for done in range(1, 5)], "committing 4 files to tester/public"]
     started.refresh_from_db()
     assert started.status == "pushed" and started.private is False
     assert hub.repos[f"{HUB_USER}/public"].files == FILES and hub.repos[f"{HUB_USER}/public"].private is False
+
+
+def test_the_pushes_list_shows_the_files_and_bytes_done(owner_api, run, hub, pushes_at_once,
+                                                        django_capture_on_commit_callbacks):
+    push(owner_api, run, checkpoint_on_disk(run), django_capture_on_commit_callbacks)
+    [pushed] = pushes(owner_api, run)
+    size = sum(map(len, SERVED.values()))
+    assert (pushed["files_done"], pushed["files_total"], pushed["bytes_done"], pushed["bytes_total"]) == (
+        3, 3, size, size)
+
+
+def test_a_request_only_queues_the_push_with_the_token_sealed(owner_api, run, hub, broker,
+                                                               django_capture_on_commit_callbacks):
+    response = push(owner_api, run, checkpoint_on_disk(run), django_capture_on_commit_callbacks)
+    assert response.status_code == 202 and response.json()["status"] == "pushing"
+    assert response.json()["detail"] == "waiting for the control plane's queue"
+    [sent] = broker.call_args_list
+    assert sent.args == (task_name("push_checkpoint"),) and sent.kwargs["queue"] == QUEUE
+    push_id, sealed = sent.kwargs["args"]
+    assert push_id == response.json()["id"] and TOKEN not in sealed and TOKEN not in json.dumps(sent.kwargs)
+    assert hub.requests == []  # nothing happened yet: the consumer does it
+
+
+def test_a_folder_checkpoint_is_read_in_place(run, owner, hub, monkeypatch, pushes_at_once,
+                                               django_capture_on_commit_callbacks):
+    spooled, make = [], hub_push.addition
+    monkeypatch.setattr(hub_push, "addition", lambda *args: spooled.append(make(*args)[1]) or make(*args))
+    checkpoint = checkpoint_on_disk(run)
+    with django_capture_on_commit_callbacks(execute=True):
+        start_push(checkpoint, files_of(checkpoint), PushRequest(f"{HUB_USER}/in-place", TOKEN, "all"), owner)
+    assert spooled == [None] * 4 and hub.repos[f"{HUB_USER}/in-place"].files == FILES
+
+
+def test_a_stream_from_a_bucket_is_spooled_a_file_at_a_time_and_the_spool_removed(
+        run, owner, hub, broker, django_capture_on_commit_callbacks):
+    streamed = [CheckpointFile(PurePosixPath(path), len(data), 0.0, lambda data=data: io.BytesIO(data))
+                for path, data in FILES.items()]
+    with django_capture_on_commit_callbacks(execute=True):
+        start_push(checkpoint_on_disk(run), streamed, PushRequest(f"{HUB_USER}/streamed", TOKEN, "all"), owner)
+    [sent] = broker.call_args_list
+    hub_push.push_checkpoint(*sent.kwargs["args"], files_of=lambda checkpoint: streamed)
+    assert HubPush.objects.get().status == "pushed", HubPush.objects.get().detail
+    assert hub.repos[f"{HUB_USER}/streamed"].files == FILES and staged_folders() == []
+
+
+def test_local_path_is_the_file_a_folder_checkpoint_opens_and_none_for_a_stream(tmp_path):
+    write_files(tmp_path, {"a/b.bin": b"x"})
+    [in_folder] = folder_files(tmp_path)
+    assert local_path(in_folder) == tmp_path / "a" / "b.bin"
+    assert local_path(CheckpointFile(PurePosixPath("b.bin"), 1, 0.0, lambda: io.BytesIO(b"x"))) is None
+
+
+def test_a_push_delivered_twice_pushes_once(owner_api, run, hub, pushes_at_once,
+                                            django_capture_on_commit_callbacks):
+    push(owner_api, run, checkpoint_on_disk(run), django_capture_on_commit_callbacks)
+    [delivered] = pushes_at_once.call_args_list
+    hub_push.push_checkpoint(*delivered.kwargs["args"], files_of=files_of)  # a consumer lost before its ack
+    assert len(hub.repos[f"{HUB_USER}/model"].commits) == 1 and pushes(owner_api, run)[0]["status"] == "pushed"
+
+
+def test_a_token_sealed_under_another_secret_key_fails_the_push_asking_for_another(
+        owner_api, run, hub, broker, settings, django_capture_on_commit_callbacks):
+    push(owner_api, run, checkpoint_on_disk(run), django_capture_on_commit_callbacks)
+    [sent] = broker.call_args_list
+    settings.SECRET_KEY = "rotated-" + settings.SECRET_KEY
+    hub_push.push_checkpoint(*sent.kwargs["args"], files_of=files_of)
+    [failed] = pushes(owner_api, run)
+    assert failed["status"] == "failed" and "SECRET_KEY changed" in failed["detail"]
+    assert failed["detail"].endswith("push again") and hub.requests == []
 
 
 def test_a_second_push_to_the_same_repository_adds_a_commit(owner_api, run, hub, pushes_at_once,
@@ -206,14 +296,55 @@ def test_the_token_shows_in_no_answer_no_row_and_no_log(owner_api, run, hub, pus
     assert TOKEN not in caplog.text
 
 
-@pytest.mark.django_db(transaction=True)
-def test_the_push_runs_in_a_background_thread_of_the_web_process(owner_api, run, hub):
-    checkpoint = checkpoint_on_disk(run)
-    response = owner_api.post(f"/api/runs/{run.pk}/checkpoints/{checkpoint.pk}/push/",
-                              {"repo_id": f"{HUB_USER}/threaded", "token": TOKEN}, format="json")
-    assert response.status_code == 202, response.content
-    deadline = time.monotonic() + 60
-    while (status := HubPush.objects.get().status) == "pushing" and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert status == "pushed", HubPush.objects.get().detail
-    assert hub.repos[f"{HUB_USER}/threaded"].files == SERVED
+ON_DISK_CHECKPOINT = """
+import json
+from pathlib import Path
+from django.conf import settings
+from runs.models import Run
+from tests.support.telemetry import add_checkpoint
+run = Run.objects.get()
+folder = Path(settings.RUNS_DIR) / str(run.pk) / "checkpoints" / "step-20"
+for relative, data in FILES.items():
+    (folder / relative).parent.mkdir(parents=True, exist_ok=True)
+    (folder / relative).write_bytes(data)
+print(json.dumps({"checkpoint": add_checkpoint(run, 20, str(folder)).pk}))
+"""
+
+
+def test_a_live_server_answers_at_once_and_a_real_consumer_does_the_push(tmp_path):
+    with HubServer(token=TOKEN, user=HUB_USER) as hub, \
+            AsgiServer(tmp_path, env={"HF_HUB_ENDPOINT": hub.url}) as server:
+        run_id = server.shell_json(SEED_RUN)["run_id"]
+        checkpoint = server.shell_json(f"FILES = {FILES!r}\n" + ON_DISK_CHECKPOINT)["checkpoint"]
+        client = logged_in_client(server, "owner", "owner-pass-123")
+        headers = {"X-CSRFToken": client.cookies["csrftoken"]}
+        answer = client.post(f"/api/runs/{run_id}/checkpoints/{checkpoint}/push/", headers=headers,
+                             json={"repo_id": f"{HUB_USER}/live", "token": TOKEN})
+        assert answer.status_code == 202 and answer.json()["status"] == "pushing", answer.text
+        assert hub.requests == []  # queued, not done in the web process (no consumer yet)
+        [message] = queued_messages(server)
+        assert task_name("push_checkpoint") in message and TOKEN not in message  # what rests in the broker
+
+        with running_consumer(server):
+            listed = wait_for_push_to_end(client, run_id)
+        assert listed["status"] == "pushed", listed["detail"]
+        assert (listed["files_done"], listed["bytes_done"]) == (3, sum(map(len, SERVED.values())))
+        assert hub.repos[f"{HUB_USER}/live"].files == SERVED
+        assert TOKEN not in "".join(path.read_text() for path in tmp_path.glob("*.log"))
+
+
+def queued_messages(server: AsgiServer) -> list[str]:
+    """The messages waiting on the control plane's queue of the server's filesystem broker, each with its
+    body decoded (kombu keeps it in base64, where a token in clear would not show as itself)."""
+    folder = Path(server.env["DATA_DIR"]) / "broker" / "out"
+    messages = [path.read_text() for path in folder.glob(f"*.{QUEUE}.msg")]
+    return [message + base64.b64decode(json.loads(message)["body"]).decode() for message in messages]
+
+
+def wait_for_push_to_end(client: httpx.Client, run_id: int, timeout_s: float = 90) -> dict:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        [listed] = client.get(f"/api/runs/{run_id}/pushes/").json()
+        if listed["status"] != "pushing" or time.monotonic() > deadline:
+            return listed
+        time.sleep(0.2)

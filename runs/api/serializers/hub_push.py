@@ -39,5 +39,12 @@ class HubPushSerializer(serializers.ModelSerializer):
     class Meta:
         model = HubPush
         fields = ["id", "run", "checkpoint", "step", "repo_id", "part", "private", "status", "detail",
-                  "commit_url", "requested_by", "created_at", "finished_at"]
+                  "commit_url", "requested_by", "created_at", "finished_at",
+                  "files_total", "files_done", "bytes_total", "bytes_done"]
         read_only_fields = fields
+        extra_kwargs = {
+            "files_total": {"help_text": "How many files the push sends (the part's files)."},
+            "files_done": {"help_text": "How many of them the Hub has, or (small ones) are ready for the commit."},
+            "bytes_total": {"help_text": "Their size in bytes."},
+            "bytes_done": {"help_text": "The bytes of the files done."},
+        }

@@ -1,8 +1,9 @@
 """Pushing a checkpoint to the Hugging Face Hub, and the pushes of a run.
 
 `POST /api/runs/<id>/checkpoints/<checkpoint id>/push/` checks the request and that the part
-can be read here, records the push and answers 202 at once; the push goes on in the background
-(runs/actions/hub_push.py). `GET /api/runs/<id>/pushes/` is where its progress shows.
+can be read here, records the push, queues it and answers 202 at once; a consumer of the control
+plane's queue does it (runs/actions/hub_push.py). `GET /api/runs/<id>/pushes/` is where its
+progress shows.
 """
 from django.http import Http404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -20,9 +21,11 @@ from runs.models import Checkpoint, Run
 PUSH_DESCRIPTION = (
     "Starts pushing a part of the checkpoint to a Hugging Face Hub repository (the Hub this control plane is "
     "configured for, HF_HUB_ENDPOINT), creating the repository if needed, and answers 202 with the push at once. "
-    "The push runs in the background: poll GET /api/runs/{run_id}/pushes/ until its status is pushed (with "
-    "commit_url) or failed (detail says why: a refused token, an unreachable Hub, ...). The token is used for "
-    "this push only and is never stored or returned.")
+    "The push runs in the background, on the control plane's queue: poll GET /api/runs/{run_id}/pushes/ for its "
+    "progress (files_done of files_total, bytes_done of bytes_total) until its status is pushed (with commit_url) or "
+    "failed "
+    "(detail says why: a refused token, an unreachable Hub, ...). The token is used for this push only: never "
+    "stored or returned, it reaches the queue's consumer encrypted and unreadable after a day.")
 
 
 def visible_checkpoint(user, run_id: int, checkpoint_id: int) -> Checkpoint:
@@ -37,7 +40,7 @@ def visible_checkpoint(user, run_id: int, checkpoint_id: int) -> Checkpoint:
 class CheckpointPushView(APIView):
     @extend_schema(
         request=PushToHubSerializer, description=PUSH_DESCRIPTION,
-        responses={202: OpenApiResponse(HubPushSerializer, description="The push, started (status pushing)."),
+        responses={202: OpenApiResponse(HubPushSerializer, description="The push, queued (status pushing)."),
                    400: OpenApiResponse(description="A malformed repo_id, an unknown part, or no token; "
                                                     "the answer names the field."),
                    404: OpenApiResponse(description="No such run or checkpoint, the checkpoint has no such part, "

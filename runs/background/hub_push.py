@@ -1,0 +1,9 @@
+"""The Hub push as a task of the control plane's queue: see runs/actions/hub_push.py."""
+from runs.actions.hub_push import PUSH_TASK, push_checkpoint
+from runs.api.views.checkpoint_download import files_of
+from runs.background import background_task
+
+
+@background_task(PUSH_TASK)
+def push_checkpoint_task(push_id: int, sealed_token: str) -> None:
+    push_checkpoint(push_id, sealed_token, files_of)
