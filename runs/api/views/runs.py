@@ -14,6 +14,7 @@ from runs.api.serializers.alarms import AlarmSerializer
 from runs.api.serializers.queries import LOG_LEVELS, LogsQuery, MetricsQuery, SamplesQuery, parsed
 from runs.api.serializers.runs import RunSerializer
 from runs.api.pagination import TelemetryPagination
+from runs.api.sample_pagination import SamplePagination
 from runs.api.serializers.telemetry import CheckpointSerializer, LogLineSerializer, SampleSerializer
 from runs.api.views.owned import OwnedViewSet
 from runs.models import IllegalTransition, Run
@@ -97,7 +98,7 @@ class RunViewSet(OwnedViewSet):
                                "a multi-turn rollout carries its episode: `turns` (each message, its tool calls, "
                                "whether it was trained, the policy version that sampled it, its error) and "
                                "`end_reason`, which `end_reason=` filters on.")
-    @action(detail=True, methods=["get"], pagination_class=TelemetryPagination)
+    @action(detail=True, methods=["get"], pagination_class=SamplePagination)
     def samples(self, request, pk=None):
         run = self.get_object()
         q = parsed(SamplesQuery, request)
