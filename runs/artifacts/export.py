@@ -3,18 +3,20 @@
 `part` picks the files a user wants: `all` (to resume from), `model` (ready to serve: weights,
 tokenizer and config without the optimizer state; for LoRA, the merged model that a run's last
 checkpoint holds) or `adapter` (a LoRA adapter with its tokenizer). The tar is produced while
-it is sent, so a checkpoint of hundreds of MB costs no memory or temporary disk.
+it is sent, so a checkpoint of any size costs no memory or temporary disk. Its layout is fixed by
+the files' names and sizes alone (each header and padding is computed, no data read), so its
+length is known in advance and a download can start at any byte of it (pieces.py: HTTP Range).
 """
 import tarfile
 from pathlib import PurePosixPath
 
 from runs.artifacts.checkpoint_files import CheckpointFile
+from runs.artifacts.pieces import Piece, iter_bytes, literal, of_file, total_size
 
 PARTS = ("all", "model", "adapter")
 TRAINER_STATE, OPTIMIZER, MERGED = "trainer_state.pt", "optimizer", "merged"
 TRAINING_STATE = (TRAINER_STATE, OPTIMIZER)  # what resuming needs and serving does not
 ADAPTER_WEIGHTS = "adapter_model.safetensors"
-CHUNK = 1024 * 1024
 BLOCK = tarfile.BLOCKSIZE
 
 Exported = list[tuple[PurePosixPath, CheckpointFile]]  # (path in the export, the stored file)
@@ -42,30 +44,27 @@ def export_files(files: list[CheckpointFile], part: str) -> Exported:
     return merged
 
 
-def tar_stream(exported: Exported, name: str):
-    """Yields an uncompressed tar of the files under a folder called `name`, a chunk at a time."""
+def tar_pieces(exported: Exported, name: str, before: list[bytes] = ()) -> list[Piece]:
+    """An uncompressed tar of the files under a folder called `name`, after the members `before`
+    (tar_member), as pieces: headers and padding computed, the files' bytes read when sent."""
+    pieces = [literal(member) for member in before]
     for path, stored in exported:
         info = tarfile.TarInfo(f"{name}/{path.as_posix()}")
         info.size, info.mtime, info.mode = stored.size, int(stored.mtime), 0o644
-        yield info.tobuf(format=tarfile.PAX_FORMAT)
-        yield from _file_chunks(stored)
-    yield b"\0" * (2 * BLOCK)  # end of archive
+        pieces += [literal(info.tobuf(format=tarfile.PAX_FORMAT)), of_file(stored)]
+        if stored.size % BLOCK:
+            pieces.append(literal(b"\0" * (BLOCK - stored.size % BLOCK)))
+    return [*pieces, literal(b"\0" * (2 * BLOCK))]  # end of archive
+
+
+def tar_stream(exported: Exported, name: str):
+    """Yields the tar of tar_pieces, a chunk at a time, from its first byte to its last."""
+    pieces = tar_pieces(exported, name)
+    yield from iter_bytes(pieces, 0, total_size(pieces) - 1)
 
 
 def tar_member(name: str, content: bytes) -> bytes:
-    """One small file as a tar member, to go before a tar_stream."""
+    """One small file as a tar member, to go before the checkpoint's folder."""
     info = tarfile.TarInfo(name)
     info.size, info.mode = len(content), 0o644
     return info.tobuf(format=tarfile.PAX_FORMAT) + content + b"\0" * (-len(content) % BLOCK)
-
-
-def _file_chunks(stored: CheckpointFile):
-    sent = 0
-    with stored.open() as handle:
-        while sent < stored.size and (chunk := handle.read(min(CHUNK, stored.size - sent))):
-            sent += len(chunk)
-            yield chunk
-    if sent < stored.size:  # the file shrank while being sent: pad so the archive stays readable
-        yield b"\0" * (stored.size - sent)
-    if stored.size % BLOCK:
-        yield b"\0" * (BLOCK - stored.size % BLOCK)

@@ -3,7 +3,8 @@
 A checked upload is sent file by file (multipart above 64 MB, several parts at once) and only
 then removed from the control plane's disk; the run's checkpoint is listed after that, so a
 bucket that is away leaves the upload where it was, to be completed again. Downloads stream
-from the bucket through the control plane, so a browser or a worker needs no bucket credentials.
+from the bucket through the control plane, so a browser or a worker needs no bucket credentials;
+a download resumed mid-file reads from there with a ranged GET (bucket_reads.py).
 """
 import shutil
 from contextlib import contextmanager
@@ -14,6 +15,7 @@ from boto3.s3.transfer import TransferConfig
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
+from runs.artifacts.bucket_reads import BucketObjectReader
 from runs.artifacts.checkpoint_files import CheckpointFile
 from runs.artifacts.stores import StoreUnavailable, checkpoint_key, run_key
 
@@ -55,8 +57,13 @@ class S3Store:
             self._delete_under(self._key(run_key(run_id)) + "/")
 
     def _open(self, key: str):
+        return BucketObjectReader(lambda offset: self._body_from(key, offset))
+
+    def _body_from(self, key: str, offset: int):
+        """The object's bytes from `offset` on: a ranged GET, so a resumed download reads no byte twice."""
         with self._reaching(f"read {key}"):
-            return self.client.get_object(Bucket=self.bucket, Key=key)["Body"]
+            ranged = {"Range": f"bytes={offset}-"} if offset else {}
+            return self.client.get_object(Bucket=self.bucket, Key=key, **ranged)["Body"]
 
     def _delete_under(self, prefix: str) -> None:
         for page in self.client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=prefix):

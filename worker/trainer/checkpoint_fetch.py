@@ -6,7 +6,8 @@ resumes a run another worker trained downloads the checkpoint's tar with the run
 its own output folder, unpacks it through a partial folder, checks every file against the
 manifest the tar carries beside the folder (the sizes and sha256s the control plane checked the
 upload against), and resumes from there. A file that differs is fetched once more, then fails
-the run naming it. While the control plane is away the fetch waits (fetching.py).
+the run naming it. While the control plane is away the fetch waits (fetching.py); a connection cut
+mid-download goes on from the bytes already here (fetching.Download: HTTP Range).
 """
 import logging
 import shutil
@@ -18,7 +19,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from worker.trainer.checkpoint_manifest import ARCHIVE_MANIFEST, CheckpointManifest, files_in
-from worker.trainer.fetching import (PATIENCE, FetchError, Patience, WrongBytes, sha256_of, stream_to_file,
+from worker.trainer.fetching import (PATIENCE, Download, FetchError, Patience, WrongBytes, sha256_of,
                                      with_retries)
 
 log = logging.getLogger(__name__)
@@ -40,35 +41,51 @@ def local_checkpoint(resume_from: str, url: str | None, token: str | None, outpu
     target = Path(output_dir) / folder / Path(resume_from).name
     if target.is_dir():
         return str(target), False
-    with_retries(lambda: fetch_into(url, token, target, on_wait or log.warning), url, "checkpoint", patience,
-                 refused=CheckpointFetchError, on_wait=on_wait)
-    return str(target), True
-
-
-def fetch_into(url: str, token: str | None, target: Path, say: Callable[[str], None] = log.warning) -> None:
-    """Downloads the tar of one checkpoint folder, checks it, and unpacks it as `target`."""
+    say = on_wait or log.warning
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = Path(tempfile.mkdtemp(prefix=f"{target.name}.", suffix=".partial", dir=target.parent))
     try:
-        archive, unpacked = partial / "checkpoint.tar", partial / "unpacked"
-        stream_to_file(url, token, archive, "checkpoint", refused=CheckpointFetchError)
-        try:
-            with tarfile.open(archive) as tar:
-                tar.extractall(unpacked, filter="data")  # no paths outside, no links out
-        except tarfile.TarError as exc:
-            raise WrongBytes(f"the archive arrived broken: {exc}") from exc
-        folders = [path for path in unpacked.iterdir() if path.is_dir()] if unpacked.is_dir() else []
-        if len(folders) != 1:
-            raise WrongBytes(f"the archive holds {len(folders)} folders, not one checkpoint")
-        manifest_path = unpacked / ARCHIVE_MANIFEST
-        if manifest_path.is_file():
-            check_files(folders[0], read_manifest(manifest_path))
-        else:
-            say(f"the control plane kept no checksums for the checkpoint {target.name} (uploaded before it kept "
-                "them): its files are not checked")
-        folders[0].rename(target)
+        download = Download(url, token, partial / "checkpoint.tar", "checkpoint", refused=CheckpointFetchError,
+                            say=say)
+        with_retries(lambda: fetch_into(download, target, say), url, "checkpoint", patience,
+                     refused=CheckpointFetchError, on_wait=on_wait)
     finally:
         shutil.rmtree(partial, ignore_errors=True)
+    return str(target), True
+
+
+def fetch_into(download: Download, target: Path, say: Callable[[str], None] = log.warning) -> None:
+    """Completes the download of one checkpoint folder's tar (going on from the bytes it kept),
+    checks it, and unpacks it as `target`; an archive that arrived wrong is discarded, to be
+    fetched whole again."""
+    download.fetch()
+    unpacked = download.target.with_name("unpacked")
+    shutil.rmtree(unpacked, ignore_errors=True)  # what an earlier try unpacked
+    try:
+        folder = unpack_checked(download.target, unpacked, target.name, say)
+    except WrongBytes:
+        download.discard()
+        raise
+    folder.rename(target)
+
+
+def unpack_checked(archive: Path, unpacked: Path, name: str, say: Callable[[str], None]) -> Path:
+    """The checkpoint folder unpacked from `archive`, its files checked against the manifest beside it."""
+    try:
+        with tarfile.open(archive) as tar:
+            tar.extractall(unpacked, filter="data")  # no paths outside, no links out
+    except tarfile.TarError as exc:
+        raise WrongBytes(f"the archive arrived broken: {exc}") from exc
+    folders = [path for path in unpacked.iterdir() if path.is_dir()] if unpacked.is_dir() else []
+    if len(folders) != 1:
+        raise WrongBytes(f"the archive holds {len(folders)} folders, not one checkpoint")
+    manifest_path = unpacked / ARCHIVE_MANIFEST
+    if manifest_path.is_file():
+        check_files(folders[0], read_manifest(manifest_path))
+    else:
+        say(f"the control plane kept no checksums for the checkpoint {name} (uploaded before it kept "
+            "them): its files are not checked")
+    return folders[0]
 
 
 def read_manifest(path: Path) -> CheckpointManifest:

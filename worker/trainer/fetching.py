@@ -10,6 +10,8 @@ What is tried again, and for how long:
   as bytes wrong twice are wrong where they are kept;
 - a refusal (401, 403, 404 and any other 4xx: no token, not this run's, gone): final at once,
   with the control plane's reason.
+A connection cut mid-download goes on from the bytes already on disk (Download: HTTP Range), so a
+file of many GB is not fetched again from its start; the result is checked as a whole all the same.
 """
 import hashlib
 import logging
@@ -69,24 +71,71 @@ def sha256_of(path: Path) -> str:
         return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
-def stream_to_file(url: str, token: str | None, target: Path, what: str, on_chunk: Callable[[bytes], None] = None,
-                   refused: type[FetchError] = FetchError) -> None:
-    """Writes the body of GET `url` to `target`, each chunk also given to `on_chunk`."""
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    try:
-        with httpx.stream("GET", url, headers=headers, timeout=TIMEOUT, follow_redirects=True) as response:
-            refuse_unless_ok(response, url, what, refused)
-            with target.open("wb") as out:
+class Download:
+    """GET `url` into `target`, going on where a broken connection stopped.
+
+    A cut after some bytes arrived is resumed at once: the next GET asks for the bytes after
+    those on disk (`Range: bytes=N-`), on condition that the control plane still serves the same
+    bytes (`If-Range` with the ETag, else the Last-Modified, of the first answer). An answer
+    of 200 instead of 206 (the file changed, or ranges are not served) starts the file over. A cut
+    before any new byte is NotAnswered, which with_retries waits on; the bytes kept stay for the
+    next try. The caller checks the result (a sha256, a manifest) and `discard`s it when wrong.
+    """
+
+    def __init__(self, url: str, token: str | None, target: Path, what: str,
+                 refused: type[FetchError] = FetchError, say: Callable[[str], None] | None = None):
+        self.url, self.token, self.target, self.what, self.refused = url, token, target, what, refused
+        self.say = say or log.warning
+        self.validator: str | None = None  # the ETag or Last-Modified of the bytes on disk
+
+    def fetch(self) -> None:
+        """The whole body in `target`; NotAnswered when a try brought no new byte."""
+        while True:
+            before = self.received()
+            try:
+                return self._get_from(before)
+            except httpx.TransportError as exc:
+                after = self.received()
+                if after <= before or self.validator is None:
+                    raise NotAnswered(f"the control plane did not answer: {exc or type(exc).__name__}") from exc
+                self.say(f"the {self.what}'s download broke off after {after / 2 ** 20:.1f} MB "
+                         f"({exc or type(exc).__name__}); going on from there")
+
+    def received(self) -> int:
+        """Bytes on disk that a resumed GET may go on from (none without a validator to resume on)."""
+        return self.target.stat().st_size if self.validator and self.target.is_file() else 0
+
+    def discard(self) -> None:
+        """Forgets the bytes on disk (they arrived wrong): the next fetch starts over."""
+        self.target.unlink(missing_ok=True)
+        self.validator = None
+
+    def _get_from(self, offset: int) -> None:
+        headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
+        if offset:
+            headers |= {"Range": f"bytes={offset}-", "If-Range": self.validator}
+        with httpx.stream("GET", self.url, headers=headers, timeout=TIMEOUT, follow_redirects=True) as response:
+            if response.status_code == 416 and offset:
+                if _complete_at(response, offset):
+                    return  # every byte was already here
+                self.discard()
+                raise NotAnswered("the control plane holds fewer bytes than those kept here: starting over")
+            refuse_unless_ok(response, self.url, self.what, self.refused)
+            if response.status_code == 206 and not _content_range_from(response, offset):
+                raise NotAnswered(f"the control plane answered a range other than bytes {offset}-: "
+                                  f"{response.headers.get('Content-Range')}")
+            if response.status_code == 200:
+                offset = 0  # the whole body: the file changed, or ranges are not served
+            self.validator = _validator(response)
+            with self.target.open("r+b" if offset else "wb") as out:
+                out.truncate(offset)
+                out.seek(offset)
                 for chunk in response.iter_bytes(CHUNK):
-                    if on_chunk is not None:
-                        on_chunk(chunk)
                     out.write(chunk)
-    except httpx.TransportError as exc:
-        raise NotAnswered(f"the control plane did not answer: {exc or type(exc).__name__}") from exc
 
 
 def refuse_unless_ok(response: httpx.Response, url: str, what: str, refused: type[FetchError]) -> None:
-    if response.status_code == 200:
+    if response.status_code in (200, 206):
         return
     response.read()
     detail = _detail(response)
@@ -94,6 +143,26 @@ def refuse_unless_ok(response: httpx.Response, url: str, what: str, refused: typ
         raise NotAnswered(f"HTTP {response.status_code} from the control plane: {detail}",
                           retry_after_s=_retry_after_s(response))
     raise refused(f"the control plane refused the {what} (HTTP {response.status_code}): {detail}")
+
+
+def _validator(response: httpx.Response) -> str | None:
+    """What an If-Range may name these bytes by: a strong ETag, else the Last-Modified date; None
+    when the answer gives neither or takes no ranges (a cut then starts over)."""
+    if response.headers.get("Accept-Ranges", "").lower() != "bytes":
+        return None
+    etag = response.headers.get("ETag")
+    if etag and not etag.startswith("W/"):
+        return etag
+    return response.headers.get("Last-Modified")
+
+
+def _content_range_from(response: httpx.Response, offset: int) -> bool:
+    return response.headers.get("Content-Range", "").startswith(f"bytes {offset}-")
+
+
+def _complete_at(response: httpx.Response, size: int) -> bool:
+    """A 416 that says the whole is `size` bytes: those on disk are all of it."""
+    return response.headers.get("Content-Range", "") == f"bytes */{size}"
 
 
 def with_retries(fetch: Callable[[], None], url: str, what: str, patience: Patience = PATIENCE,

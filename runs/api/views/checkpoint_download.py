@@ -10,15 +10,17 @@ the artifact store (runs/artifacts/stores.py: this disk or a bucket). Otherwise 
 trainer wrote it, under RUNS_DIR/<run id>/: only folders inside that run's own directory here
 are served: a checkpoint whose worker ran elsewhere, or a reported path outside the run's
 folder, is a 404 that says so, never a file from somewhere else.
+
+The tar streams with bounded memory and takes HTTP Range (runs/api/file_responses.py), so an
+interrupted download of a checkpoint of tens of GB goes on where it stopped (`curl -C -`); from a
+bucket, the files are read with ranged GETs through the control plane, which authorises first.
 """
-from itertools import chain
 from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
-from django.http import Http404, StreamingHttpResponse
+from django.http import Http404
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.authentication import BaseAuthentication
@@ -31,7 +33,8 @@ from rest_framework.views import APIView
 from runs.artifacts import checkpoint_store as store
 from runs.artifacts.checkpoint_files import CheckpointFile, folder_files
 from runs.api.views.ingest import run_of_token
-from runs.artifacts.export import PARTS, NoSuchPart, export_files, tar_member, tar_stream
+from runs.api.file_responses import RANGE_PARAMETERS, layout_etag, pieces_response, range_responses
+from runs.artifacts.export import PARTS, Exported, NoSuchPart, export_files, tar_member, tar_pieces
 from runs.artifacts.stores import StoreUnavailable, step_folder
 from runs.models import Checkpoint, Run
 from runs.starting_checkpoint import starts_from
@@ -142,9 +145,10 @@ class CheckpointDownloadView(APIView):
             "with its tokenizer.")),
             OpenApiParameter("for_run", int, required=False, description=(
                 "With a run's bearer token: that run's id; the checkpoint must be the one it starts from "
-                "(init_checkpoint). The tar then holds the manifest its files were checked against on upload."))],
-        responses={(200, "application/x-tar"): OpenApiResponse(OpenApiTypes.BINARY, description=(
-            "The checkpoint, or the part asked for, as an uncompressed tar.")),
+                "(init_checkpoint). The tar then holds the manifest its files were checked against on upload.")),
+            *RANGE_PARAMETERS],
+        responses={**range_responses("application/x-tar",
+                                     "The checkpoint, or the part asked for, as an uncompressed tar"),
                    400: OpenApiResponse(description="An unknown part."),
                    401: OpenApiResponse(description="No credentials, or a run token not valid for `for_run`."),
                    404: OpenApiResponse(description="No such checkpoint or part, or its files are not here."),
@@ -163,6 +167,11 @@ class CheckpointDownloadView(APIView):
             return store_unavailable(exc)
         name = folder_name(checkpoint) if part == "all" else f"{folder_name(checkpoint)}-{part}"
         manifest = manifest_members(checkpoint) if isinstance(request.auth, Run) and part == "all" else []
-        response = StreamingHttpResponse(chain(manifest, tar_stream(exported, name)), content_type="application/x-tar")
-        response["Content-Disposition"] = f'attachment; filename="run-{run_id}-{name}.tar"'
-        return response
+        return checkpoint_tar(request, exported, name, manifest, filename=f"run-{run_id}-{name}.tar")
+
+
+def checkpoint_tar(request, exported: Exported, name: str, before: list[bytes], filename: str):
+    """The tar of `exported` under a folder `name`, after the members `before`: streamed, with Range."""
+    pieces = tar_pieces(exported, name, before=before)
+    return pieces_response(request, pieces, etag=layout_etag(pieces), content_type="application/x-tar",
+                           last_modified=max((file.mtime for _, file in exported), default=None), filename=filename)

@@ -16,10 +16,9 @@ CHECKPOINT_CHUNK_MAX_MB, or a token that is not the run's, is refused before its
 (runs/api/request_guard.py).
 """
 import errno
-from itertools import chain
 
 from django.db.models import Sum
-from django.http import Http404, StreamingHttpResponse
+from django.http import Http404
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from pydantic import ValidationError as SchemaError
@@ -30,11 +29,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from runs.actions.checkpoints import register_uploaded_checkpoint
-from runs.api.views.checkpoint_download import stored_files, store_unavailable
+from runs.api.file_responses import RANGE_PARAMETERS, range_responses
+from runs.api.views.checkpoint_download import checkpoint_tar, manifest_members, stored_files, store_unavailable
 from runs.api.views.ingest import schema_problems
 from runs.api.views.run_dataset import run_for_token
 from runs.artifacts import checkpoint_store as store
-from runs.artifacts.export import tar_member, tar_stream
 from runs.artifacts.stores import StoreUnavailable, step_folder
 from worker.trainer.checkpoint_manifest import ARCHIVE_MANIFEST, CheckpointManifest
 
@@ -162,10 +161,10 @@ class CheckpointUploadCompleteView(_RunTokenView):
 
 class CheckpointArchiveView(_RunTokenView):
     @extend_schema(summary="An uploaded checkpoint as a tar, for the worker resuming the run",
-                   responses={(200, "application/x-tar"): OpenApiResponse(
-                       description=f"The checkpoint folder, and beside it `{ARCHIVE_MANIFEST}`: each file's "
-                                   "size and sha256 as checked on arrival (absent for a checkpoint uploaded "
-                                   "before they were kept)."),
+                   parameters=RANGE_PARAMETERS,
+                   responses={**range_responses("application/x-tar", (
+                       f"The checkpoint folder, and beside it `{ARCHIVE_MANIFEST}`: each file's size and sha256 as "
+                       "checked on arrival (absent for a checkpoint uploaded before they were kept)")),
                               401: DETAIL, 404: DETAIL,
                               503: OpenApiResponse(DETAIL, description="The artifact store could not be reached.")})
     def get(self, request, run_id: int, step: int):
@@ -177,11 +176,6 @@ class CheckpointArchiveView(_RunTokenView):
             files = stored_files(run.pk, step)
         except StoreUnavailable as exc:
             return store_unavailable(exc)
-        manifest = []
-        if checkpoint.files:
-            kept = CheckpointManifest(step=step, model_version=checkpoint.model_version,
-                                      local_path=checkpoint.path or "?", files=checkpoint.files)
-            manifest = [tar_member(ARCHIVE_MANIFEST, kept.model_dump_json().encode())]
-        return StreamingHttpResponse(chain(manifest, tar_stream([(file.path, file) for file in files],
-                                                                step_folder(step))),
-                                     content_type="application/x-tar")
+        # Streamed with bounded memory, and resumable with Range (runs/api/file_responses.py).
+        return checkpoint_tar(request, [(file.path, file) for file in files], step_folder(step),
+                              manifest_members(checkpoint), filename=f"run-{run_id}-{step_folder(step)}.tar")

@@ -1,17 +1,17 @@
 """An uploaded dataset's file on the worker: the control plane's own file where this machine
 shares its disk, else fetched over HTTP with the run's token.
 
-What is fetched is streamed to a partial file, checked against the sha256 the launch spec
-carries, and kept under DATA_DIR/cache/datasets by that checksum, so a later run on the same
-data (on this worker) reads it from there. Nothing unchecked is ever read as a dataset.
+What is fetched is streamed to a partial file (going on where a broken connection stopped:
+fetching.Download), checked against the sha256 the launch spec carries, and kept under
+DATA_DIR/cache/datasets by that checksum, so a later run on the same data (on this worker) reads
+it from there. Nothing unchecked is ever read as a dataset.
 """
-import hashlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from worker.trainer.fetching import (PATIENCE, FetchError, Patience, WrongBytes, sha256_of, stream_to_file,
+from worker.trainer.fetching import (PATIENCE, Download, FetchError, Patience, WrongBytes, sha256_of,
                                      with_retries)
 from worker.trainer.models.paths import data_dir
 from worker.trainer.spec import DatasetSpec
@@ -53,20 +53,22 @@ def dataset_file(spec: DatasetSpec, token: str | None, cache_dir: Path | None = 
     if cached.is_file():
         return DatasetFile(cached, "cache")
     started = time.perf_counter()
-    with_retries(lambda: download(spec.url, token, cached, spec.sha256), spec.url, "dataset", patience,
-                 refused=DatasetFetchError, on_wait=on_wait)
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    download = Download(spec.url, token, cached.with_name(f"{cached.name}.{time.time_ns()}.partial"), "dataset",
+                        refused=DatasetFetchError, say=on_wait)
+    try:
+        with_retries(lambda: fetch_checked(download, cached, spec.sha256), spec.url, "dataset", patience,
+                     refused=DatasetFetchError, on_wait=on_wait)
+    finally:
+        download.target.unlink(missing_ok=True)
     return DatasetFile(cached, "fetched", time.perf_counter() - started)
 
 
-def download(url: str, token: str | None, target: Path, sha256: str) -> None:
-    """Streams `url` to `target` through a partial file, renamed only once its checksum matches."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(f"{target.name}.{time.time_ns()}.partial")
-    digest = hashlib.sha256()
-    try:
-        stream_to_file(url, token, partial, "dataset", on_chunk=digest.update, refused=DatasetFetchError)
-        if digest.hexdigest() != sha256:
-            raise WrongBytes(f"checksum mismatch: expected {sha256}, got {digest.hexdigest()}")
-        partial.rename(target)
-    finally:
-        partial.unlink(missing_ok=True)
+def fetch_checked(download: Download, target: Path, sha256: str) -> None:
+    """Completes the download (going on from the bytes it kept) and renames it as `target` only once
+    its checksum matches; bytes that differ are discarded, so a second try fetches them whole."""
+    download.fetch()
+    if (digest := sha256_of(download.target)) != sha256:
+        download.discard()
+        raise WrongBytes(f"checksum mismatch: expected {sha256}, got {digest}")
+    download.target.rename(target)
