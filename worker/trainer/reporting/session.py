@@ -11,6 +11,32 @@ from worker.trainer.reporting.reporter import Reporter
 ANSWERS_PER_EVENT = 256
 
 
+# A step that keeps every completion (samples_groups_per_step 0) of thousands travels in several
+# events of whole groups, each well under SamplesEvent's 1,024 records (num_generations ≤ 256).
+SAMPLES_PER_EVENT = 256
+
+
+def sample_chunks(records: list[dict], most: int) -> list[list[dict]]:
+    """A step's records in runs of at most `most`, a group never split (a bigger one travels alone)."""
+    chunks, current = [], []
+    for index, record in enumerate(records):
+        starts_group = index == 0 or record["group"] != records[index - 1]["group"]
+        if current and starts_group and len(current) + _group_size(records, index) > most:
+            chunks.append(current)
+            current = []
+        current.append(record)
+    if current:
+        chunks.append(current)
+    return chunks
+
+
+def _group_size(records: list[dict], start: int) -> int:
+    end = start
+    while end < len(records) and records[end]["group"] == records[start]["group"]:
+        end += 1
+    return end - start
+
+
 def answer_chunks(examples: list[dict], most: int) -> list[list[dict]]:
     """Examples in runs of at most `most` answers (an example with more travels alone)."""
     chunks, current, count = [], [], 0
@@ -69,8 +95,8 @@ class ReportingSession:
             self.reporter.send_soon()
 
     def samples(self, step: int, records: list[dict]) -> None:
-        if records:
-            self.reporter.emit({"type": "samples", "step": step, "samples": records})
+        for part in sample_chunks(records, SAMPLES_PER_EVENT):
+            self.reporter.emit({"type": "samples", "step": step, "samples": part})
 
     def evaluation(self, step: int, model_version: int, examples: list[dict], summary: dict[str, float]) -> None:
         """An evaluation's answers and its eval/ metrics. It may end after later training steps,
