@@ -1,5 +1,10 @@
 """Start the control plane on this machine: migrate, make sure an admin exists,
-then run the ASGI server and a Celery worker until Ctrl-C or SIGTERM.
+then run the ASGI server, a Celery worker for the run pools and a consumer of the
+control plane's own queue until Ctrl-C or SIGTERM.
+
+The server runs WEB_PROCESSES uvicorn processes. More than one needs a channel layer
+that all of them share (REDIS_URL): the in-memory one lives inside a process, and a
+page's websocket in one process would miss what the ingest in another sends.
 
 Called by `make run` (and `make worker`, with --worker-only) after the Makefile
 has installed the requirements; this script installs nothing. It runs with the
@@ -110,9 +115,10 @@ def start(name: str, args: list[str]) -> subprocess.Popen:
     return child
 
 
-def server_args(host: str, port: int) -> list[str]:
+def server_args(host: str, port: int, processes: int = 1) -> list[str]:
+    workers = ["--workers", str(processes)] if processes > 1 else []
     return ["-m", "uvicorn", "controlplane.asgi:application", "--host", host, "--port", str(port),
-            "--timeout-graceful-shutdown", "5"]
+            "--timeout-graceful-shutdown", "5", *workers]
 
 
 def worker_args(queues: str) -> list[str]:
@@ -209,7 +215,14 @@ def run_children(children_spec: list[tuple[str, list[str]]], ready_url: str | No
         print("Stopped.", flush=True)
 
 
-def run_control_plane(host: str, port: int, queues: str) -> int:
+def web_processes_line(processes: int) -> str:
+    if processes > 1:
+        return f"  Web processes: {processes} (channel layer: Redis, shared by all of them)"
+    why = "" if os.environ.get("REDIS_URL") else " (the in-memory channel layer works within one process)"
+    return f"  Web processes: 1{why}"
+
+
+def run_control_plane(host: str, port: int, queues: str, processes: int, concurrency: int) -> int:
     url = f"http://{display_host(host)}:{port}/"
     # The worker reports back to PUBLIC_URL; default it to where this server listens
     # (an empty value, as a copied .env.example may leave, counts as unset).
@@ -223,8 +236,14 @@ def run_control_plane(host: str, port: int, queues: str) -> int:
     ready = [f"  GRPO control plane is ready: {url}", "",
              *[f"  {line}" for line in admin_notice.strip().splitlines()], "",
              f"  API docs: {url}api/docs/    Data: {data_dir()}",
-             f"  Worker queues: {queues}    Stop with Ctrl-C."]
-    return run_children([("server", server_args(host, port)), ("worker", worker_args(queues))], url, ready)
+             web_processes_line(processes),
+             f"  Worker queues: {queues}",
+             f"  Background consumer: queue {BACKGROUND_QUEUE} (Hub pushes, dataset checks, model-played dry runs, "
+             f"checkpoint finalising), {concurrency} at a time",
+             "  Stop with Ctrl-C."]
+    children = [("server", server_args(host, port, processes)), ("worker", worker_args(queues)),
+                ("consumer", consumer_args(concurrency))]
+    return run_children(children, url, ready)
 
 
 def run_worker_only(queues: str) -> int:
@@ -261,6 +280,24 @@ def queues_from_env() -> str:
     return raw
 
 
+def positive_int_from_env(name: str, default: int) -> int:
+    raw = os.environ.get(name) or str(default)
+    if not raw.isdigit() or int(raw) < 1:
+        raise SystemExit(f"{name}={raw!r} is not a whole number of at least 1")
+    return int(raw)
+
+
+def web_processes_from_env() -> int:
+    """WEB_PROCESSES, by default min(4, cores) with Redis and 1 without; more than 1 needs REDIS_URL."""
+    redis = bool(os.environ.get("REDIS_URL"))
+    processes = positive_int_from_env("WEB_PROCESSES", min(4, os.cpu_count() or 1) if redis else 1)
+    if processes > 1 and not redis:
+        raise SystemExit(f"WEB_PROCESSES={processes} needs REDIS_URL: without it the channel layer is in memory, "
+                         "inside one process, and live pages served by one process would miss what reaches "
+                         "another. Set REDIS_URL=redis://... or leave WEB_PROCESSES at 1.")
+    return processes
+
+
 def main(argv: list[str]) -> int:
     install_signal_handlers()
     options = parse_args(argv)
@@ -268,7 +305,8 @@ def main(argv: list[str]) -> int:
     queues = queues_from_env()
     if options.worker_only:
         return run_worker_only(queues)
-    return run_control_plane(os.environ.get("HOST") or "127.0.0.1", port_from_env(), queues)
+    return run_control_plane(os.environ.get("HOST") or "127.0.0.1", port_from_env(), queues,
+                             web_processes_from_env(), positive_int_from_env("BACKGROUND_CONCURRENCY", 2))
 
 
 if __name__ == "__main__":
