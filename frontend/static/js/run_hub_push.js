@@ -1,12 +1,13 @@
 // Run page: pushing a checkpoint to the Hugging Face Hub. A "Push to Hub" button in each
 // checkpoint row opens one small form (repository, token, part, private) that posts to the API
 // with the CSRF token; the token field is emptied as soon as the push is accepted or the form
-// closed. The "Hub pushes" list shows each push's status and progress, and asks the API again
-// every 2 s while any push is still going (a push runs on the server, not in this page).
+// closed. The "Hub pushes" list shows each push's status and progress (files and bytes sent, a bar
+// while it goes), and asks the API again every 2 s while any push is still going (a push runs on
+// the control plane's background queue, not in this page nor in the request that asked for it).
 (function (RunPage) {
   "use strict";
 
-  const { element, fetchJson } = window.PageKit;
+  const { element, fetchJson, formatBytes } = window.PageKit;
   const POLL_MS = 2000;
 
   class HubPushes {
@@ -84,7 +85,18 @@
         element("td", {}, repo, push.private ? " (private)" : ""),
         element("td", { text: push.part }),
         element("td", {}, element("span", { class: `badge status-${push.status}`, text: push.status })),
-        element("td", { class: "push-detail" }, push.detail, commit ? " · " : null, commit));
+        element("td", { class: "push-detail" }, this.progress(push), push.detail, commit ? " · " : null, commit));
+    }
+
+    /* While pushing: a bar of the bytes sent and "n/m files · x of y"; nothing once it has ended. */
+    progress(push) {
+      if (push.status !== "pushing" || !push.files_total) return null;
+      const bytes = `${formatBytes(push.bytes_done)} of ${formatBytes(push.bytes_total)}`;
+      const sent = `${push.files_done}/${push.files_total} files · ${bytes}`;
+      return element("span", { class: "push-progress" },
+        element("progress", { max: String(push.bytes_total || 1), value: String(push.bytes_done),
+                              "aria-label": `bytes sent to the Hub: ${sent}` }),
+        element("span", { class: "small muted", text: `${sent} · ` }));
     }
 
     pollWhilePushing() {

@@ -1,12 +1,14 @@
 """Pushing a checkpoint to the Hub from the run page, in real Chromium against a live server whose
 HF_HUB_ENDPOINT is a stand-in Hub (tests/support/hub_server.py): the form opens from the
-checkpoint's row, a mistake is shown in the form, a push is listed and followed until pushed,
-and its files arrive."""
+checkpoint's row, a mistake is shown in the form, a push is listed with its progress while it waits
+for the control plane's consumer, followed until pushed once a real consumer runs, and its files
+arrive."""
 import json
 
 import pytest
 
 from tests.support.browser import LiveServer
+from tests.support.controlplane_consumer import running_consumer
 from tests.support.hub_server import HubServer
 
 TOKEN = "hf_browser_token_0123456789"
@@ -72,7 +74,14 @@ def test_a_checkpoint_is_pushed_to_the_hub_from_the_run_page(page, live_server, 
     page.click("#hub-push-submit")
     page.wait_for_selector("#hub-push-form", state="hidden")
     assert page.input_value("#hub-token") == ""  # forgotten once the push was accepted
-    page.wait_for_selector("#hub-push-rows tr[data-status=pushed]")  # followed by polling
+    waiting = page.locator("#hub-push-rows tr[data-status=pushing]")
+    size = sum(len(data) for name, data in FILES.items() if name != "trainer_state.pt")
+    assert f"0/2 files · 0 bytes of {size} bytes" in waiting.inner_text() and waiting.locator("progress").count() == 1
+    assert "waiting for the control plane's queue" in waiting.inner_text() and hub.repos == {}
+    page.screenshot(path=str(artifacts_dir / "run-page-hub-push-queued.png"), full_page=True)
+
+    with running_consumer(live_server):
+        page.wait_for_selector("#hub-push-rows tr[data-status=pushed]", timeout=90_000)  # followed by polling
     row = page.locator("#hub-push-rows tr").first
     assert "tester/from-the-page" in row.inner_text() and "pushed 2 files" in row.inner_text()
     assert row.locator("a", has_text="commit").get_attribute("href").startswith(f"{hub.url}/tester/from-the-page/")
