@@ -97,7 +97,10 @@ class RunViewSet(OwnedViewSet):
                    description="The sampled completions the trainer logged, in step and group order. A sample of "
                                "a multi-turn rollout carries its episode: `turns` (each message, its tool calls, "
                                "whether it was trained, the policy version that sampled it, its error) and "
-                               "`end_reason`, which `end_reason=` filters on.")
+                               "`end_reason`, which `end_reason=` filters on. The run keeps what its config's "
+                               "samples_groups_per_step and samples_every_steps say. To read a large run whole, "
+                               "walk it by `step` (or `step_min`/`step_max`, steps from /sample-steps/): each "
+                               "answer is a range of an index, where a deep `page` counts every sample before it.")
     @action(detail=True, methods=["get"], pagination_class=SamplePagination)
     def samples(self, request, pk=None):
         run = self.get_object()
