@@ -18,8 +18,9 @@ from pathlib import Path
 import psutil
 
 from tests.support.asgi_server import ROOT, AsgiServer
-from worker.trainer.process_groups import stop_process_group
+from tests.support.controlplane_consumer import start_consumer, stop_consumer, wait_until_consuming
 
+CONSUMER_CONCURRENCY = 2  # the 2 dry runs play side by side
 REDIS_CHANNELS_DB, REDIS_BROKER_DB = 11, 12  # database indexes of their own, emptied at the end
 
 
@@ -52,16 +53,13 @@ class LoadServer(AsgiServer):
                  "--lifespan", "off", "--log-level", "warning"],
                 cwd=ROOT, env=self.env, stdout=self._log, stderr=subprocess.STDOUT)
             self._wait_until_up(timeout_s)
-        self.consumer = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "controlplane.celery", "worker", "-Q", "controlplane",
-             "--concurrency", "2", "--loglevel", "INFO", "--without-mingle", "--without-gossip"],
-            cwd=ROOT, env=self.env, stdout=(self.log_path.parent / "consumer.log").open("w"),
-            stderr=subprocess.STDOUT, start_new_session=True)
+        self.consumer = start_consumer(self, concurrency=CONSUMER_CONCURRENCY)
+        wait_until_consuming(self.consumer)
         return self
 
     def stop(self) -> None:
         if self.consumer is not None:
-            stop_process_group(self.consumer, grace_s=10)
+            stop_consumer(self.consumer)
         super().stop()
 
 
@@ -107,7 +105,7 @@ class MemoryWatch:
 
     def _sample(self) -> None:
         while not self._stop.wait(self.every_s):
-            self.samples.append((time.monotonic(), tree_rss(self.server.process), tree_rss(self.server.consumer)))
+            self.samples.append((time.monotonic(), tree_rss(self.server.process), tree_rss(getattr(self.server, "consumer", None))))
 
     def between(self, start: str, end: str | None, column: int) -> list[int]:
         since, until = self.marks[start], self.marks.get(end, float("inf")) if end else float("inf")

@@ -148,27 +148,27 @@ async def _listen(socket, seen: Observed) -> None:
 
 
 async def dry_run(url: str, viewer: Viewer, environment_id: int, asked: dict, seen: Observed) -> None:
-    """One dry run of an environment, waited for to its end (a 202 is followed to its result)."""
+    """One dry run of an environment, waited for to its end: a 202 (the model plays on the control
+    plane's consumer) is polled at its Location until its state is done or failed."""
     headers = {"X-CSRFToken": viewer.cookies.get("csrftoken", ""), "Referer": url + "/"}
     started = time.perf_counter()
     async with httpx.AsyncClient(base_url=url, cookies=viewer.cookies, timeout=600) as client:
         answer = await client.post(f"/api/environments/{environment_id}/dry-run/", json=asked, headers=headers)
-        answer = await _followed(client, answer)
-    outcome = "done" if answer.status_code == 200 else f"HTTP {answer.status_code}: {answer.text[:120]}"
+        outcome = await _outcome(client, answer)
     seen.dry_runs.append(f"{outcome} in {time.perf_counter() - started:.1f} s")
 
 
-async def _followed(client: httpx.AsyncClient, answer: httpx.Response, timeout_s: float = 600) -> httpx.Response:
-    """A 202's job polled at its Location (or the URL its body names) until it is no longer pending."""
-    deadline = time.monotonic() + timeout_s
-    while answer.status_code == 202 and time.monotonic() < deadline:
-        body = answer.json() if answer.headers.get("content-type", "").startswith("application/json") else {}
-        where = answer.headers.get("Location") or body.get("url") or body.get("status_url")
-        if not where:
-            return answer
+async def _outcome(client: httpx.AsyncClient, answer: httpx.Response, timeout_s: float = 900) -> str:
+    if answer.status_code == 200:
+        return "done"
+    if answer.status_code != 202:
+        return f"HTTP {answer.status_code}: {answer.text[:120]}"
+    where, deadline = answer.headers["Location"], time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
         await asyncio.sleep(0.5)
-        answer = await client.get(where)
-        if answer.status_code == 200 and answer.json().get("state", answer.json().get("status")) in (
-                "queued", "pending", "running", "started", "loading"):
-            answer = httpx.Response(202, headers=answer.headers, json={**answer.json(), "url": where})
-    return answer
+        status = await client.get(where)
+        if status.status_code != 200:
+            return f"HTTP {status.status_code} from {where}"
+        if (state := status.json()["state"]) in ("done", "failed"):
+            return "done (202, then polled)" if state == "done" else f"failed: {status.json()['error'][:120]}"
+    return f"still {state} after {timeout_s:.0f} s"
