@@ -22,7 +22,8 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -173,7 +174,8 @@ def measure(config, args, work: Path, upload_source: Path, manifest: list[dict])
                                            upload_source, 1, args.upload_timeout_s) for run in seeded["uploading"])
                 return downloads + uploads
 
-            with ThreadPoolExecutor(DOWNLOADERS + UPLOADERS) as pool:
+            # Processes of their own: the transfers' Python work does not hold up the timed requests' loop.
+            with ProcessPoolExecutor(DOWNLOADERS + UPLOADERS, mp_context=multiprocessing.get_context("spawn")) as pool:
                 dry_runs = [dry_run(server.url, viewers[index], seeded["environment"], dry_asked, seen)
                             for index in range(DRY_RUNS)]
                 load_s = asyncio.run(apply_load(server.url, reporters, viewers, dry_runs, start_transfers,
