@@ -119,6 +119,10 @@ ARTIFACTS_DIR = DATA_DIR / "artifacts"  # checkpoints uploaded by workers (runs/
 ARTIFACT_STORE_URL = env_url("ARTIFACT_STORE_URL", "", ("s3",))
 ARTIFACT_STORE_ENDPOINT_URL = env_url("ARTIFACT_STORE_ENDPOINT_URL", "", ("http", "https"))  # MinIO, R2, ...
 ARTIFACT_STORE_REGION = env_str("ARTIFACT_STORE_REGION", "us-east-1")
+# One file of a checkpoint in a bucket (download ?file=): 0 streams it through the control plane;
+# N > 0 redirects to a URL of the bucket presigned for N seconds, after the same authorisation (the
+# client must then reach the bucket's endpoint). Tars made on the fly always stream from here.
+ARTIFACT_PRESIGNED_URL_S = env_int("ARTIFACT_PRESIGNED_URL_S", 0, minimum=0)
 MODELS_DIR = DATA_DIR / "models"
 # Folders whose models a run may name by absolute path (comma-separated; empty: none, a run names
 # a hub id or a model prepared under MODELS_DIR). Workers read the same variable themselves

@@ -56,6 +56,14 @@ class S3Store:
         with self._reaching("remove the run's checkpoints"):
             self._delete_under(self._key(run_key(run_id)) + "/")
 
+    def presigned_url(self, run_id: int, step: int, relative: PurePosixPath, expires_s: int) -> str:
+        """A URL that GETs one file of the checkpoint from the bucket, without credentials, for
+        `expires_s` seconds (Range included): for a client the control plane has authorised."""
+        key = f"{self._key(checkpoint_key(run_id, step))}/{relative.as_posix()}"
+        with self._reaching(f"sign a link to {key}"):
+            return self.client.generate_presigned_url("get_object", Params={"Bucket": self.bucket, "Key": key},
+                                                      ExpiresIn=expires_s)
+
     def _open(self, key: str):
         return BucketObjectReader(lambda offset: self._body_from(key, offset))
 

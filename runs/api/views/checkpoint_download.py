@@ -14,12 +14,14 @@ folder, is a 404 that says so, never a file from somewhere else.
 The tar streams with bounded memory and takes HTTP Range (runs/api/file_responses.py), so an
 interrupted download of a checkpoint of tens of GB goes on where it stopped (`curl -C -`); from a
 bucket, the files are read with ranged GETs through the control plane, which authorises first.
+`?file=<path>` gives one file of it alone, also with Range; from a bucket, where
+ARTIFACT_PRESIGNED_URL_S is set, as a redirect to a presigned URL of the bucket instead.
 """
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
-from django.http import Http404
+from django.http import Http404, HttpResponseRedirect
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
@@ -35,7 +37,8 @@ from runs.artifacts.checkpoint_files import CheckpointFile, folder_files
 from runs.api.views.ingest import run_of_token
 from runs.api.file_responses import RANGE_PARAMETERS, layout_etag, pieces_response, range_responses
 from runs.artifacts.export import PARTS, Exported, NoSuchPart, export_files, tar_member, tar_pieces
-from runs.artifacts.stores import StoreUnavailable, step_folder
+from runs.artifacts.pieces import of_file
+from runs.artifacts.stores import StoreUnavailable, artifact_store, step_folder
 from runs.models import Checkpoint, Run
 from runs.starting_checkpoint import starts_from
 from worker.trainer.checkpoint_manifest import ARCHIVE_MANIFEST, CheckpointManifest
@@ -143,15 +146,23 @@ class CheckpointDownloadView(APIView):
             "all (default): the whole checkpoint, to resume from; model: a ready-to-serve model (weights, "
             "tokenizer, config; a LoRA run's merged model, in its last checkpoint); adapter: a LoRA adapter "
             "with its tokenizer.")),
+            OpenApiParameter("file", str, required=False, description=(
+                "One file of the checkpoint (or of the part), by its path inside the folder as the tar lists "
+                "it: that file alone, with Range. From a bucket, when ARTIFACT_PRESIGNED_URL_S is set, a 302 "
+                "to a URL of the bucket presigned for that many seconds.")),
             OpenApiParameter("for_run", int, required=False, description=(
                 "With a run's bearer token: that run's id; the checkpoint must be the one it starts from "
                 "(init_checkpoint). The tar then holds the manifest its files were checked against on upload.")),
             *RANGE_PARAMETERS],
         responses={**range_responses("application/x-tar",
                                      "The checkpoint, or the part asked for, as an uncompressed tar"),
+                   **range_responses("application/octet-stream", "With file: that file"),
+                   302: OpenApiResponse(description=(
+                       "With file, from a bucket where ARTIFACT_PRESIGNED_URL_S is set: Location is a presigned "
+                       "URL of the file.")),
                    400: OpenApiResponse(description="An unknown part."),
                    401: OpenApiResponse(description="No credentials, or a run token not valid for `for_run`."),
-                   404: OpenApiResponse(description="No such checkpoint or part, or its files are not here."),
+                   404: OpenApiResponse(description="No such checkpoint, part or file, or its files are not here."),
                    503: OpenApiResponse(description="The artifact store (a bucket) could not be reached.")})
     def get(self, request, run_id: int, checkpoint_id: int):
         part = request.query_params.get("part", "all")
@@ -165,9 +176,29 @@ class CheckpointDownloadView(APIView):
             raise Http404(str(exc)) from None
         except StoreUnavailable as exc:
             return store_unavailable(exc)
+        if (wanted := request.query_params.get("file")) is not None:
+            return one_file(request, checkpoint, exported, wanted)
         name = folder_name(checkpoint) if part == "all" else f"{folder_name(checkpoint)}-{part}"
         manifest = manifest_members(checkpoint) if isinstance(request.auth, Run) and part == "all" else []
         return checkpoint_tar(request, exported, name, manifest, filename=f"run-{run_id}-{name}.tar")
+
+
+def one_file(request, checkpoint: Checkpoint, exported: Exported, wanted: str):
+    """One file of the export (`?file=`): a redirect to the bucket where it is kept and presigned
+    links are allowed (the bytes then never pass here), else streamed with Range like the tar."""
+    found = next((stored for path, stored in exported if path.as_posix() == wanted), None)
+    if found is None:
+        raise Http404(f"no file {wanted!r} in this checkpoint's download: the tar lists its files")
+    presign = getattr(artifact_store(), "presigned_url", None) if checkpoint.in_store else None
+    if presign is not None and settings.ARTIFACT_PRESIGNED_URL_S:
+        try:
+            url = presign(checkpoint.run_id, checkpoint.step, found.path, settings.ARTIFACT_PRESIGNED_URL_S)
+        except StoreUnavailable as exc:
+            return store_unavailable(exc)
+        return HttpResponseRedirect(url)
+    piece = of_file(found)
+    return pieces_response(request, [piece], etag=layout_etag([piece]), last_modified=found.mtime,
+                           content_type="application/octet-stream", filename=PurePosixPath(wanted).name)
 
 
 def checkpoint_tar(request, exported: Exported, name: str, before: list[bytes], filename: str):

@@ -12,7 +12,7 @@ import pytest
 from tests.support.asgi_server import free_port
 from worker.trainer.checkpoint_fetch import CheckpointFetchError, local_checkpoint
 from worker.trainer.data.fetch import DatasetFetchError, dataset_file
-from worker.trainer.fetching import FETCH_PATIENCE_S, MAX_WAIT_S, Patience
+from worker.trainer.fetching import CHUNK, FETCH_PATIENCE_S, MAX_WAIT_S, Download, Patience
 from worker.trainer.spec import DatasetSpec
 
 CONTENT = b'{"prompt": "What is 1 + 1?", "answer": "#### 2"}\n' * 10
@@ -164,3 +164,100 @@ def test_bytes_that_arrive_wrong_are_fetched_once_more_only(port, scripted, tmp_
     with pytest.raises(DatasetFetchError, match="arrived wrong 2 times: checksum mismatch"):
         dataset_file(spec(port), "run-token", cache_dir=tmp_path, patience=time.patience())
     assert len(server.requests) == 2 and time.pauses == []
+
+
+class RangeServer:
+    """Serves `versions` of one body, as the control plane does (ETag, Accept-Ranges, Range with
+    If-Range); the n-th answer is cut after cuts[n] body bytes, by closing the connection."""
+
+    def __init__(self, port: int, body: bytes, cuts: list[int], ranges: bool = True):
+        self.port, self.body, self.cuts, self.ranges, self.heads = port, body, list(cuts), ranges, []
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_GET(self):
+                owner.heads.append({name.lower(): value for name, value in self.headers.items()})
+                body, etag = owner.body, f'"{hashlib.sha256(owner.body).hexdigest()}"'
+                asked, if_range = self.headers.get("Range"), self.headers.get("If-Range")
+                start = int(asked.removeprefix("bytes=").rstrip("-")) if asked and owner.ranges else 0
+                if start and if_range not in (None, etag):
+                    start = 0
+                if start >= len(body) and start:
+                    self.send_response(416)
+                    self.send_header("Content-Range", f"bytes */{len(body)}")
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                self.send_response(206 if start else 200)
+                if start:
+                    self.send_header("Content-Range", f"bytes {start}-{len(body) - 1}/{len(body)}")
+                if owner.ranges:
+                    self.send_header("Accept-Ranges", "bytes")
+                    self.send_header("ETag", etag)
+                self.send_header("Content-Length", str(len(body) - start))
+                self.end_headers()
+                cut = owner.cuts.pop(0) if owner.cuts else None
+                self.wfile.write(body[start:start + cut] if cut is not None else body[start:])
+                self.close_connection = cut is not None
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+BIG = bytes(range(256)) * 4096 * 3  # 3 MiB
+
+
+@pytest.fixture
+def range_server(port):
+    servers = []
+
+    def serve(body, cuts, ranges=True):
+        servers.append(RangeServer(port, body, cuts, ranges))
+        return servers[-1]
+
+    yield serve
+    for server in servers:
+        server.stop()
+
+
+def test_a_download_cut_twice_goes_on_from_the_bytes_it_has(port, range_server, tmp_path):
+    server = range_server(BIG, cuts=[CHUNK + 100, CHUNK + 5])
+    said = []
+    Download(f"http://127.0.0.1:{port}/f", "t", tmp_path / "f", "dataset", say=said.append).fetch()
+    assert (tmp_path / "f").read_bytes() == BIG
+    assert [head.get("range") for head in server.heads] == [None, f"bytes={CHUNK}-", f"bytes={2 * CHUNK}-"]
+    assert server.heads[1]["if-range"] == f'"{hashlib.sha256(BIG).hexdigest()}"'
+    assert len(said) == 2 and "going on from there" in said[0]
+
+
+def test_bytes_changed_since_the_cut_are_fetched_whole_not_mixed(port, range_server, tmp_path):
+    server = range_server(BIG, cuts=[CHUNK + 100])
+    download = Download(f"http://127.0.0.1:{port}/f", "t", tmp_path / "f", "checkpoint", say=lambda _: None)
+    server.body = BIG[::-1]  # changed after the first answer's headers: If-Range no longer matches
+    download.fetch()
+    assert (tmp_path / "f").read_bytes() == BIG[::-1] and server.heads[1]["range"] == f"bytes={CHUNK}-"
+
+
+def test_without_ranges_a_cut_download_starts_over_after_a_pause(port, range_server, tmp_path):
+    server = range_server(CONTENT, cuts=[100], ranges=False)
+    time = FakeTime()
+    fetched = dataset_file(spec(port), "t", cache_dir=tmp_path, patience=time.patience())
+    assert fetched.path.read_bytes() == CONTENT and time.pauses == [1.0]
+    assert [head.get("range") for head in server.heads] == [None, None]
+
+
+def test_every_byte_already_here_is_a_finished_download(port, range_server, tmp_path):
+    server = range_server(BIG, cuts=[])
+    download = Download(f"http://127.0.0.1:{port}/f", None, tmp_path / "f", "dataset")
+    download.fetch()
+    download.fetch()  # asks for the bytes after the last one: a 416 saying the whole is here
+    assert (tmp_path / "f").read_bytes() == BIG and server.heads[1]["range"] == f"bytes={len(BIG)}-"
