@@ -17,10 +17,11 @@ from pathlib import Path
 
 import psutil
 
+from scripts.run_local import server_args
 from tests.support.asgi_server import ROOT, AsgiServer
 from tests.support.controlplane_consumer import start_consumer, stop_consumer, wait_until_consuming
 
-CONSUMER_CONCURRENCY = 2  # the 2 dry runs play side by side
+CONSUMER_CONCURRENCY = 2  # make run's BACKGROUND_CONCURRENCY default: the 2 dry runs play side by side
 REDIS_CHANNELS_DB, REDIS_BROKER_DB = 11, 12  # database indexes of their own, emptied at the end
 
 
@@ -34,7 +35,8 @@ class Configuration:
 
 
 class LoadServer(AsgiServer):
-    """AsgiServer, with uvicorn's --workers where make run starts several web processes."""
+    """AsgiServer started as make run starts the control plane: its uvicorn command line (with
+    --workers past one process) and a consumer of the controlplane queue beside it."""
 
     def __init__(self, data_dir: Path, env: dict, web_processes: int):
         super().__init__(data_dir, env={**env, "WEB_PROCESSES": str(web_processes)})
@@ -42,17 +44,11 @@ class LoadServer(AsgiServer):
         self.consumer = None
 
     def start(self, timeout_s: float = 90.0) -> "LoadServer":
-        if self.web_processes == 1:
-            super().start(timeout_s)
-        else:
-            self.manage("migrate", "--noinput")
-            self._log = self.log_path.open("w")
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "uvicorn", "controlplane.asgi:application", "--host", "127.0.0.1",
-                 "--port", str(self.port), "--workers", str(self.web_processes), "--ws", "websockets",
-                 "--lifespan", "off", "--log-level", "warning"],
-                cwd=ROOT, env=self.env, stdout=self._log, stderr=subprocess.STDOUT)
-            self._wait_until_up(timeout_s)
+        self.manage("migrate", "--noinput")
+        self._log = self.log_path.open("w")
+        self.process = subprocess.Popen([sys.executable, *server_args("127.0.0.1", self.port, self.web_processes)],
+                                        cwd=ROOT, env=self.env, stdout=self._log, stderr=subprocess.STDOUT)
+        self._wait_until_up(timeout_s)
         self.consumer = start_consumer(self, concurrency=CONSUMER_CONCURRENCY)
         wait_until_consuming(self.consumer)
         return self
