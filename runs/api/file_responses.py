@@ -59,8 +59,7 @@ def pieces_response(request, pieces: list[Piece], *, etag: str, last_modified: f
     """The download answer for `request` (its Range and If-Range headers), see the module's docstring."""
     size = total_size(pieces)
     modified = int(last_modified) if last_modified is not None else None
-    headers = {"Accept-Ranges": "bytes", "ETag": etag,
-               "Content-Disposition": content_disposition_header(True, filename)}
+    headers = {"Accept-Ranges": "bytes", "ETag": etag}
     if modified is not None:
         headers["Last-Modified"] = http_date(modified)
     asked = request.META.get("HTTP_RANGE")
@@ -69,14 +68,22 @@ def pieces_response(request, pieces: list[Piece], *, etag: str, last_modified: f
     except Unsatisfiable:
         return JsonResponse({"detail": f"the range {asked!r} asks for no byte of this download of {size} bytes"},
                             status=416, headers={**headers, "Content-Range": f"bytes */{size}"})
+    headers["Content-Disposition"] = content_disposition_header(True, filename)
     if wanted is None:
-        response = PiecesResponse(pieces, 0, size - 1, content_type=content_type, headers=headers)
+        response = PiecesResponse(pieces, *_span(request, 0, size - 1), content_type=content_type, headers=headers)
         response["Content-Length"] = str(size)
         return response
-    response = PiecesResponse(pieces, wanted.start, wanted.end, status=206, content_type=content_type,
-                              headers={**headers, "Content-Range": wanted.content_range(size)})
+    headers["Content-Range"] = wanted.content_range(size)
+    response = PiecesResponse(pieces, *_span(request, wanted.start, wanted.end), status=206,
+                              content_type=content_type, headers=headers)
     response["Content-Length"] = str(wanted.length)
     return response
+
+
+def _span(request, start: int, end: int) -> tuple[int, int]:
+    """The bytes to read: none for a HEAD (the server sends no body, and reading 100 GB to drop it
+    would cost as much as the download)."""
+    return (0, -1) if request.method == "HEAD" else (start, end)
 
 
 def layout_etag(pieces: list[Piece]) -> str:

@@ -5,6 +5,7 @@ end is a 416; an If-Range naming other bytes gets the whole download; the worker
 on after a cut connection and end byte-identical and checked."""
 import hashlib
 import os
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -240,3 +241,21 @@ def test_the_workers_checkpoint_fetch_goes_on_after_a_cut_and_checks_every_file(
     assert fetched and sorted(path.name for path in Path(folder).iterdir()) == sorted(live.stored)
     assert {path.name: sha256_of(path) for path in Path(folder).iterdir()} == live.stored
     assert len(heads) == 2 and heads[1]["range"].startswith("bytes=") and heads[1]["range"] != "bytes=0-"
+
+
+def test_curl_c_continues_a_tar_download_the_network_cut(live, owner, whole_tar, tmp_path):
+    path, cookie = tmp_path / "step.tar", f"sessionid={owner.cookies['sessionid']}"
+    with CuttingProxy(live.server.port, cuts=[50 * MB]) as proxy:
+        cut = subprocess.run(["curl", "-sS", "-b", cookie, "-o", str(path), proxy.url + live.tar_url],
+                             capture_output=True, text=True, timeout=120)
+    assert cut.returncode != 0 and 0 < path.stat().st_size < 50 * MB  # curl says the transfer was partial
+    resumed = subprocess.run(["curl", "-sS", "-f", "-C", "-", "-b", cookie, "-o", str(path),
+                              live.server.url + live.tar_url], capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    assert sha256_of(path) == whole_tar.sha256
+
+
+def test_a_head_says_the_length_without_the_bytes(live, owner, whole_tar):
+    response = owner.head(live.tar_url)
+    assert response.status_code == 200 and response.content == b""
+    assert int(response.headers["Content-Length"]) == whole_tar.path.stat().st_size
