@@ -8,8 +8,16 @@ from runs.api.sample_pagination import IdsFirstPaginator
 from tests.support.telemetry import add_sample
 
 
+@pytest.fixture(params=["shallow", "deep"])
+def read_as(request, monkeypatch):
+    """Every page read as a shallow one (one query), then as a deep one (ids first)."""
+    if request.param == "deep":
+        monkeypatch.setattr(IdsFirstPaginator, "deep_from", 0)
+    return request.param
+
+
 @pytest.fixture
-def stored(run):
+def stored(run, read_as):
     # Stored out of order, so that ids alone do not give the browsing order.
     return [add_sample(run, step, group, completion=f"s{step} g{group}") for step in (3, 1, 2) for group in (1, 0)]
 
@@ -36,7 +44,8 @@ def test_a_page_past_the_end_is_still_404(owner_api, run, stored):
     assert page(owner_api, run, page=3).status_code == 404
 
 
-def test_the_rows_skipped_to_reach_a_deep_page_are_read_from_the_index_alone(run, stored):
+def test_the_rows_skipped_to_reach_a_deep_page_are_read_from_the_index_alone(run, stored, monkeypatch):
+    monkeypatch.setattr(IdsFirstPaginator, "deep_from", 4)
     with CaptureQueriesContext(connection) as queries:
         rows = IdsFirstPaginator(run.samples.all(), 2).page(3).object_list
     assert [(row.step, row.group) for row in rows] == [(3, 0), (3, 1)]
@@ -45,3 +54,12 @@ def test_the_rows_skipped_to_reach_a_deep_page_are_read_from_the_index_alone(run
         cursor.execute(f"EXPLAIN QUERY PLAN {skipping}")
         plan = "\n".join(str(row[-1]) for row in cursor.fetchall())
     assert "COVERING INDEX sample_run_step_group" in plan and "TEMP B-TREE" not in plan, plan
+
+
+def test_a_shallow_page_is_read_in_one_query(run, stored, monkeypatch):
+    monkeypatch.setattr(IdsFirstPaginator, "deep_from", 5)
+    with CaptureQueriesContext(connection) as queries:
+        rows = IdsFirstPaginator(run.samples.all(), 2).page(3).object_list
+        assert [(row.step, row.group) for row in rows] == [(3, 0), (3, 1)]
+    assert len([q for q in queries.captured_queries if "OFFSET" in q["sql"]]) == 1
+    assert not [q for q in queries.captured_queries if " IN (" in q["sql"]]
