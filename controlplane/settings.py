@@ -119,6 +119,9 @@ ARTIFACTS_DIR = DATA_DIR / "artifacts"  # checkpoints uploaded by workers (runs/
 ARTIFACT_STORE_URL = env_url("ARTIFACT_STORE_URL", "", ("s3",))
 ARTIFACT_STORE_ENDPOINT_URL = env_url("ARTIFACT_STORE_ENDPOINT_URL", "", ("http", "https"))  # MinIO, R2, ...
 ARTIFACT_STORE_REGION = env_str("ARTIFACT_STORE_REGION", "us-east-1")
+# A checkpoint file above this goes into a bucket as a multipart upload, in parts of this size
+# (S3's smallest part is 5 MB); a 100 GB optimizer state needs parts of at least 10 MB (10,000 parts).
+ARTIFACT_STORE_MULTIPART_BYTES = env_int("ARTIFACT_STORE_MULTIPART_MB", 64, minimum=5) * 1024 * 1024
 # One file of a checkpoint in a bucket (download ?file=): 0 streams it through the control plane;
 # N > 0 redirects to a URL of the bucket presigned for N seconds, after the same authorisation (the
 # client must then reach the bucket's endpoint). Tars made on the fly always stream from here.

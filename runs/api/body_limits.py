@@ -36,6 +36,7 @@ CHECKPOINT_CHUNK = re.compile(r"^/api/runs/\d+/uploads/\d+/files/.")
 # The methods each run-token route takes; another one is the view's to refuse (405), token or not.
 TOKEN_METHODS = [(re.compile(r"/events/$"), {"POST"}), (re.compile(r"/dataset/$"), {"GET", "HEAD"}),
                  (re.compile(r"/uploads/\d+/files/."), {"GET", "HEAD", "PUT"}),
+                 (re.compile(r"/uploads/\d+/$"), {"GET", "HEAD"}), (re.compile(r"/uploads/\d+/begin$"), {"POST"}),
                  (re.compile(r"/uploads/\d+/complete$"), {"POST"}),
                  (re.compile(r"/uploads/\d+/archive$"), {"GET", "HEAD"})]
 DATASET_UPLOADS = re.compile(r"^(/api/datasets/|/datasets/new/|/admin/runs/dataset/(add|\d+/change)/)$")

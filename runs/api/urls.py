@@ -4,6 +4,7 @@ from rest_framework.routers import DefaultRouter
 
 from runs.api.views.checkpoint_download import CheckpointDownloadView
 from runs.api.views.checkpoint_upload import (CheckpointArchiveView, CheckpointFileUploadView,
+                                              CheckpointUploadBeginView, CheckpointUploadStateView,
                                               CheckpointUploadCompleteView)
 from runs.api.views.environments import EnvironmentViewSet
 from runs.api.views.evaluations import (EvalExampleView, EvalExamplesView, EvaluationOutcomesView,
@@ -31,6 +32,10 @@ urlpatterns = [
          name="run-checkpoint-push"),
     path("runs/<int:run_id>/pushes/", RunPushesView.as_view(), name="run-pushes"),
     path("runs/<int:run_id>/dataset/", RunDatasetView.as_view(), name="run-dataset"),
+    path("runs/<int:run_id>/uploads/<int:step>/", CheckpointUploadStateView.as_view(),
+         name="run-checkpoint-upload"),
+    path("runs/<int:run_id>/uploads/<int:step>/begin", CheckpointUploadBeginView.as_view(),
+         name="run-checkpoint-upload-begin"),
     path("runs/<int:run_id>/uploads/<int:step>/files/<path:path>", CheckpointFileUploadView.as_view(),
          name="run-checkpoint-upload-file"),
     path("runs/<int:run_id>/uploads/<int:step>/complete", CheckpointUploadCompleteView.as_view(),

@@ -1,15 +1,18 @@
 """Checkpoints uploaded by workers: received on the control plane's disk, then kept in the store.
 
-A worker sends each file in chunks, each at the offset received so far, so an upload broken
-off (the worker or the control plane gone) goes on where it stopped. The files gather in an
-upload folder under ARTIFACTS_DIR; only when the worker's manifest has been checked against
-every one of them (size and sha256) does the folder move into the artifact store
-(runs/artifacts/stores.py: this disk or a bucket), and only then is the checkpoint listed.
-A half-uploaded checkpoint therefore never appears.
+A worker declares the files it will send, then sends each in chunks, each at the offset received
+so far, so an upload broken off (the worker or the control plane gone) goes on where it stopped.
+Every chunk is hashed as it is written and compared with the sha256 the worker sent with it, so
+bytes that arrive otherwise are refused at once and sent again. The files gather in an upload
+folder under ARTIFACTS_DIR; only when the worker's manifest has been checked against every one of
+them (size and sha256, read once, in the background: runs/actions/checkpoints.py) does the folder
+move into the artifact store (runs/artifacts/stores.py: this disk or a bucket), and only then is
+the checkpoint listed. A half-uploaded checkpoint therefore never appears.
 """
 import hashlib
 import logging
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 from django.conf import settings
@@ -27,6 +30,10 @@ class OffsetMismatch(Exception):
     def __init__(self, received: int):
         super().__init__(f"the upload holds {received} bytes of this file: send from there")
         self.received = received
+
+
+class ChunkRefused(Exception):
+    """A chunk that arrived otherwise than sent, or runs past the file's declared size: not kept."""
 
 
 class QuotaExceeded(Exception):
@@ -69,18 +76,29 @@ def received_bytes(run_id: int, step: int, relative: str) -> int:
     return path.stat().st_size if path.is_file() else 0
 
 
-def append_chunk(run_id: int, step: int, relative: str, offset: int, chunks) -> int:
+def append_chunk(run_id: int, step: int, relative: str, offset: int, chunks, declared_size: int,
+                 sha256: str | None = None) -> int:
     """Appends `chunks` (bytes) to the file if `offset` is where it ends; returns its new size.
+    The chunk is hashed as it is written: one whose sha256 is not `sha256` (when given), or that
+    would take the file past `declared_size`, is cut off again and refused (ChunkRefused).
     OSError (a full disk among them) leaves what was received before this chunk."""
     path = partial_file(run_id, step, relative)
     received = path.stat().st_size if path.is_file() else 0
     if offset != received:
         raise OffsetMismatch(received)
     path.parent.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256()
     with path.open("ab") as out:
         try:
             for chunk in chunks:
+                if out.tell() + len(chunk) > declared_size:
+                    raise ChunkRefused(f"{relative} was declared {declared_size} bytes long; this chunk "
+                                       f"runs past that")
+                digest.update(chunk)
                 out.write(chunk)
+            if sha256 and digest.hexdigest() != sha256.lower():
+                raise ChunkRefused(f"the chunk of {relative} at byte {offset} arrived otherwise than sent "
+                                   f"(sha256 {digest.hexdigest()[:12]}..., not {sha256[:12]}...): send it again")
             out.flush()
         except BaseException:
             out.truncate(received)
@@ -88,14 +106,51 @@ def append_chunk(run_id: int, step: int, relative: str, offset: int, chunks) -> 
     return path.stat().st_size
 
 
-def mismatched_files(run_id: int, step: int, manifest: CheckpointManifest) -> list[str]:
-    """The manifest's files the upload lacks or holds otherwise; those are removed, to be sent again."""
+def keep_only_declared(run_id: int, step: int, declared: dict[str, int]) -> None:
+    """Removes received files the upload no longer declares, or longer than declared now (the
+    step saved again): what stays can only go on as the worker sends it."""
+    folder = upload_folder(run_id, step)
+    if not folder.is_dir():
+        return
+    for path in folder.rglob("*"):
+        if path.is_file() or path.is_symlink():
+            relative = path.relative_to(folder).as_posix()
+            if relative not in declared or path.stat().st_size > declared[relative]:
+                path.unlink()
+
+
+def files_not_in(run_id: int, step: int, manifest: CheckpointManifest) -> list[str]:
+    """Received files the manifest does not list, sorted."""
+    folder, listed = upload_folder(run_id, step), {entry.path for entry in manifest.files}
+    if not folder.is_dir():
+        return []
+    return sorted(relative for path in folder.rglob("*") if path.is_file()
+                  and (relative := path.relative_to(folder).as_posix()) not in listed)
+
+
+def short_files(run_id: int, step: int, manifest: CheckpointManifest) -> list[str]:
+    """The manifest's files whose received size is not the manifest's (a stat each, no reading);
+    one longer than the manifest says cannot come right and is removed, to be sent whole."""
     wrong = []
     for entry in manifest.files:
+        if (received := received_bytes(run_id, step, entry.path)) != entry.size:
+            wrong.append(entry.path)
+            if received > entry.size:
+                partial_file(run_id, step, entry.path).unlink()
+    return wrong
+
+
+def mismatched_files(run_id: int, step: int, manifest: CheckpointManifest,
+                     on_file: Callable[[int, int], None] = lambda done, total: None) -> list[str]:
+    """The manifest's files the upload lacks or holds otherwise, each read once; those are
+    removed, to be sent again. `on_file(done, total)` after each file (progress)."""
+    wrong = []
+    for done, entry in enumerate(manifest.files, start=1):
         path = partial_file(run_id, step, entry.path)
         if not path.is_file() or path.stat().st_size != entry.size or _sha256(path) != entry.sha256:
             wrong.append(entry.path)
             path.unlink(missing_ok=True)
+        on_file(done, len(manifest.files))
     return wrong
 
 

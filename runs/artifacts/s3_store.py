@@ -1,10 +1,11 @@
 """Checkpoints kept in an S3-compatible bucket (AWS S3, MinIO, Ceph, R2...), through boto3.
 
-A checked upload is sent file by file (multipart above 64 MB, several parts at once) and only
-then removed from the control plane's disk; the run's checkpoint is listed after that, so a
-bucket that is away leaves the upload where it was, to be completed again. Downloads stream
-from the bucket through the control plane, so a browser or a worker needs no bucket credentials;
-a download resumed mid-file reads from there with a ranged GET (bucket_reads.py).
+A checked upload is sent file by file (multipart above ARTIFACT_STORE_MULTIPART_MB, several
+parts at once) and only then removed from the control plane's disk; the run's checkpoint is
+listed after that, so a bucket that is away leaves the upload where it was, to be completed
+again. Downloads stream from the bucket through the control plane, so a browser or a worker
+needs no bucket credentials; a download resumed mid-file reads from there with a ranged GET
+(bucket_reads.py).
 """
 import shutil
 from contextlib import contextmanager
@@ -14,13 +15,19 @@ import boto3
 from boto3.s3.transfer import TransferConfig
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
+from django.conf import settings
 
 from runs.artifacts.bucket_reads import BucketObjectReader
 from runs.artifacts.checkpoint_files import CheckpointFile
 from runs.artifacts.stores import StoreUnavailable, checkpoint_key, run_key
 
-TRANSFER = TransferConfig(multipart_threshold=64 * 1024 * 1024, multipart_chunksize=64 * 1024 * 1024,
-                          max_concurrency=4)
+def transfer_config() -> TransferConfig:
+    """Files above ARTIFACT_STORE_MULTIPART_MB go in parts of that size, four at once: a part that
+    fails is sent again alone, and no file is held in memory whole."""
+    part = settings.ARTIFACT_STORE_MULTIPART_BYTES
+    return TransferConfig(multipart_threshold=part, multipart_chunksize=part, max_concurrency=4)
+
+
 CLIENT = Config(connect_timeout=5, read_timeout=60, retries={"max_attempts": 3, "mode": "standard"})
 
 
@@ -40,7 +47,7 @@ class S3Store:
             for path in sorted(staged.rglob("*")):
                 if path.is_file() and not path.is_symlink():
                     key = f"{folder}/{path.relative_to(staged).as_posix()}"
-                    self.client.upload_file(str(path), self.bucket, key, Config=TRANSFER)
+                    self.client.upload_file(str(path), self.bucket, key, Config=transfer_config())
         shutil.rmtree(staged)
 
     def files(self, run_id: int, step: int) -> list[CheckpointFile]:

@@ -1,3 +1,4 @@
+from runs.models.checkpoint_upload import CheckpointUpload, UploadBusy, UploadState
 from runs.models.dataset import Dataset
 from runs.models.environment import Environment, EnvironmentReward
 from runs.models.environment_dry_run import DryRunState, EnvironmentDryRun
@@ -10,8 +11,8 @@ from runs.models.telemetry import (
 )
 
 __all__ = [
-    "Alarm", "Checkpoint", "Dataset", "DryRunState", "Environment", "EnvironmentDryRun", "EnvironmentReward",
-    "EvalOutcome", "EventCursor", "HubPush",
-    "HubPushStatus", "IllegalTransition", "LogLine", "MetricPoint", "RetrainedMetricPoint", "RewardFunction", "Run",
-    "RunEvalReward", "RunReward", "RunStatus", "Sample", "TrainingConfig",
+    "Alarm", "Checkpoint", "CheckpointUpload", "Dataset", "DryRunState", "Environment", "EnvironmentDryRun",
+    "EnvironmentReward", "EvalOutcome", "EventCursor", "HubPush", "HubPushStatus", "IllegalTransition", "LogLine",
+    "MetricPoint", "RetrainedMetricPoint", "RewardFunction", "Run", "RunEvalReward", "RunReward", "RunStatus",
+    "Sample", "TrainingConfig", "UploadBusy", "UploadState",
 ]

@@ -1,6 +1,9 @@
-"""A worker uploads a checkpoint to the control plane: chunked, resumable, checked against its
-manifest, listed only once whole, downloadable wherever the worker ran. Every test runs with
-both artifact stores: the filesystem and an S3 bucket on a real S3-compatible server."""
+"""A worker uploads a checkpoint to the control plane: declared, chunked, resumable, checked against
+its manifest in the background, listed only once whole, downloadable wherever the worker ran.
+Every test runs with both artifact stores: the filesystem and an S3 bucket on a real
+S3-compatible server. The finishing task runs here as the consumer would run it
+(`finish_in_background`); tests/worker/trainer/reporting/test_checkpoint_uploader.py runs it in a
+real consumer behind a live server."""
 import errno
 import hashlib
 import io
@@ -9,8 +12,9 @@ import tarfile
 
 import pytest
 
+from runs.actions.checkpoints import finalize_upload
 from runs.artifacts import checkpoint_store as store
-from runs.models import Checkpoint, Run, RunReward
+from runs.models import Checkpoint, CheckpointUpload, Run, RunReward, UploadState
 from worker.trainer.checkpoint_manifest import ARCHIVE_MANIFEST
 
 FILES = {"model.safetensors": bytes(range(256)) * 40, "trainer_state.pt": b"state" * 100,
@@ -33,17 +37,47 @@ def manifest(step=20, files=FILES, **changes):
             "files": entries, **changes}
 
 
-def put(client, run, path, data, offset=0, step=20, token=None):
+def begin(client, run, files=FILES, step=20):
+    declared = [{"path": path, "size": len(data)} for path, data in files.items()]
+    return client.post(f"/api/runs/{run.pk}/uploads/{step}/begin", {"files": declared}, format="json",
+                       HTTP_AUTHORIZATION=f"Bearer {run.test_token}")
+
+
+def put(client, run, path, data, offset=0, step=20, token=None, **headers):
     return client.put(f"/api/runs/{run.pk}/uploads/{step}/files/{path}", data, content_type="application/octet-stream",
-                      HTTP_UPLOAD_OFFSET=str(offset), HTTP_AUTHORIZATION=f"Bearer {token or run.test_token}")
+                      HTTP_UPLOAD_OFFSET=str(offset), HTTP_AUTHORIZATION=f"Bearer {token or run.test_token}",
+                      **headers)
 
 
-def complete(client, run, body, step=20):
+def post_complete(client, run, body, step=20):
     return client.post(f"/api/runs/{run.pk}/uploads/{step}/complete", body, format="json",
                        HTTP_AUTHORIZATION=f"Bearer {run.test_token}")
 
 
-def upload_all(client, run, files=FILES, step=20, chunk=1000):
+def upload_state(client, run, step=20):
+    return client.get(f"/api/runs/{run.pk}/uploads/{step}/", HTTP_AUTHORIZATION=f"Bearer {run.test_token}")
+
+
+def finish_in_background(run, step=20) -> int:
+    """What the consumer does with the finalize task a complete enqueued; how many it ran."""
+    finishing = list(CheckpointUpload.objects.filter(run=run, step=step, state=UploadState.FINISHING))
+    for upload in finishing:
+        finalize_upload(upload.pk, upload.round)
+    return len(finishing)
+
+
+def complete(client, run, body, step=20):
+    """The worker's complete, then the background finish, then the upload's state as it polls it
+    (200 once done); a refused complete (4xx) as it was answered."""
+    answer = post_complete(client, run, body, step)
+    if answer.status_code != 202:
+        return answer
+    finish_in_background(run, step)
+    return upload_state(client, run, step)
+
+
+def upload_all(client, run, files=FILES, step=20, chunk=1000, declared=None):
+    assert begin(client, run, declared or files, step).status_code == 200
     for path, data in files.items():
         for offset in range(0, len(data), chunk):
             assert put(client, run, path, data[offset:offset + chunk], offset, step).status_code == 200
@@ -53,7 +87,7 @@ def test_an_uploaded_checkpoint_is_listed_once_whole_and_downloads_as_sent(anon_
     upload_all(anon_api, started_run)
     assert owner_api.get(f"/api/runs/{started_run.pk}/checkpoints/").json() == []  # not before the manifest
     response = complete(anon_api, started_run, manifest())
-    assert response.status_code == 200, response.content
+    assert response.status_code == 200 and response.json()["state"] == "done", response.content
     listed = owner_api.get(f"/api/runs/{started_run.pk}/checkpoints/").json()
     assert [(c["step"], c["in_store"], c["size_bytes"]) for c in listed] == [(20, True, sum(map(len, FILES.values())))]
     download = owner_api.get(f"/api/runs/{started_run.pk}/checkpoints/{listed[0]['id']}/download/")
@@ -65,6 +99,7 @@ def test_an_uploaded_checkpoint_is_listed_once_whole_and_downloads_as_sent(anon_
 
 def test_an_interrupted_file_goes_on_from_what_arrived(anon_api, started_run):
     data = FILES["model.safetensors"]
+    begin(anon_api, started_run)
     put(anon_api, started_run, "model.safetensors", data[:3000])
     received = anon_api.get(f"/api/runs/{started_run.pk}/uploads/20/files/model.safetensors",
                             HTTP_AUTHORIZATION=f"Bearer {started_run.test_token}").json()["received"]
@@ -74,15 +109,107 @@ def test_an_interrupted_file_goes_on_from_what_arrived(anon_api, started_run):
     assert put(anon_api, started_run, "model.safetensors", data[3000:], offset=3000).json()["received"] == len(data)
 
 
-def test_a_corrupted_file_is_asked_for_again_and_nothing_is_listed(anon_api, started_run):
+def test_a_corrupted_file_is_named_to_send_again_by_the_finish_and_nothing_is_listed(anon_api, started_run):
     corrupted = {**FILES, "trainer_state.pt": b"xtate" + FILES["trainer_state.pt"][5:]}
     upload_all(anon_api, started_run, files=corrupted)
     response = complete(anon_api, started_run, manifest())
-    assert response.status_code == 422 and response.json()["send_again"] == ["trainer_state.pt"]
+    assert response.json()["state"] == "failed" and response.json()["send_again"] == ["trainer_state.pt"]
     assert not Checkpoint.objects.exists()
     assert store.received_bytes(started_run.pk, 20, "trainer_state.pt") == 0  # removed, to be sent whole
-    upload_all(anon_api, started_run, files={"trainer_state.pt": FILES["trainer_state.pt"]})
-    assert complete(anon_api, started_run, manifest()).status_code == 200
+    upload_all(anon_api, started_run, files={"trainer_state.pt": FILES["trainer_state.pt"]}, declared=FILES)
+    assert complete(anon_api, started_run, manifest()).json()["state"] == "done"
+
+
+def test_complete_answers_at_once_and_a_second_one_while_finishing_starts_no_second_finish(
+        anon_api, owner_api, started_run, monkeypatch):
+    enqueued = []
+    monkeypatch.setattr("runs.actions.checkpoints.enqueue", lambda *args: enqueued.append(args))
+    upload_all(anon_api, started_run)
+    first = post_complete(anon_api, started_run, manifest())
+    assert first.status_code == 202 and first.json()["state"] == "finishing" and first.json()["round"] == 1
+    again = post_complete(anon_api, started_run, manifest())
+    assert again.status_code == 202 and again.json()["round"] == 1
+    assert enqueued == [("finalize_checkpoint", CheckpointUpload.objects.get().pk, 1)]
+    assert owner_api.get(f"/api/runs/{started_run.pk}/checkpoints/").json() == []  # not before it is finished
+    assert finish_in_background(started_run) == 1
+    done = post_complete(anon_api, started_run, manifest())  # the worker's retry after it finished
+    assert done.status_code == 200 and done.json()["state"] == "done" and done.json()["checkpoint"]["id"]
+    assert len(enqueued) == 1 and Checkpoint.objects.filter(run=started_run).count() == 1
+
+
+def test_a_finish_delivered_twice_finishes_once(anon_api, started_run):
+    upload_all(anon_api, started_run)
+    post_complete(anon_api, started_run, manifest())
+    upload = CheckpointUpload.objects.get(run=started_run)
+    finalize_upload(upload.pk, upload.round)
+    finalize_upload(upload.pk, upload.round)  # the same message again: the round is over
+    upload.refresh_from_db()
+    assert (upload.state, upload.round) == (UploadState.DONE, 1)
+    assert len(store.checkpoint_files(started_run.pk, 20)) == len(FILES)
+
+
+def test_a_chunk_of_a_file_the_upload_did_not_declare_is_refused_naming_it(anon_api, started_run):
+    begin(anon_api, started_run)
+    response = put(anon_api, started_run, "stray.bin", b"x" * 10)
+    assert response.status_code == 400 and "stray.bin is not among the files declared" in response.json()["detail"]
+    assert store.received_bytes(started_run.pk, 20, "stray.bin") == 0
+
+
+def test_a_chunk_before_the_upload_was_begun_is_refused_saying_so(anon_api, started_run):
+    response = put(anon_api, started_run, "model.safetensors", b"x")
+    assert response.status_code == 400 and "declare its files first" in response.json()["detail"]
+
+
+def test_a_manifest_listing_a_file_the_upload_did_not_declare_is_refused_naming_it(anon_api, started_run):
+    upload_all(anon_api, started_run)
+    response = post_complete(anon_api, started_run, manifest(files={**FILES, "extra.bin": b"e"}))
+    assert response.status_code == 400 and "did not declare: extra.bin" in response.json()["detail"]
+    assert CheckpointUpload.objects.get(run=started_run).state == UploadState.RECEIVING  # nothing changed
+
+
+def test_a_received_file_the_manifest_does_not_list_is_refused_naming_it(anon_api, started_run):
+    upload_all(anon_api, started_run)
+    fewer = {path: data for path, data in FILES.items() if path != "trainer_state.pt"}
+    response = post_complete(anon_api, started_run, manifest(files=fewer))
+    assert response.status_code == 400 and "does not list: trainer_state.pt" in response.json()["detail"]
+
+
+def test_a_chunk_that_arrived_otherwise_than_its_sha256_is_not_kept(anon_api, started_run):
+    data = FILES["model.safetensors"]
+    begin(anon_api, started_run)
+    put(anon_api, started_run, "model.safetensors", data[:1000])
+    sent_digest = hashlib.sha256(data[1000:2000]).hexdigest()
+    response = put(anon_api, started_run, "model.safetensors", b"X" + data[1001:2000], offset=1000,
+                   HTTP_UPLOAD_CHUNK_SHA256=sent_digest)
+    assert response.status_code == 422 and response.json()["send_again"] == ["model.safetensors"]
+    assert response.json()["received"] == 1000 and "arrived otherwise than sent" in response.json()["detail"]
+    assert put(anon_api, started_run, "model.safetensors", data[1000:2000], offset=1000,
+               HTTP_UPLOAD_CHUNK_SHA256=sent_digest).json()["received"] == 2000
+
+
+def test_a_chunk_past_the_files_declared_size_is_refused(anon_api, started_run):
+    begin(anon_api, started_run, files={"model.safetensors": b"12345"})
+    response = put(anon_api, started_run, "model.safetensors", b"123456")
+    assert response.status_code == 422 and "declared 5 bytes long" in response.json()["detail"]
+    assert store.received_bytes(started_run.pk, 20, "model.safetensors") == 0
+
+
+def test_while_finishing_the_files_are_fixed(anon_api, started_run):
+    upload_all(anon_api, started_run)
+    post_complete(anon_api, started_run, manifest())
+    assert put(anon_api, started_run, "model.safetensors", b"x", offset=len(FILES["model.safetensors"])) \
+        .status_code == 409
+    assert begin(anon_api, started_run).status_code == 409
+
+
+def test_a_step_saved_again_reopens_its_upload_and_replaces_the_checkpoint(anon_api, started_run):
+    upload_all(anon_api, started_run)
+    complete(anon_api, started_run, manifest())
+    again = {**FILES, "trainer_state.pt": b"later state"}
+    upload_all(anon_api, started_run, files=again)
+    assert complete(anon_api, started_run, manifest(files=again)).json()["state"] == "done"
+    stored = {str(file.path): file.size for file in store.checkpoint_files(started_run.pk, 20)}
+    assert stored["trainer_state.pt"] == len(b"later state")
 
 
 def test_another_runs_token_gets_404(anon_api, started_run, owner, dataset, config):
@@ -107,6 +234,7 @@ def test_a_manifest_for_another_step_or_malformed_is_a_400(anon_api, started_run
 
 def test_a_full_disk_is_a_507_that_says_so_and_keeps_what_arrived(anon_api, started_run, monkeypatch):
     data = FILES["model.safetensors"]
+    begin(anon_api, started_run)
     put(anon_api, started_run, "model.safetensors", data[:1000])
 
     def disk_full(*args, **kwargs):
@@ -210,6 +338,7 @@ def test_resuming_a_run_discards_what_its_last_attempt_left_half_uploaded(anon_a
                                                                           django_capture_on_commit_callbacks):
     upload_all(anon_api, started_run)
     complete(anon_api, started_run, manifest())
+    begin(anon_api, started_run, step=30)
     put(anon_api, started_run, "model.safetensors", FILES["model.safetensors"][:1000], step=30)
     Run.objects.filter(pk=started_run.pk).update(status="lost")
     with django_capture_on_commit_callbacks(execute=True):

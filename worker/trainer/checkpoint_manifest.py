@@ -43,6 +43,24 @@ class CheckpointManifest(BaseModel):
         return sum(file.size for file in self.files)
 
 
+class DeclaredFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    path: str = Field(min_length=1, max_length=500)
+    size: int = Field(ge=0)
+
+    @field_validator("path")
+    @classmethod
+    def _inside(cls, path: str) -> str:
+        return safe_relative_path(path)
+
+
+class UploadDeclaration(BaseModel):
+    """The files a worker will send of one checkpoint, before it sends them: the control plane
+    refuses a chunk of any other, naming it. Their sha256s come with the manifest at the end."""
+    model_config = ConfigDict(extra="forbid")
+    files: list[DeclaredFile] = Field(min_length=1, max_length=10_000)
+
+
 def files_in(folder: Path) -> list[str]:
     """The relative paths of a checkpoint folder's files (links left out), in a stable order."""
     return [path.relative_to(folder).as_posix()

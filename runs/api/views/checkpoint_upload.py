@@ -1,10 +1,18 @@
-"""A worker uploads a checkpoint with the run's token: each file in chunks, then the manifest.
+"""A worker uploads a checkpoint with the run's token: declares its files, sends each in chunks,
+then completes with the manifest, and polls until the control plane has finished it.
 
+- `POST /api/runs/<id>/uploads/<step>/begin`: the files it will send (path, size); a file it did not
+  declare is refused at every chunk, naming it. Again for a step saved again: the upload reopens;
 - `GET  /api/runs/<id>/uploads/<step>/files/<path>`: how many bytes of the file arrived (0: none);
-- `PUT  /api/runs/<id>/uploads/<step>/files/<path>`: a chunk, at the offset in `Upload-Offset`;
-  409 with `received` when that is not where the file ends, so the worker sends from there;
+- `PUT  /api/runs/<id>/uploads/<step>/files/<path>`: a chunk, at the offset in `Upload-Offset`, with
+  its sha256 in `Upload-Chunk-Sha256`: hashed as it arrives, a chunk that arrived otherwise is a 422
+  to send again; 409 with `received` when the offset is not where the file ends;
 - `POST /api/runs/<id>/uploads/<step>/complete`: the manifest (worker/trainer/checkpoint_manifest.py).
-  Every file is checked; 422 names those to send again, else the checkpoint is listed;
+  It answers at once, whatever the size: 202 `finishing` while a background task
+  (runs/actions/checkpoints.py) reads every file once against the manifest and moves the folder
+  into the store; a second complete meanwhile gets the same answer, not a second finish;
+- `GET  /api/runs/<id>/uploads/<step>/`: the upload's state: `done` (listed), `failed` with the
+  files to send again (`send_again`, or none: complete again), `finishing`, `receiving`;
 - `GET  /api/runs/<id>/uploads/<step>/archive`: a listed checkpoint as a tar, for a worker that
   resumes the run without having written it; beside its folder, the manifest it was checked
   against on arrival (ARCHIVE_MANIFEST), so the worker checks every file it unpacks.
@@ -19,7 +27,6 @@ import errno
 
 from django.db.models import Sum
 from django.http import Http404
-from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from pydantic import ValidationError as SchemaError
 from rest_framework import serializers, status
@@ -28,18 +35,31 @@ from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from runs.actions.checkpoints import register_uploaded_checkpoint
+from runs.actions.checkpoints import ManifestRefused, complete_upload
 from runs.api.file_responses import RANGE_PARAMETERS, range_responses
 from runs.api.views.checkpoint_download import checkpoint_tar, manifest_members, stored_files, store_unavailable
 from runs.api.views.ingest import schema_problems
 from runs.api.views.run_dataset import run_for_token
 from runs.artifacts import checkpoint_store as store
 from runs.artifacts.stores import StoreUnavailable, step_folder
-from worker.trainer.checkpoint_manifest import ARCHIVE_MANIFEST, CheckpointManifest
+from runs.models import CheckpointUpload, UploadBusy, UploadState
+from worker.trainer.checkpoint_manifest import ARCHIVE_MANIFEST, CheckpointManifest, UploadDeclaration
 
 CHUNK = 1024 * 1024
 RECEIVED = inline_serializer("UploadReceived", {"received": serializers.IntegerField()})
 DETAIL = inline_serializer("UploadProblem", {"detail": serializers.CharField()})
+STATE = inline_serializer("CheckpointUploadState", {
+    "step": serializers.IntegerField(), "state": serializers.ChoiceField(UploadState.choices),
+    "round": serializers.IntegerField(help_text="How many completes started a finish."),
+    "send_again": serializers.ListField(child=serializers.CharField(),
+                                        help_text="When failed: the files to send again, whole."),
+    "detail": serializers.CharField(help_text="Progress while finishing; what went wrong when failed."),
+    "checkpoint": inline_serializer("UploadedCheckpoint", {"id": serializers.IntegerField(),
+                                                           "size_bytes": serializers.IntegerField()},
+                                    allow_null=True)})
+CHUNK_REFUSED = inline_serializer("ChunkRefused", {"detail": serializers.CharField(),
+                                                   "received": serializers.IntegerField(),
+                                                   "send_again": serializers.ListField()})
 
 
 def _disk_full_or_raise(exc: OSError) -> Response:
@@ -60,6 +80,26 @@ def checkpoint_bytes_held(run) -> int:
     """What counts against RUN_CHECKPOINT_QUOTA_GB: the run's listed checkpoints and its uploads."""
     listed = run.checkpoints.filter(in_store=True).aggregate(total=Sum("size_bytes"))["total"] or 0
     return listed + store.uploading_bytes(run.pk)
+
+
+def state_of(upload: CheckpointUpload, http_status: int | None = None) -> Response:
+    """The upload's state; 200 once done (or failed), 202 while it is still to be finished."""
+    checkpoint = None
+    if upload.state == UploadState.DONE:
+        listed = upload.run.checkpoints.filter(step=upload.step, in_store=True).first()
+        checkpoint = listed and {"id": listed.pk, "size_bytes": listed.size_bytes}
+    body = {"step": upload.step, "state": upload.state, "round": upload.round, "send_again": upload.send_again,
+            "detail": upload.detail, "checkpoint": checkpoint}
+    default = status.HTTP_202_ACCEPTED if upload.state == UploadState.FINISHING else status.HTTP_200_OK
+    return Response(body, status=http_status or default)
+
+
+def _upload_or_400(run, step: int):
+    upload = CheckpointUpload.objects.filter(run=run, step=step).first()
+    if upload is None:
+        return None, Response({"detail": f"no upload of step {step} was begun: declare its files first "
+                                         f"(POST .../uploads/{step}/begin)"}, status=status.HTTP_400_BAD_REQUEST)
+    return upload, None
 
 
 def _declared_length(request) -> int:
@@ -87,9 +127,18 @@ class CheckpointFileUploadView(_RunTokenView):
 
     @extend_schema(summary="A chunk of a checkpoint file", request={"application/octet-stream": bytes},
                    parameters=[OpenApiParameter("Upload-Offset", int, OpenApiParameter.HEADER, required=True,
-                                                description="Where in the file this chunk starts.")],
-                   responses={200: RECEIVED, 400: DETAIL, 401: DETAIL, 404: DETAIL,
-                              409: OpenApiResponse(RECEIVED, description="Send from `received` instead."),
+                                                description="Where in the file this chunk starts."),
+                               OpenApiParameter("Upload-Chunk-Sha256", str, OpenApiParameter.HEADER,
+                                                description="The chunk's sha256 (hex): checked as it arrives.")],
+                   responses={200: RECEIVED,
+                              400: OpenApiResponse(DETAIL, description="No upload of this step was begun, or "
+                                                                       "the file is not among those it declared."),
+                              401: DETAIL, 404: DETAIL,
+                              409: OpenApiResponse(RECEIVED, description="Send from `received` instead (or the "
+                                                                         "upload is finishing: its `state`)."),
+                              422: OpenApiResponse(CHUNK_REFUSED, description="The chunk arrived otherwise than "
+                                                                              "its sha256, or runs past the "
+                                                                              "file's declared size: not kept."),
                               413: OpenApiResponse(DETAIL, description="The chunk is larger than "
                                                                        "CHECKPOINT_CHUNK_MAX_MB."),
                               507: OpenApiResponse(DETAIL, description="The control plane's disk is full, or the "
@@ -105,13 +154,28 @@ class CheckpointFileUploadView(_RunTokenView):
         if not offset.isdigit():
             return Response({"detail": "send the chunk's place in the file as the Upload-Offset header"},
                             status=status.HTTP_400_BAD_REQUEST)
+        upload, refused = _upload_or_400(run, step)
+        if refused:
+            return refused
+        if upload.state in (UploadState.FINISHING, UploadState.DONE):
+            return Response({"detail": f"the upload of step {step} is {upload.state}: its files are fixed "
+                                       f"(begin it again for a step saved again)", "state": upload.state,
+                             "received": store.received_bytes(run.pk, step, relative)},
+                            status=status.HTTP_409_CONFLICT)
+        if (declared := upload.declared_sizes.get(relative)) is None:
+            return Response({"detail": f"{relative} is not among the files declared for the upload of step "
+                                       f"{step}: it is refused"}, status=status.HTTP_400_BAD_REQUEST)
         body = iter(lambda: request.stream.read(CHUNK) if request.stream else b"", b"")
         try:
             # DRF reads exactly Content-Length bytes (none without one): that is what would be written.
             store.check_quota(checkpoint_bytes_held(run), _declared_length(request))
-            received = store.append_chunk(run.pk, step, relative, int(offset), body)
+            received = store.append_chunk(run.pk, step, relative, int(offset), body, declared,
+                                          sha256=request.headers.get("Upload-Chunk-Sha256") or None)
         except store.OffsetMismatch as exc:
             return Response({"detail": str(exc), "received": exc.received}, status=status.HTTP_409_CONFLICT)
+        except store.ChunkRefused as exc:
+            return Response({"detail": str(exc), "received": store.received_bytes(run.pk, step, relative),
+                             "send_again": [relative]}, status=status.HTTP_422_UNPROCESSABLE_ENTITY)
         except store.QuotaExceeded as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_507_INSUFFICIENT_STORAGE)
         except OSError as exc:
@@ -119,22 +183,63 @@ class CheckpointFileUploadView(_RunTokenView):
         return Response({"received": received})
 
 
+class CheckpointUploadBeginView(_RunTokenView):
+    parser_classes = [JSONParser]
+
+    @extend_schema(summary="Declares the files of a checkpoint upload (before its chunks)",
+                   request=inline_serializer("UploadDeclaration", {"files": serializers.ListField(
+                       child=inline_serializer("DeclaredFile", {"path": serializers.CharField(),
+                                                                "size": serializers.IntegerField()}))}),
+                   responses={200: STATE, 400: DETAIL, 401: DETAIL, 404: DETAIL,
+                              409: OpenApiResponse(DETAIL, description="The upload is being finished: ask for "
+                                                                       "its state.")})
+    def post(self, request, run_id: int, step: int):
+        run = run_for_token(request, run_id)
+        try:
+            declaration = UploadDeclaration.model_validate(request.data)
+        except ParseError as exc:
+            return Response({"detail": f"the body is not JSON: {exc.detail}"}, status=status.HTTP_400_BAD_REQUEST)
+        except SchemaError as exc:
+            return Response({"detail": "the declaration was refused", "errors": schema_problems(exc)},
+                            status=status.HTTP_400_BAD_REQUEST)
+        try:
+            upload = CheckpointUpload.declare(run, step, declaration.model_dump()["files"])
+        except UploadBusy as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        store.keep_only_declared(run.pk, step, upload.declared_sizes)
+        return state_of(upload, status.HTTP_200_OK)
+
+
+class CheckpointUploadStateView(_RunTokenView):
+    @extend_schema(summary="Where a checkpoint upload stands (the worker polls it after completing)",
+                   responses={200: STATE, 202: OpenApiResponse(STATE, description="Still finishing."),
+                              401: DETAIL, 404: DETAIL})
+    def get(self, request, run_id: int, step: int):
+        run = run_for_token(request, run_id)
+        upload = CheckpointUpload.objects.filter(run=run, step=step).first()
+        if upload is None:
+            raise Http404(f"no upload of step {step}")
+        return state_of(upload)
+
+
 class CheckpointUploadCompleteView(_RunTokenView):
     parser_classes = [JSONParser]
 
     @extend_schema(
-        summary="Checks an uploaded checkpoint against its manifest and lists it",
+        summary="Completes an upload with its manifest: checked and listed in the background",
         request=inline_serializer("CheckpointManifest", {
             "step": serializers.IntegerField(), "model_version": serializers.IntegerField(),
             "local_path": serializers.CharField(), "files": serializers.ListField()}),
-        responses={200: inline_serializer("UploadedCheckpoint", {"id": serializers.IntegerField(),
-                                                                   "size_bytes": serializers.IntegerField()}),
-                   400: DETAIL, 401: DETAIL, 404: DETAIL,
+        responses={202: OpenApiResponse(STATE, description="Finishing: poll GET .../uploads/<step>/ (this "
+                                                           "complete or an earlier one started it)."),
+                   200: OpenApiResponse(STATE, description="Done already: the checkpoint is listed."),
+                   400: OpenApiResponse(DETAIL, description="A malformed manifest, no upload begun, or files "
+                                                            "the upload did not declare or the manifest does "
+                                                            "not list, named."),
+                   401: DETAIL, 404: DETAIL,
                    422: OpenApiResponse(inline_serializer("UploadMismatch", {
                        "detail": serializers.CharField(), "send_again": serializers.ListField()}),
-                       description="Files missing or different from the manifest; send them again."),
-                   503: OpenApiResponse(DETAIL, description="The artifact store (a bucket) could not take it: "
-                                                            "complete again later; what arrived stays.")})
+                       description="Files missing or of another size than the manifest's; send them again.")})
     def post(self, request, run_id: int, step: int):
         run = run_for_token(request, run_id)
         try:
@@ -147,16 +252,17 @@ class CheckpointUploadCompleteView(_RunTokenView):
         if manifest.step != step:
             return Response({"detail": f"the manifest is for step {manifest.step}, the URL for step {step}"},
                             status=status.HTTP_400_BAD_REQUEST)
-        if wrong := store.mismatched_files(run.pk, step, manifest):
-            return Response({"detail": f"{len(wrong)} file(s) missing or not as the manifest says; send them again",
-                             "send_again": wrong}, status=status.HTTP_422_UNPROCESSABLE_ENTITY)
+        upload, refused = _upload_or_400(run, step)
+        if refused:
+            return refused
         try:
-            checkpoint = register_uploaded_checkpoint(run, manifest, received_at=timezone.now())
-        except StoreUnavailable as exc:
-            return store_unavailable(exc)
-        except OSError as exc:
-            return _disk_full_or_raise(exc)
-        return Response({"id": checkpoint.pk, "size_bytes": checkpoint.size_bytes})
+            upload, short = complete_upload(upload, manifest)
+        except ManifestRefused as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        if short:
+            return Response({"detail": f"{len(short)} file(s) missing or not of the manifest's size; send them "
+                                       f"again", "send_again": short}, status=status.HTTP_422_UNPROCESSABLE_ENTITY)
+        return state_of(upload)
 
 
 class CheckpointArchiveView(_RunTokenView):

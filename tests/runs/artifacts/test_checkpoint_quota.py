@@ -28,6 +28,6 @@ def test_listed_checkpoints_and_uploads_in_progress_both_count(started_run):
                               created_at=timezone.now(), in_store=True)
     Checkpoint.objects.create(run=started_run, step=5, path="/y", size_bytes=99_999, model_version=1,
                               created_at=timezone.now(), in_store=False)  # on the worker's disk, not here
-    store.append_chunk(started_run.pk, 20, "model.safetensors", 0, [b"w" * 300])
-    store.append_chunk(started_run.pk, 20, "optimizer/__0_0.distcp", 0, [b"w" * 200])
+    store.append_chunk(started_run.pk, 20, "model.safetensors", 0, [b"w" * 300], declared_size=300)
+    store.append_chunk(started_run.pk, 20, "optimizer/__0_0.distcp", 0, [b"w" * 200], declared_size=1000)
     assert checkpoint_bytes_held(started_run) == 4_500

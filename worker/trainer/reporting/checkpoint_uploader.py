@@ -1,11 +1,14 @@
 """Uploads a run's checkpoints to the control plane in the background while training goes on.
 
-One thread, oldest checkpoint first. Each file goes in chunks from the offset the control plane
-says it holds, so a broken upload goes on where it stopped; then the manifest (sizes, sha256s),
-which the control plane checks before it lists the checkpoint (runs/api/views/checkpoint_upload.py).
-While the control plane is away, or its disk is full, the upload waits and tries again with a
-growing pause; training never waits for it. A checkpoint is reported uploaded only once listed,
-and only then may the trainer remove its local copy.
+One thread, oldest checkpoint first. The upload declares its files, then each file goes in
+chunks (each with its sha256, checked as it arrives) from the offset the control plane says it
+holds, so a broken upload goes on where it stopped; then the manifest (sizes, sha256s). The
+control plane answers that at once and checks and stores the checkpoint in the background
+(runs/api/views/checkpoint_upload.py); this thread polls the upload's state, each wait bounded,
+until it is done, or failed naming the files to send again, which it sends again. While the
+control plane is away, or its disk is full, the upload waits and tries again with a growing
+pause; training never waits for it. A checkpoint is reported uploaded only once listed, and only
+then may the trainer remove its local copy. The run's log says each of these turns.
 """
 import hashlib
 import logging
@@ -37,18 +40,19 @@ class UploadRefused(Exception):
 
 
 class TryAgain(Exception):
-    """The control plane is away, answered 5xx, or its disk is full: wait and go on."""
+    """The control plane is away, answered 5xx, or its disk is full, or a chunk arrived otherwise
+    than sent: wait and go on."""
 
 
 class CheckpointUploader:
     def __init__(self, uploads_url: str, token: str, on_uploaded: Callable[[UploadJob], None],
                  say: Callable[[str, str], None], chunk_bytes: int = CHUNK, max_backoff_s: float = 30.0,
-                 transport: httpx.BaseTransport | None = None):
+                 transport: httpx.BaseTransport | None = None, max_poll_s: float = 10.0):
         """`uploads_url`: the run's `.../api/runs/<id>/uploads/`. `say(level, message)`: for the run's log."""
         self._http = httpx.Client(base_url=uploads_url.rstrip("/") + "/", timeout=120, transport=transport,
                                   headers={"Authorization": f"Bearer {token}"})
         self.on_uploaded, self.say = on_uploaded, say
-        self.chunk_bytes, self.max_backoff_s = chunk_bytes, max_backoff_s
+        self.chunk_bytes, self.max_backoff_s, self.max_poll_s = chunk_bytes, max_backoff_s, max_poll_s
         self._jobs: queue.Queue[UploadJob | None] = queue.Queue()
         self._pending = 0
         self._lock = threading.Lock()
@@ -94,16 +98,18 @@ class CheckpointUploader:
         started, backoff = time.monotonic(), 1.0
         paths = files_in(job.folder)
         sent: dict[str, ManifestFile] = {}
-        to_send = paths
+        to_send = list(paths)
         while not self._closing.is_set():
             try:
-                for path in to_send:
-                    sent[path] = self._send_file(job, path)
+                self._begin(job, paths)
+                while to_send:
+                    sent[to_send[0]] = self._send_file(job, to_send[0])
+                    to_send.pop(0)
                 manifest = CheckpointManifest(step=job.step, model_version=job.model_version,
                                               local_path=str(job.folder), files=[sent[path] for path in paths])
                 # The control plane asks again for files that arrived otherwise, or that changed since
                 # they were read (a cancel saves again the step it stopped at): they are read anew.
-                to_send = self._complete(manifest)
+                to_send = self._complete(manifest) or self._await_outcome(job.step)
                 if not to_send:
                     break
             except TryAgain as exc:
@@ -116,6 +122,14 @@ class CheckpointUploader:
         self.say("info", f"checkpoint of step {job.step} uploaded: {megabytes:.1f} MB in "
                          f"{time.monotonic() - started:.1f} s")
         self.on_uploaded(job)
+
+    def _begin(self, job: UploadJob, paths: list[str]) -> None:
+        """Declares the files (their sizes now): the control plane refuses chunks of any other.
+        While it finishes an earlier complete of this step (a worker that restarted), it waits
+        for that outcome first, then begins anew."""
+        files = [{"path": path, "size": (job.folder / path).stat().st_size} for path in paths]
+        while self._call("POST", f"{job.step}/begin", json={"files": files}, conflict_ok=True).status_code == 409:
+            self._await_outcome(job.step)
 
     def _send_file(self, job: UploadJob, relative: str) -> ManifestFile:
         """Reads the file once, in order, hashing every byte and sending those the control plane
@@ -130,8 +144,11 @@ class CheckpointUploader:
                 end = position + len(chunk)
                 while received < end or (size == 0 and received == 0 and not chunk):
                     start = max(received, position)
-                    answer = self._call("PUT", url, content=chunk[start - position:],
-                                        headers={"Upload-Offset": str(start)}, conflict_ok=True)
+                    part = chunk[start - position:]
+                    answer = self._call("PUT", url, content=part, conflict_ok=True, mismatch_ok=True, headers={
+                        "Upload-Offset": str(start), "Upload-Chunk-Sha256": hashlib.sha256(part).hexdigest()})
+                    if answer.status_code == 422:  # not kept: sent again from what it holds
+                        raise TryAgain(f"{relative} {_detail(answer)}")
                     received = answer.json()["received"]  # on a 409, where the control plane is
                     if received < position:  # it lost bytes already read past: the file again
                         return self._send_file(job, relative)
@@ -143,14 +160,39 @@ class CheckpointUploader:
                     return ManifestFile(path=relative, size=position, sha256=digest.hexdigest())
 
     def _complete(self, manifest: CheckpointManifest) -> list[str]:
-        """Files the control plane asks for again ([] once the checkpoint is listed)."""
+        """Files the control plane lacks before it can finish ([] once it finishes or has)."""
         answer = self._call("POST", f"{manifest.step}/complete", json=manifest.model_dump(), mismatch_ok=True)
         if answer.status_code == 422:
             again = answer.json()["send_again"]
             self.say("warning", f"checkpoint of step {manifest.step}: {len(again)} file(s) arrived "
-                                       f"otherwise than sent, sending again: {', '.join(again[:5])}")
+                                f"otherwise than sent, sending again: {', '.join(again[:5])}")
             return again
+        if answer.json()["state"] == "finishing":
+            self.say("info", f"checkpoint of step {manifest.step} sent; the control plane is checking and "
+                             f"storing it")
         return []
+
+    def _await_outcome(self, step: int) -> list[str]:
+        """Polls the upload's state, each wait bounded, until the control plane has finished:
+        [] once listed; the files to send again when it found them otherwise than the manifest.
+        A failure without files to send again (its store away) is a TryAgain: complete again."""
+        pause, said = 0.2, ""
+        while not self._closing.wait(pause):
+            state = self._call("GET", f"{step}/").json()
+            if state["state"] == "done":
+                return []
+            if state["state"] == "failed" and state["send_again"]:
+                again = state["send_again"]
+                self.say("warning", f"checkpoint of step {step}: the control plane found {len(again)} file(s) "
+                                    f"otherwise than the manifest, sending again: {', '.join(again[:5])}")
+                return again
+            if state["state"] in ("failed", "receiving"):  # receiving: reopened by another attempt
+                raise TryAgain(f"the control plane did not finish it: {state['detail'] or state['state']}")
+            if state["detail"] != said and pause >= self.max_poll_s:  # a long finish says how it goes
+                said = state["detail"]
+                self.say("info", f"checkpoint of step {step}: {said}")
+            pause = min(pause * 2, self.max_poll_s)
+        raise UploadRefused("the trainer stopped before the control plane took it; the local copy is kept")
 
     def _call(self, method: str, url: str, conflict_ok: bool = False, mismatch_ok: bool = False,
               **kwargs) -> httpx.Response:
@@ -158,7 +200,7 @@ class CheckpointUploader:
             answer = self._http.request(method, url, **kwargs)
         except httpx.TransportError as exc:
             raise TryAgain(f"the control plane did not answer ({exc})") from exc
-        if answer.status_code == 200 or (conflict_ok and answer.status_code == 409) or \
+        if answer.status_code in (200, 202) or (conflict_ok and answer.status_code == 409) or \
                 (mismatch_ok and answer.status_code == 422):
             return answer
         detail = _detail(answer)

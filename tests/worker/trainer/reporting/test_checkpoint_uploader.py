@@ -1,15 +1,23 @@
 """Checkpoints uploaded to a real control plane in the background: listed once whole, downloaded
-byte-identical, carried through the control plane going away, refused for another run."""
+byte-identical, carried through the control plane going away, refused for another run. The
+control plane finishes each upload in a real consumer of its queue, after answering the
+complete at once; the uploader polls until it is done or names the files to send again."""
+import contextlib
+import hashlib
 import io
+import json
 import os
 import tarfile
 import threading
 import time
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.support.asgi_server import SEED_RUN, AsgiServer, logged_in_client
+from tests.support.controlplane_consumer import running_consumer
+from tests.support.s3_server import CREDENTIALS
 from worker.trainer.checkpoint_keeping import CheckpointKeeper, keeper_for, shares_the_control_planes_disk
 from worker.trainer.checkpoints import TrainerState
 from worker.trainer.reporting.checkpoint_uploader import CheckpointUploader
@@ -55,13 +63,38 @@ def local_files(path):
     return {p.relative_to(path).as_posix(): p.read_bytes() for p in path.rglob("*") if p.is_file()}
 
 
+@contextlib.contextmanager
+def live_control_plane(data_dir: Path, env: dict | None = None):
+    """A server and a consumer of its queue (which finishes uploads), with a seeded run."""
+    data_dir.mkdir()
+    server = AsgiServer(data_dir, env).start()
+    try:
+        seeded = server.shell_json(SEED_RUN)
+        with running_consumer(server) as consumer:
+            server.consumer = consumer
+            yield server, seeded, f"{server.url}/api/runs/{seeded['run_id']}/uploads/"
+    finally:
+        server.stop()
+
+
 @pytest.fixture
 def control_plane(tmp_path):
-    (tmp_path / "cp").mkdir()
-    server = AsgiServer(tmp_path / "cp").start()
-    seeded = server.shell_json(SEED_RUN)
-    yield server, seeded, f"{server.url}/api/runs/{seeded['run_id']}/uploads/"
-    server.stop()
+    with live_control_plane(tmp_path / "cp") as live:
+        yield live
+
+
+@pytest.fixture(params=["filesystem", "s3"])
+def either_store(request, tmp_path):
+    """A live control plane keeping checkpoints on its disk, or in a bucket on a real S3-compatible
+    server with a multipart threshold of 5 MB (S3's smallest part); (server, seeded, url, bucket)."""
+    env, bucket = {}, None
+    if request.param == "s3":
+        s3_server = request.getfixturevalue("s3_server")
+        bucket = s3_server.new_bucket()
+        env = {"ARTIFACT_STORE_URL": f"s3://{bucket}/grpo", "ARTIFACT_STORE_ENDPOINT_URL": s3_server.url,
+               "ARTIFACT_STORE_MULTIPART_MB": "5", **CREDENTIALS}
+    with live_control_plane(tmp_path / "cp", env) as (server, seeded, url):
+        yield server, seeded, url, bucket
 
 
 def test_a_checkpoint_uploads_in_chunks_and_downloads_byte_identical(control_plane, tmp_path):
@@ -253,11 +286,11 @@ def test_a_checkpoint_listed_before_checksums_were_kept_is_fetched_unchecked_and
 
 
 def test_an_upload_broken_off_goes_on_from_what_the_control_plane_holds(control_plane, tmp_path):
-    import httpx
-
     server, seeded, url = control_plane
     folder = checkpoint(tmp_path / "worker", 60)
     head = (folder / "model.safetensors").read_bytes()[:100_000]
+    declared = [{"path": path, "size": len(data)} for path, data in local_files(folder).items()]
+    httpx.post(f"{url}60/begin", json={"files": declared}, headers={"Authorization": f"Bearer {seeded['token']}"})
     sent = httpx.put(f"{url}60/files/model.safetensors", content=head, headers={
         "Upload-Offset": "0", "Authorization": f"Bearer {seeded['token']}"})
     assert sent.json()["received"] == 100_000  # what a worker that died had sent
@@ -341,3 +374,121 @@ def test_a_full_control_plane_disk_reaches_the_runs_log_through_the_real_ingest(
     keeper.close(timeout_s=60)
     report.close()
     assert [c["step"] for c in downloaded(server, seeded["run_id"])[0]] == [10]
+
+
+class Recording(httpx.BaseTransport):
+    """The uploader's HTTP as it went: (method, path, status, body) of every exchange. `change`
+    may replace a request before it is sent (a chunk corrupted on its way, say)."""
+
+    def __init__(self, change=None):
+        self.inner, self.change, self.exchanges = httpx.HTTPTransport(), change, []
+
+    def handle_request(self, request):
+        request = (self.change and self.change(request)) or request
+        response = self.inner.handle_request(request)
+        response.read()
+        self.exchanges.append((request.method, request.url.path, response.status_code, response.content))
+        return response
+
+    def answers_to(self, method, ending):
+        return [(status, body) for m, path, status, body in self.exchanges if m == method and path.endswith(ending)]
+
+
+def upload_through(url, token, folder, step, transport):
+    said = Said()
+    uploader = CheckpointUploader(url, token, said.on_uploaded, said.say, chunk_bytes=4 * 1024 * 1024,
+                                  transport=transport, max_backoff_s=0.5, max_poll_s=0.5)
+    uploader.submit(folder, step, 5)
+    assert uploader.close(timeout_s=120) and said.uploaded == [step], said.lines
+    return said
+
+
+def big_checkpoint(folder, step):
+    """A checkpoint with a file over the 5 MB multipart threshold (11 MiB: three parts)."""
+    path = checkpoint(folder, step)
+    (path / "optimizer.pt").write_bytes(os.urandom(11 * 1024 * 1024))
+    return path
+
+
+def test_complete_is_answered_at_once_and_the_checkpoint_listed_once_finished(either_store, tmp_path, s3_server):
+    server, seeded, url, bucket = either_store
+    folder, recording = big_checkpoint(tmp_path / "worker", 20), Recording()
+    said = upload_through(url, seeded["token"], folder, 20, recording)
+    completes = recording.answers_to("POST", "/20/complete")
+    assert [(status, json.loads(body)["state"]) for status, body in completes] == [(202, "finishing")]
+    polls = [json.loads(body)["state"] for _, body in recording.answers_to("GET", "/uploads/20/")]
+    assert polls[-1] == "done" and set(polls) <= {"finishing", "done"}
+    assert downloaded(server, seeded["run_id"])[1][20] == local_files(folder)
+    assert [message for _, message in said.lines if "control plane is checking" in message]
+    if bucket:  # the big file went into the bucket in parts: its ETag counts them
+        key = f"grpo/runs/{seeded['run_id']}/checkpoints/step-0000020/optimizer.pt"
+        assert s3_server.client().head_object(Bucket=bucket, Key=key)["ETag"].endswith('-3"')
+
+
+def test_a_chunk_corrupted_on_its_way_is_refused_and_sent_again(either_store, tmp_path):
+    server, seeded, url, _ = either_store
+    folder, corrupted = checkpoint(tmp_path / "worker", 30), []
+
+    def corrupt_first_chunk(request):
+        if request.method == "PUT" and request.url.path.endswith("/model.safetensors") and not corrupted:
+            corrupted.append(request.url.path)
+            body = bytearray(request.content)
+            body[7] ^= 0xFF
+            return httpx.Request("PUT", request.url, headers=request.headers, content=bytes(body))
+        return None
+
+    recording = Recording(corrupt_first_chunk)
+    said = upload_through(url, seeded["token"], folder, 30, recording)
+    assert [status for status, _ in recording.answers_to("PUT", "/model.safetensors")][:2] == [422, 200]
+    assert any(level == "warning" and "model.safetensors" in message and "arrived otherwise" in message
+               for level, message in said.lines)
+    assert downloaded(server, seeded["run_id"])[1][30] == local_files(folder)
+
+
+def test_a_file_found_otherwise_than_the_manifest_is_named_and_sent_again(either_store, tmp_path):
+    server, seeded, url, _ = either_store
+    folder, spoiled = checkpoint(tmp_path / "worker", 40), []
+    received = Path(server.env["DATA_DIR"]) / "artifacts" / "runs" / str(seeded["run_id"]) / "uploads" / \
+        "step-0000040" / "model.safetensors"
+
+    def spoil_before_complete(request):  # the bytes rot on the control plane's disk after arriving
+        if request.url.path.endswith("/40/complete") and not spoiled:
+            spoiled.append(flip_a_byte(received))
+        return None
+
+    said = upload_through(url, seeded["token"], folder, 40, Recording(spoil_before_complete))
+    assert any(level == "warning" and "found 1 file(s) otherwise than the manifest" in message
+               and "model.safetensors" in message for level, message in said.lines)
+    assert downloaded(server, seeded["run_id"])[1][40] == local_files(folder)
+
+
+def test_two_completes_at_once_finish_the_upload_once(control_plane, tmp_path):
+    server, seeded, url = control_plane
+    folder = checkpoint(tmp_path / "worker", 50)
+    files = local_files(folder)
+    client = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {seeded['token']}"}, timeout=30)
+    declared = [{"path": path, "size": len(data)} for path, data in files.items()]
+    assert client.post("50/begin", json={"files": declared}).status_code == 200
+    for path, data in files.items():
+        assert client.put(f"50/files/{path}", content=data, headers={"Upload-Offset": "0"}).status_code == 200
+    manifest = {"step": 50, "model_version": 1, "local_path": str(folder), "files": [
+        {**entry, "sha256": hashlib.sha256(files[entry["path"]]).hexdigest()} for entry in declared]}
+    barrier, answers = threading.Barrier(2), []
+
+    def complete():
+        barrier.wait()
+        answers.append(client.post("50/complete", json=manifest).json())
+
+    racers = [threading.Thread(target=complete) for _ in range(2)]
+    for racer in racers:
+        racer.start()
+    for racer in racers:
+        racer.join(30)
+    assert [answer["round"] for answer in answers] == [1, 1]  # one complete started it, the other saw it
+    deadline = time.monotonic() + 60
+    while (state := client.get("50/").json())["state"] == "finishing" and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert (state["state"], state["round"]) == ("done", 1)
+    assert [c["step"] for c in downloaded(server, seeded["run_id"])[0]] == [50]
+    finishes = server.consumer.log_path.read_text().count("runs.background.finalize_checkpoint[")
+    assert finishes == 2  # one task: "received" and "succeeded"
