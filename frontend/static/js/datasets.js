@@ -80,7 +80,7 @@
     });
     request.upload.addEventListener("load", () => {
       bar.value = 100;
-      text.textContent = "Uploaded; checking every row…";
+      text.textContent = "Uploaded; storing it (a small file's rows are checked now)…";
     });
     request.addEventListener("load", () => { answered(form, request, button, box); });
     request.addEventListener("error", () => {
@@ -97,7 +97,8 @@
   function answered(form, request, button, box) {
     const payload = parseJson(request.responseText);
     if (request.status === 201 && payload && payload.id) {
-      document.getElementById("upload-progress-text").textContent = "Stored; opening the dataset…";
+      document.getElementById("upload-progress-text").textContent = payload.state === "checking"
+        ? "Stored; its rows are checked apart from this page, which opens the dataset…" : "Stored; opening the dataset…";
       window.location.assign(form.getAttribute("data-detail").replace(/\/0\/$/, `/${payload.id}/`));
       return;
     }

@@ -1,5 +1,6 @@
 // Environment dry run panel: choose a row, type the assistant's turns (or let the model play), call
-// the API's dry-run, and show the episode turn by turn (episode_view.js), the way it ended, each
+// the API's dry-run (a model-played one is queued: followed every second, queued → loading → turn k
+// of n → done), and show the episode turn by turn (episode_view.js), the way it ended, each
 // sandbox call's time and output, and an error with its traceback and line (marked in the editor).
 (function () {
   "use strict";
@@ -92,17 +93,31 @@
 
   async function run() {
     $("dry-errors").textContent = "";
-    $("dry-status").textContent = player() === "model" ? "The model is playing… (a few seconds a turn)" : "Playing…";
+    $("dry-status").textContent = player() === "model" ? "Asking the model to play…" : "Playing…";
     $("dry-run-button").disabled = true;
     try {
       const body = requestBody();
       await saveEditedSource(config.sourceApi);
-      render(await fetchJson(config.url, { method: "POST", body }));
+      const answer = await fetchJson(config.url, { method: "POST", body });
+      // The model plays on the control plane's consumer: the answer is where to follow it.
+      render(answer.url && answer.state ? await followed(answer) : answer);
     } catch (error) {
       $("dry-status").textContent = "";
       $("dry-errors").textContent = problemLines(error);
     } finally {
       $("dry-run-button").disabled = false;
+    }
+  }
+
+  /* Polls a queued dry run every second, showing how far it is, until it is done (its result) or failed. */
+  async function followed(dryRun) {
+    const QUEUED_HINT = " (waiting for the control plane's consumer, which `make run` starts)";
+    for (let answer = dryRun; ; answer = await fetchJson(dryRun.url)) {
+      if (answer.state === "done") return answer.result;
+      if (answer.state === "failed") throw new Error(`The dry run failed: ${answer.error}`);
+      $("dry-status").textContent = `The model is playing: ${answer.progress}`
+        + (answer.state === "queued" ? QUEUED_HINT : "…");
+      await new Promise((resolve) => { setTimeout(resolve, 1000); });
     }
   }
 

@@ -3,7 +3,8 @@
 Creating goes through the API's DatasetSerializer, which runs the checks in runs/datasets/,
 so a page and the API accept and refuse exactly the same datasets. The upload form is sent
 by datasets.js straight to `POST /api/datasets/` (for upload progress); posted here it is the
-same form without the script.
+same form without the script. A large upload is stored `checking` and its page follows the check
+that the control plane's consumer runs (runs/datasets/deferred_check.py, dataset_check.js).
 """
 import json
 
@@ -20,6 +21,7 @@ from pydantic import ValidationError
 from runs.api.errors import PayloadTooLarge
 from runs.api.serializers.datasets import DatasetSerializer
 from runs.models import Dataset, Run
+from runs.models.dataset import CheckState
 from runs.pages.config_form import SAVED_MEANWHILE, schema_fields, values_from_form
 from worker.trainer.config import errors_by_field
 from worker.trainer.data.generators import GENERATORS
@@ -138,7 +140,9 @@ def dataset_new(request):
         return _refuse_unknown_source(request, source)
     dataset, errors, param_errors = _create(request, source)
     if dataset is not None:
-        messages.success(request, f"Created dataset “{dataset.name}”.")
+        checking = " Its file is large: its rows are being checked, as this page shows." \
+            if dataset.state == CheckState.CHECKING else ""
+        messages.success(request, f"Created dataset “{dataset.name}”.{checking}")
         return redirect("page-dataset", pk=dataset.pk)
     forms = _blank_forms()
     forms[source] = {"values": request.POST, "errors": errors, "other": _other_errors(source, errors)}
