@@ -15,7 +15,7 @@ steps: 1,000,000) — and times what the run page asks, through Django's views i
 "before" is the same database with the (run, step) index that 0014 replaces, the steps listed
 by DISTINCT and pages read as whole rows at their OFFSET, as they were; "after" is the code as it
 is (runs/models/telemetry.py, runs/api/sample_pagination.py). Rounds alternate after and before
-so that the load of a shared machine weighs on both; medians of the requests after a warm-up;
+(ABBA) so that the load of a shared machine weighs on both; medians of the requests after a warm-up;
 ratios are within this run. Target: a step's samples in ≤ 200 ms with 1,000,000 stored.
 
     .venv/bin/python -m bench.samples                 # both databases, about 3 minutes
@@ -171,8 +171,10 @@ def measure_child(repeats: int, rounds: int, want_plans: bool) -> None:
     client = Client()
     client.force_login(owner)
     times, plans, new_steps = {}, [], SampleQuerySet.steps_of
-    # Rounds alternate after and before, so that what else the machine runs weighs on both.
-    for variant in ("after", "before") * rounds:
+    # Rounds alternate after and before (ABBA...), so that what else the machine runs, and what
+    # the process grew to, weighs on both alike.
+    order = [variant for r in range(rounds) for variant in (("after", "before") if r % 2 == 0 else ("before", "after"))]
+    for variant in order:
         browse = variant == "after"
         SampleQuerySet.steps_of = new_steps if browse else distinct_steps
         SamplePagination.django_paginator_class = IdsFirstPaginator if browse else Paginator
