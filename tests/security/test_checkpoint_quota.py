@@ -39,7 +39,14 @@ def put_chunk(server, data, offset: int):
         "Authorization": f"Bearer {server.seed['token']}", "Upload-Offset": str(offset)})
 
 
+def declare(server, size: int):
+    url = f"{server.url}/api/runs/{server.seed['run_id']}/uploads/20/begin"
+    return httpx.post(url, json={"files": [{"path": "model.safetensors", "size": size}]}, timeout=10,
+                      headers={"Authorization": f"Bearer {server.seed['token']}"})
+
+
 def test_a_chunk_past_the_runs_checkpoint_quota_is_refused_unwritten(server):
+    assert declare(server, 999 + 4096).status_code == 200
     assert put_chunk(server, b"w" * 999, 0).json() == {"received": 999}  # up to the quota: taken
 
     refused = put_chunk(server, b"w" * 4096, 999)

@@ -51,9 +51,11 @@ def token_routes(run_id):
     return [
         ("POST", f"/api/runs/{run_id}/events/",
          {"json": {"source": "trainer", "events": [{"seq": 9, "type": "log", "message": "late"}]}}),
+        ("POST", f"{uploads}/begin", {"json": {"files": [{"path": "model.safetensors", "size": 7}]}}),
         ("PUT", f"{uploads}/files/model.safetensors", {"content": b"weights", "headers": {"Upload-Offset": "0"}}),
         ("GET", f"{uploads}/files/model.safetensors", {}),
         ("POST", f"{uploads}/complete", {"json": {"step": 30, "model_version": 1, "local_path": "/x", "files": []}}),
+        ("GET", f"{uploads}/", {}),
         ("GET", f"{uploads}/archive", {}),
         ("GET", f"/api/runs/{run_id}/dataset/", {}),
     ]
