@@ -120,7 +120,7 @@ def test_a_malformed_hub_id_is_shown_next_to_it(logged_in):
     response = logged_in.post("/datasets/new/", {"source": "hub", "name": "x", "hub_id": "../etc"})
     assert response.status_code == 400
     html = response.content.decode()
-    assert "hub id such as" in error_of(html, "hub-hub_id-error")
+    assert "is not a hub id: give one such as" in error_of(html, "hub-hub_id-error")
     assert 'value="../etc"' in html
 
 
