@@ -12,11 +12,18 @@ class StubControlPlane:
         self.mode = "ok"  # ok | down (503) | refuse (400)
         self.cancel = False
         self.status = "running"
+        self.max_body: int | None = None  # like INGEST_BATCH_MAX_MB: a larger batch is a 413
+        self.batch_bytes: list[int] = []
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                length = int(self.headers["Content-Length"])
+                if stub.max_body is not None and length > stub.max_body:
+                    return self._reply(413, {"detail": f"the body is {length} bytes; this route takes at most "
+                                                       f"{stub.max_body} bytes (INGEST_BATCH_MAX_MB)"})
+                body = json.loads(self.rfile.read(length))
+                stub.batch_bytes.append(length)
                 if stub.mode == "down":
                     return self._reply(503, {"detail": "restarting"})
                 if stub.mode == "refuse":

@@ -4,8 +4,11 @@
 returns at once; a sender thread batches what is unacknowledged and posts it.
 When the control plane is unreachable the events wait on disk and are retried
 with backoff; a batch the control plane refuses (4xx) is logged and skipped so
-one bad event cannot wedge the run's reporting forever.
+one bad event cannot wedge the run's reporting forever. A batch is bounded in bytes as well as
+in events, well under the control plane's INGEST_BATCH_MAX_MB (32 MiB by default), so a backlog of
+large samples events is sent in several batches instead of being refused (and skipped) whole.
 """
+import json
 import logging
 import threading
 import time
@@ -18,16 +21,18 @@ from worker.trainer.reporting.client import IngestClient, IngestRejected, Ingest
 from worker.trainer.reporting.outbox import Outbox
 
 log = logging.getLogger(__name__)
+MAX_BATCH_BYTES = 8 * 1024 * 1024
 
 
 class Reporter:
     def __init__(self, client: IngestClient | None, folder: Path, flush_interval_s: float = 1.0,
-                 max_batch: int = 500, max_backoff_s: float = 30.0,
+                 max_batch: int = 500, max_backoff_s: float = 30.0, max_batch_bytes: int = MAX_BATCH_BYTES,
                  on_reply: Callable[[IngestReply], None] | None = None, source: str = "trainer"):
         """With no client (offline), events only go to the local JSONL copy."""
         self.client = client
         self.outbox = Outbox(folder, client.source if client else source)
         self.flush_interval_s, self.max_batch, self.max_backoff_s = flush_interval_s, max_batch, max_backoff_s
+        self.max_batch_bytes = max_batch_bytes
         self.on_reply = on_reply
         self.last_reply: IngestReply | None = None
         self._pending = deque(self.outbox.unacked())
@@ -94,8 +99,18 @@ class Reporter:
                 backoff = min(max(backoff * 2, 0.5), self.max_backoff_s)
                 log.warning("control plane unreachable, %d events kept on disk: %s", len(self._pending), exc)
 
+    def _next_batch(self) -> list[dict]:
+        """The oldest pending events, up to max_batch of them and max_batch_bytes of JSON (one at least)."""
+        batch, size = [], 0
+        for event in list(self._pending)[:self.max_batch]:
+            size += len(json.dumps(event, separators=(",", ":")))
+            if batch and size > self.max_batch_bytes:
+                break
+            batch.append(event)
+        return batch
+
     def _send_one_batch(self) -> None:
-        batch = [self._pending[i] for i in range(min(self.max_batch, len(self._pending)))]
+        batch = self._next_batch()
         try:
             reply = self.client.send(batch)
         except IngestRejected as exc:

@@ -112,3 +112,16 @@ def test_send_soon_does_not_wait_for_the_flush_interval(stub, tmp_path):
         assert stub.received == [1]
     finally:
         reporter.close(timeout_s=5)
+
+
+def test_a_backlog_of_large_events_goes_in_batches_the_control_plane_takes(stub, tmp_path):
+    # Forty events of ~20 KB each: by count alone one batch of 800 KB, over the route's limit,
+    # would be refused and skipped whole.
+    stub.max_body = 100_000
+    reporter = Reporter(IngestClient(stub.url, "tok", source="trainer:1", retries=0, backoff_s=0), tmp_path,
+                        flush_interval_s=60, max_batch_bytes=80_000)
+    seqs = [reporter.emit({"type": "log", "message": "x" * 20_000}) for _ in range(40)]
+    reporter.start()
+    assert reporter.close()
+    assert stub.received == seqs
+    assert len(stub.batch_bytes) > 1 and max(stub.batch_bytes) <= 100_000
