@@ -283,9 +283,15 @@ def seen_rows(seen: Observed, memory: MemoryWatch, uploads, load_s: float, playe
 def machine_state() -> str:
     model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
                   if line.startswith("model name")), "unknown CPU")
-    commit = os.popen(f"git -C {ROOT} rev-parse --short HEAD 2>/dev/null").read().strip() or "?"
     return (f"{os.cpu_count()} cores ({model}), load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}, "
-            f"{shutil.disk_usage(tempfile.gettempdir()).free / GB:.0f} GB free on {tempfile.gettempdir()}, at {commit}")
+            f"{shutil.disk_usage(tempfile.gettempdir()).free / GB:.0f} GB free on {tempfile.gettempdir()}")
+
+
+def checked_out() -> str:
+    """The commit, and whether the working tree differs from it (other work in progress)."""
+    commit = os.popen(f"git -C {ROOT} rev-parse --short HEAD 2>/dev/null").read().strip() or "?"
+    changed = os.popen(f"git -C {ROOT} status --porcelain --untracked-files=no 2>/dev/null").read().strip()
+    return f"{commit}{' with uncommitted changes' if changed else ''}"
 
 
 def disk_problem(size: int, config) -> str:
@@ -329,7 +335,7 @@ def parse_args():
 
 def main() -> None:
     args = parse_args()
-    print(f"machine: {machine_state()}", flush=True)
+    print(f"machine: {machine_state()}; code at {checked_out()}", flush=True)
     work = Path(tempfile.mkdtemp(prefix="bench-load-"))
     try:
         upload_source = make_checkpoint(work / "worker-checkpoint", args.size_bytes)
