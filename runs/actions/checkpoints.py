@@ -77,20 +77,25 @@ def _finalize(upload: CheckpointUpload, round: int) -> None:
         return
     upload.note_progress(round, f"checked; storing it in {artifact_store().location}")
     try:
-        with transaction.atomic():
-            checkpoint = register_uploaded_checkpoint(upload.run, manifest, received_at=timezone.now())
-            upload.mark_done(round, f"listed: {checkpoint.size_bytes} bytes")
+        # Outside any transaction: on SQLite a write transaction held through a long copy into a
+        # bucket would stop every other write (ingest included) until it ends.
+        store.publish_checkpoint(run_id, step, on_file=lambda done, total: upload.note_progress(
+            round, f"stored {done} of {total} file(s) in {artifact_store().location}"))
     except StoreUnavailable as exc:
         upload.mark_failed(round, f"the artifact store is unavailable: {exc}; complete again later")
+        return
     except OSError as exc:
         if exc.errno != errno.ENOSPC:
             raise
         upload.mark_failed(round, "the control plane's disk is full; complete again once there is room")
+        return
+    with transaction.atomic():
+        checkpoint = list_uploaded_checkpoint(upload.run, manifest, received_at=timezone.now())
+        upload.mark_done(round, f"listed: {checkpoint.size_bytes} bytes")
 
 
-def register_uploaded_checkpoint(run: Run, manifest: CheckpointManifest, received_at) -> Checkpoint:
-    """The upload of `manifest.step`, checked by the caller, listed as the run's checkpoint of that step."""
-    store.publish_checkpoint(run.pk, manifest.step)
+def list_uploaded_checkpoint(run: Run, manifest: CheckpointManifest, received_at) -> Checkpoint:
+    """The upload of `manifest.step`, checked and stored, listed as the run's checkpoint of that step."""
     checkpoint, _ = Checkpoint.objects.update_or_create(
         run=run, step=manifest.step,
         defaults={"path": manifest.local_path, "size_bytes": manifest.size_bytes,

@@ -154,9 +154,9 @@ def mismatched_files(run_id: int, step: int, manifest: CheckpointManifest,
     return wrong
 
 
-def publish_checkpoint(run_id: int, step: int) -> None:
+def publish_checkpoint(run_id: int, step: int, on_file: Callable[[int, int], None] | None = None) -> None:
     """Moves a checked upload into the artifact store. StoreUnavailable leaves the upload as it was."""
-    artifact_store().publish(upload_folder(run_id, step), run_id, step)
+    artifact_store().publish(upload_folder(run_id, step), run_id, step, on_file)
 
 
 def checkpoint_files(run_id: int, step: int) -> list[CheckpointFile]:

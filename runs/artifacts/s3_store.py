@@ -40,14 +40,16 @@ class S3Store:
     def _key(self, key: str) -> str:
         return f"{self.prefix}/{key}" if self.prefix else key
 
-    def publish(self, staged: Path, run_id: int, step: int) -> None:
+    def publish(self, staged: Path, run_id: int, step: int, on_file=None) -> None:
         folder = self._key(checkpoint_key(run_id, step))
+        files = [path for path in sorted(staged.rglob("*")) if path.is_file() and not path.is_symlink()]
         with self._reaching("store the checkpoint"):
             self._delete_under(folder + "/")
-            for path in sorted(staged.rglob("*")):
-                if path.is_file() and not path.is_symlink():
-                    key = f"{folder}/{path.relative_to(staged).as_posix()}"
-                    self.client.upload_file(str(path), self.bucket, key, Config=transfer_config())
+            for done, path in enumerate(files, start=1):
+                key = f"{folder}/{path.relative_to(staged).as_posix()}"
+                self.client.upload_file(str(path), self.bucket, key, Config=transfer_config())
+                if on_file:
+                    on_file(done, len(files))
         shutil.rmtree(staged)
 
     def files(self, run_id: int, step: int) -> list[CheckpointFile]:

@@ -5,6 +5,7 @@ Both keep a checkpoint at `runs/<run id>/checkpoints/step-<step>/` and answer th
 questions, so the upload, download, resume and export code does not know which one it talks to.
 """
 import shutil
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Protocol
@@ -23,8 +24,9 @@ class StoreUnavailable(Exception):
 class ArtifactStore(Protocol):
     location: str  # where checkpoints are kept, for people
 
-    def publish(self, staged: Path, run_id: int, step: int) -> None:
-        """Moves a checked upload folder in as the step's checkpoint, replacing an older one."""
+    def publish(self, staged: Path, run_id: int, step: int, on_file: Callable[[int, int], None] | None = None) -> None:
+        """Moves a checked upload folder in as the step's checkpoint, replacing an older one;
+        `on_file(done, total)` after each file where that takes a while (progress)."""
 
     def files(self, run_id: int, step: int) -> list[CheckpointFile]:
         """The checkpoint's files, sorted by path; empty when the store does not hold it."""
@@ -54,7 +56,7 @@ class FilesystemStore:
     def folder(self, run_id: int, step: int) -> Path:
         return self.root / checkpoint_key(run_id, step)
 
-    def publish(self, staged: Path, run_id: int, step: int) -> None:
+    def publish(self, staged: Path, run_id: int, step: int, on_file=None) -> None:
         final = self.folder(run_id, step)
         final.parent.mkdir(parents=True, exist_ok=True)
         if final.exists():

@@ -9,8 +9,10 @@ import hashlib
 import io
 import json
 import tarfile
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from runs.actions.checkpoints import finalize_upload
 from runs.artifacts import checkpoint_store as store
@@ -135,6 +137,25 @@ def test_complete_answers_at_once_and_a_second_one_while_finishing_starts_no_sec
     done = post_complete(anon_api, started_run, manifest())  # the worker's retry after it finished
     assert done.status_code == 200 and done.json()["state"] == "done" and done.json()["checkpoint"]["id"]
     assert len(enqueued) == 1 and Checkpoint.objects.filter(run=started_run).count() == 1
+
+
+def test_a_finish_whose_task_was_lost_starts_again_on_the_next_complete(anon_api, started_run, monkeypatch):
+    from runs.models.checkpoint_upload import FINISHING_STALE_AFTER
+
+    enqueued = []
+    monkeypatch.setattr("runs.actions.checkpoints.enqueue", lambda *args: enqueued.append(args))
+    upload_all(anon_api, started_run)
+    post_complete(anon_api, started_run, manifest())
+    silent_since = timezone.now() - FINISHING_STALE_AFTER - timedelta(seconds=1)
+    CheckpointUpload.objects.filter(run=started_run).update(updated_at=silent_since)  # its consumer died
+    again = post_complete(anon_api, started_run, manifest())
+    assert again.status_code == 202 and again.json()["round"] == 2
+    assert [args[2] for args in enqueued] == [1, 2]
+    upload = CheckpointUpload.objects.get(run=started_run)
+    finalize_upload(upload.pk, 1)  # the lost round's message, delivered late: over
+    assert CheckpointUpload.objects.get(run=started_run).state == UploadState.FINISHING
+    assert finish_in_background(started_run) == 1
+    assert upload_state(anon_api, started_run).json()["state"] == "done"
 
 
 def test_a_finish_delivered_twice_finishes_once(anon_api, started_run):

@@ -26,6 +26,7 @@ from worker.trainer.checkpoint_manifest import CheckpointManifest, ManifestFile,
 
 log = logging.getLogger(__name__)
 CHUNK = 8 * 1024 * 1024
+RECOMPLETE_S = 300.0  # while the control plane finishes an upload (runs/models/checkpoint_upload.py)
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,7 @@ class CheckpointUploader:
                                               local_path=str(job.folder), files=[sent[path] for path in paths])
                 # The control plane asks again for files that arrived otherwise, or that changed since
                 # they were read (a cancel saves again the step it stopped at): they are read anew.
-                to_send = self._complete(manifest) or self._await_outcome(job.step)
+                to_send = self._complete(manifest) or self._await_outcome(job.step, manifest)
                 if not to_send:
                     break
             except TryAgain as exc:
@@ -172,12 +173,17 @@ class CheckpointUploader:
                              f"storing it")
         return []
 
-    def _await_outcome(self, step: int) -> list[str]:
+    def _await_outcome(self, step: int, manifest: CheckpointManifest | None = None) -> list[str]:
         """Polls the upload's state, each wait bounded, until the control plane has finished:
         [] once listed; the files to send again when it found them otherwise than the manifest.
-        A failure without files to send again (its store away) is a TryAgain: complete again."""
-        pause, said = 0.2, ""
+        A failure without files to send again (its store away) is a TryAgain: complete again.
+        Every RECOMPLETE_S the complete goes again: the same answer while the finish goes on,
+        a new finish where its task was lost (no progress for a while; the control plane says)."""
+        pause, said, completed = 0.2, "", time.monotonic()
         while not self._closing.wait(pause):
+            if manifest is not None and time.monotonic() - completed > RECOMPLETE_S:
+                completed = time.monotonic()
+                self._call("POST", f"{step}/complete", json=manifest.model_dump(), mismatch_ok=True)
             state = self._call("GET", f"{step}/").json()
             if state["state"] == "done":
                 return []
