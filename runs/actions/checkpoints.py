@@ -103,3 +103,14 @@ def list_uploaded_checkpoint(run: Run, manifest: CheckpointManifest, received_at
                   "files": [file.model_dump() for file in manifest.files]})
     publish(CheckpointMessage.of(run, checkpoint))  # sent once the caller's transaction commits
     return checkpoint
+
+
+def announce_listed(upload) -> None:
+    """Tells the run's open pages, again, of the checkpoint a finished upload listed. The consumer
+    announced it when it listed it, but an in-memory channel layer (the embedded default) does not
+    reach the web process's pages from another process; the worker's poll that sees `done` comes
+    through the web process, whose pages it does reach. Pages keep checkpoints by id: twice is once."""
+    checkpoint = Checkpoint.objects.filter(run_id=upload.run_id, step=upload.step).first()
+    if checkpoint is not None:
+        publish(CheckpointMessage.of(upload.run, checkpoint))
+

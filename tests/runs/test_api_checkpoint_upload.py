@@ -99,6 +99,18 @@ def test_an_uploaded_checkpoint_is_listed_once_whole_and_downloads_as_sent(anon_
     assert got == FILES
 
 
+def test_the_poll_that_sees_done_tells_the_run_page_of_the_checkpoint(anon_api, started_run, monkeypatch):
+    # The consumer announces the checkpoint from its own process, which an in-memory channel layer
+    # does not carry to the web process's pages; the worker's poll comes through the web process.
+    upload_all(anon_api, started_run)
+    assert post_complete(anon_api, started_run, manifest()).status_code == 202
+    finish_in_background(started_run)
+    sent = []
+    monkeypatch.setattr("runs.actions.checkpoints.publish", sent.append)
+    assert upload_state(anon_api, started_run).json()["state"] == "done"
+    assert [(message.type, message.payload.step) for message in sent] == [("run.checkpoint", 20)]
+
+
 def test_an_interrupted_file_goes_on_from_what_arrived(anon_api, started_run):
     data = FILES["model.safetensors"]
     begin(anon_api, started_run)

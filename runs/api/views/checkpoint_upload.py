@@ -35,7 +35,7 @@ from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from runs.actions.checkpoints import ManifestRefused, complete_upload
+from runs.actions.checkpoints import ManifestRefused, announce_listed, complete_upload
 from runs.api.file_responses import RANGE_PARAMETERS, range_responses
 from runs.api.views.checkpoint_download import checkpoint_tar, manifest_members, stored_files, store_unavailable
 from runs.api.views.ingest import schema_problems
@@ -219,6 +219,8 @@ class CheckpointUploadStateView(_RunTokenView):
         upload = CheckpointUpload.objects.filter(run=run, step=step).first()
         if upload is None:
             raise Http404(f"no upload of step {step}")
+        if upload.state == UploadState.DONE:
+            announce_listed(upload)
         return state_of(upload)
 
 
