@@ -53,6 +53,8 @@ def prompt_text(value) -> str:
 
 
 def raw_rows(dataset: Dataset, limit: int) -> list[dict]:
+    if problem := dataset.readiness_problem():  # still being checked, or refused (its file removed)
+        raise RowsUnavailable("dataset", problem)
     if dataset.source == Dataset.Source.UPLOAD:
         try:
             with dataset.file.open("rb") as handle:

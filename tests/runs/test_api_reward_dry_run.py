@@ -155,6 +155,16 @@ def test_a_hub_dataset_without_preview_rows_is_400_saying_why(owner_api, code_re
     assert response.status_code == 400 and "hub" in str(response.json()["dataset"])
 
 
+@pytest.mark.parametrize("state", ["checking", "refused"])
+def test_a_dataset_not_ready_is_400_saying_why(owner_api, code_reward, owner, state):
+    pending = Dataset.objects.create(owner=owner, name="big", source="upload", state=state,
+                                     refusal="line 7: not valid JSON")
+    response = dry_run(owner_api, code_reward, dataset=pending.pk, completions=["a"])
+    assert response.status_code == 400
+    said = "still being checked" if state == "checking" else "line 7: not valid JSON"
+    assert said in str(response.json()["dataset"])
+
+
 def test_others_datasets_runs_and_rewards_are_not_reachable(owner_api, other_user, other_api, code_reward, library_for):
     theirs = library_for(other_user, "theirs")
     assert dry_run(owner_api, code_reward, dataset=theirs["dataset"].pk, completions=["a"]).status_code == 400
