@@ -102,6 +102,17 @@ def _upload_or_400(run, step: int):
     return upload, None
 
 
+def _parsed_or_400(schema, request, what: str):
+    """The request's JSON body as `schema`, or a 400 naming what was wrong with the `what`."""
+    try:
+        return schema.model_validate(request.data), None
+    except ParseError as exc:
+        return None, Response({"detail": f"the body is not JSON: {exc.detail}"}, status=status.HTTP_400_BAD_REQUEST)
+    except SchemaError as exc:
+        return None, Response({"detail": f"the {what} was refused", "errors": schema_problems(exc)},
+                              status=status.HTTP_400_BAD_REQUEST)
+
+
 def _declared_length(request) -> int:
     length = request.META.get("CONTENT_LENGTH") or ""
     return int(length) if length.isdigit() else 0
@@ -195,13 +206,9 @@ class CheckpointUploadBeginView(_RunTokenView):
                                                                        "its state.")})
     def post(self, request, run_id: int, step: int):
         run = run_for_token(request, run_id)
-        try:
-            declaration = UploadDeclaration.model_validate(request.data)
-        except ParseError as exc:
-            return Response({"detail": f"the body is not JSON: {exc.detail}"}, status=status.HTTP_400_BAD_REQUEST)
-        except SchemaError as exc:
-            return Response({"detail": "the declaration was refused", "errors": schema_problems(exc)},
-                            status=status.HTTP_400_BAD_REQUEST)
+        declaration, refused = _parsed_or_400(UploadDeclaration, request, "declaration")
+        if refused:
+            return refused
         try:
             upload = CheckpointUpload.declare(run, step, declaration.model_dump()["files"])
         except UploadBusy as exc:
@@ -244,13 +251,9 @@ class CheckpointUploadCompleteView(_RunTokenView):
                        description="Files missing or of another size than the manifest's; send them again.")})
     def post(self, request, run_id: int, step: int):
         run = run_for_token(request, run_id)
-        try:
-            manifest = CheckpointManifest.model_validate(request.data)
-        except ParseError as exc:
-            return Response({"detail": f"the body is not JSON: {exc.detail}"}, status=status.HTTP_400_BAD_REQUEST)
-        except SchemaError as exc:
-            return Response({"detail": "the manifest was refused", "errors": schema_problems(exc)},
-                            status=status.HTTP_400_BAD_REQUEST)
+        manifest, refused = _parsed_or_400(CheckpointManifest, request, "manifest")
+        if refused:
+            return refused
         if manifest.step != step:
             return Response({"detail": f"the manifest is for step {manifest.step}, the URL for step {step}"},
                             status=status.HTTP_400_BAD_REQUEST)
