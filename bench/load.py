@@ -23,7 +23,6 @@ import tempfile
 import time
 from collections import Counter
 import multiprocessing
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -138,7 +137,8 @@ async def apply_load(url: str, reporters: list[DemoReporter], viewers: list[View
                        for index, reporter in enumerate(reporters)]
         dry_runs = [asyncio.create_task(job) for job in dry_runs]
         transfers = start_transfers()
-        while not (all(job.done() for job in [*transfers, *dry_runs]) and time.monotonic() - started >= min_s):
+        while not (all(job.ready() for job in transfers) and all(job.done() for job in dry_runs)
+                   and time.monotonic() - started >= min_s):
             await asyncio.sleep(0.5)
         seconds = time.monotonic() - started
         done.set()
@@ -167,15 +167,18 @@ def measure(config, args, work: Path, upload_source: Path, manifest: list[dict])
             downloads, uploads = [], []
 
             def start_transfers():
-                downloads.extend(pool.submit(download, server.url, viewers[index].cookies, seeded["download"],
-                                             work / f"download-{index}.tar", args.size_bytes // 2 if index else None)
+                downloads.extend(pool.apply_async(download, (server.url, viewers[index].cookies, seeded["download"],
+                                                             work / f"download-{index}.tar",
+                                                             args.size_bytes // 2 if index else None))
                                  for index in range(DOWNLOADERS))
-                uploads.extend(pool.submit(upload, f"{server.url}/api/runs/{run['run_id']}/uploads/", run["token"],
-                                           upload_source, 1, args.upload_timeout_s) for run in seeded["uploading"])
+                uploads.extend(pool.apply_async(upload, (f"{server.url}/api/runs/{run['run_id']}/uploads/", run["token"],
+                                                         upload_source, 1, args.upload_timeout_s))
+                               for run in seeded["uploading"])
                 return downloads + uploads
 
             # Processes of their own: the transfers' Python work does not hold up the timed requests' loop.
-            with ProcessPoolExecutor(DOWNLOADERS + UPLOADERS, mp_context=multiprocessing.get_context("spawn")) as pool:
+            # Leaving the pool terminates them, so that Ctrl-C stops a transfer too.
+            with multiprocessing.get_context("spawn").Pool(DOWNLOADERS + UPLOADERS) as pool:
                 dry_runs = [dry_run(server.url, viewers[index], seeded["environment"], dry_asked, seen)
                             for index in range(DRY_RUNS)]
                 load_s = asyncio.run(apply_load(server.url, reporters, viewers, dry_runs, start_transfers,
@@ -184,7 +187,7 @@ def measure(config, args, work: Path, upload_source: Path, manifest: list[dict])
             time.sleep(3)
             memory.mark("settled")
             listed = server.shell_json(f"RUNS = {[run['run_id'] for run in seeded['uploading']]}\n" + LISTED)
-            return figures(seen, memory, [d.result() for d in downloads], [u.result() for u in uploads], listed,
+            return figures(seen, memory, [d.get() for d in downloads], [u.get() for u in uploads], listed,
                            manifest, peer_s, args.size_bytes, load_s, player, config)
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)
@@ -295,8 +298,9 @@ def checked_out() -> str:
 
 
 def disk_problem(size: int, config) -> str:
-    """Two uploads and two downloads on this disk at once (and the bucket's copies): refused if short."""
-    needed = size * (DOWNLOADERS + UPLOADERS + (UPLOADERS if "bucket" in config.store else 0)) * 1.1
+    """Two uploads and two downloads on this disk at once, and with a bucket on moto_server its
+    copies: each upload's parts and then the object they complete (measured): refused if short."""
+    needed = size * (DOWNLOADERS + UPLOADERS + (2 * UPLOADERS if "bucket" in config.store else 0)) * 1.1
     free = shutil.disk_usage(tempfile.gettempdir()).free
     return f"needs about {needed / GB:.0f} GB free, {free / GB:.0f} GB here: pass a smaller --size" \
         if needed > free else ""
