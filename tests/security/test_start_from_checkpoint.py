@@ -3,6 +3,7 @@ user's is refused when the run is created; the new run's token downloads exactly
 starts from and no other; and one's own is fetched by the trainer through the real download
 endpoint and loaded as the initial policy (weights only: the step starts at 0). Live server."""
 import json
+import sys
 import shutil
 from pathlib import Path
 
@@ -33,6 +34,15 @@ run.status = "running"
 run.save()
 print(json.dumps({"token": token}))
 """
+
+
+@pytest.fixture(autouse=True)
+def accelerate_state_left_clean():
+    """The trainer built in-process here sets accelerate's process-wide state (its mixed precision);
+    the trainer tests that run later in this process build their own."""
+    yield
+    if "accelerate.state" in sys.modules:
+        sys.modules["accelerate.state"].AcceleratorState._reset_state(reset_partial_state=True)
 
 
 @pytest.fixture(scope="module")
