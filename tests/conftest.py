@@ -17,7 +17,10 @@ from tests.support.s3_server import CREDENTIALS, S3Server
 
 pytest_plugins = ["tests.support.browser"]
 
-TRAINER_TESTS = ("tests/worker/trainer/",)
+# The trainer's own tests, and the attacks on the trainer alone (its orders, its store, its vLLM).
+TRAINER_TESTS = ("tests/worker/trainer/", "tests/security/test_vllm_api_key.py",
+                 "tests/security/test_trainer_orders.py", "tests/security/test_trainer_store_on_loopback.py",
+                 "tests/security/test_model_as_vllm_option.py")
 
 
 def pytest_collection_modifyitems(config, items):
