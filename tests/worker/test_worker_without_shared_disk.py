@@ -39,6 +39,7 @@ import pytest
 
 from tests.support.asgi_server import ROOT, AsgiServer, logged_in_client
 from tests.support.celery_worker import start_worker, stop_worker
+from tests.support.controlplane_consumer import start_consumer, stop_consumer, wait_until_consuming
 from tests.support.processes import processes_mentioning, vllm_engine_processes
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
@@ -139,6 +140,9 @@ class ControlPlane:
         data_dir.mkdir()
         self.data_dir = data_dir
         self.server = AsgiServer(data_dir, env={"CELERY_BROKER_URL": BROKER, "RUN_HEARTBEAT_TIMEOUT_S": "10"}).start()
+        # Its consumer finishes uploaded checkpoints (checked against their manifest, then listed).
+        self.consumer = start_consumer(self.server)
+        wait_until_consuming(self.consumer)
         token = self.server.shell_json(SEED_OWNER)["api_token"]
         self.api = httpx.Client(base_url=self.server.url, headers={"Authorization": f"Token {token}"}, timeout=30)
         self.browser = logged_in_client(self.server, "owner", "owner-pass-123")
@@ -194,6 +198,7 @@ class ControlPlane:
     def close(self) -> None:
         self.api.close()
         self.browser.close()
+        stop_consumer(self.consumer)
         self.server.stop()
 
 
