@@ -4,6 +4,7 @@ from runs.models.environment import Environment, EnvironmentReward
 from runs.models.environment_dry_run import DryRunState, EnvironmentDryRun
 from runs.models.hub_push import HubPush, HubPushStatus
 from runs.models.reward import RewardFunction
+from runs.models.reward_dry_run import RewardDryRun, RewardDryRunState
 from runs.models.training_config import TrainingConfig
 from runs.models.run import IllegalTransition, Run, RunEvalReward, RunReward, RunStatus
 from runs.models.telemetry import (
@@ -13,6 +14,7 @@ from runs.models.telemetry import (
 __all__ = [
     "Alarm", "Checkpoint", "CheckpointUpload", "Dataset", "DryRunState", "Environment", "EnvironmentDryRun",
     "EnvironmentReward", "EvalOutcome", "EventCursor", "HubPush", "HubPushStatus", "IllegalTransition", "LogLine",
-    "MetricPoint", "RetrainedMetricPoint", "RewardFunction", "Run", "RunEvalReward", "RunReward", "RunStatus",
+    "MetricPoint", "RetrainedMetricPoint", "RewardDryRun", "RewardDryRunState", "RewardFunction", "Run",
+    "RunEvalReward", "RunReward", "RunStatus",
     "Sample", "TrainingConfig", "UploadBusy", "UploadState",
 ]

@@ -73,6 +73,8 @@ class Sample(models.Model):
     # An episode of a multi-turn rollout, message by message (worker.trainer.events.SampleTurn).
     turns = models.JSONField(null=True, blank=True)
     end_reason = models.CharField(max_length=40, blank=True)
+    # Each judge's raw answer about this completion, by reward name (a rank judge's: the group's).
+    judgements = models.JSONField(null=True, blank=True)
 
     objects = SampleQuerySet.as_manager()
 

@@ -33,6 +33,7 @@ ALARMS = {
     "sampler_drift": "KL to the sampler or importance ratios spiking",
     "no_learning_signal": "most groups with all-equal rewards",
     "truncation": "most completions cut at max_completion_length",
+    "judge_disagreement": "a judge paying for what a verifier refuses",
 }
 
 DEFAULT_MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
@@ -225,6 +226,9 @@ class TrainingConfig(BaseModel):
                                       "max_completion_length stays above this.", gt=0.0, le=1.0)
     alarm_eval_drop: float = knob(0.05, "alarms", "eval_diverging: the evaluation's pass@1 falls by more than this "
                                   "between two evaluations while the training reward rises.", gt=0.0, le=1e6)
+    alarm_judge_disagreement_max: float = knob(0.3, "alarms", "judge_disagreement: the share of completions a "
+                                               "verifier refuses that a judge pays for stays above this.",
+                                               gt=0.0, le=1.0)
     alarm_patience: int = knob(3, "alarms", "Logged steps in a row a slow signal (entropy, equal rewards, "
                                "truncation) must hold before its alarm trips; spikes trip at once.", ge=1, le=10_000)
     alarm_stop_on: str = knob("", "alarms", "Alarms that checkpoint and cancel the run when they trip, "
@@ -246,6 +250,9 @@ class TrainingConfig(BaseModel):
                                           "(--tensor-parallel-size).", ge=1, le=64)
     vllm_data_parallel_size: int = knob(1, "distributed", "vLLM engines that serve rollouts side by side, each on "
                                         "vllm_tensor_parallel_size GPUs (--data-parallel-size).", ge=1, le=64)
+    judge_gpus: int = knob(0, "distributed", "GPUs the run's served judges take from the worker's (a second vLLM "
+                           "server beside the policy's); 0: on a GPU worker, a served judge shares the policy "
+                           "server's GPUs. Unused on a CPU.", ge=0, le=64)
 
     @field_validator("alarm_stop_on")
     @classmethod
@@ -361,16 +368,17 @@ class TrainingConfig(BaseModel):
         return self.vllm_tensor_parallel_size * self.vllm_data_parallel_size
 
     def gpus_needed(self) -> int:
-        """GPUs a worker needs for this run on GPUs: the server's and one per trainer process."""
-        return self.inference_gpus + (self.trainer_processes or 1)
+        """GPUs a worker needs for this run on GPUs: the server's, the judges' and one per trainer process."""
+        return self.inference_gpus + self.judge_gpus + (self.trainer_processes or 1)
 
     def gpu_layout(self) -> str:
         return f"tensor parallel {self.vllm_tensor_parallel_size} × data parallel {self.vllm_data_parallel_size}"
 
     def gpus_needed_reason(self) -> str:
         """What a worker's GPU count is refused against, in words: the server's share and the trainer's."""
+        judges = f", judges {self.judge_gpus}" if self.judge_gpus else ""
         return (f"the config needs {self.gpus_needed()} GPUs (vLLM {self.inference_gpus} = {self.gpu_layout()}, "
-                f"trainer {self.trainer_processes or 1})")
+                f"trainer {self.trainer_processes or 1}{judges})")
 
     def trainer_processes_on(self, gpus: int) -> int:
         """trainer_processes, or where empty one per GPU of the `gpus` given, as many as divide

@@ -70,6 +70,8 @@ class SampleRecord(BaseModel):
                                            "rollouts; none for one-shot prompts.")
     end_reason: str = Field("", max_length=40, description="Why the episode ended: done, max_turns, "
                             "max_tokens, context, environment_error, environment_timeout.")
+    judgements: dict[str, str | None] | None = Field(None, description="Each judge's raw answer, by reward "
+                                                     "name (None: no answer); none without judges.")
 
 
 class SamplesEvent(_Event):

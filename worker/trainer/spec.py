@@ -35,11 +35,16 @@ class DatasetSpec(_Strict):
 
 class RewardSpec(_Strict):
     name: str
-    kind: Literal["builtin", "code"]
+    kind: Literal["builtin", "code", "judge", "reward_model"]
     weight: float = Field(1.0, allow_inf_nan=False)
     builtin: str | None = None
-    params: dict = Field(default_factory=dict)
+    params: dict = Field(default_factory=dict, description="A built-in's parameters, or a judge's "
+                         "(rewards/judges/catalog.py JudgeParams) or reward model's (RewardModelParams).")
     source: str | None = None
+    verifier: bool = Field(False, description="Its pass/fail is checked, not judged (accuracy, exact match): "
+                           "a judge's disagreement with it is a metric and an alarm.")
+    has_api_key: bool = Field(False, description="A judge whose endpoint asks for a key: the trainer fetches it "
+                              "from LaunchSpec.secrets_url with the run's token; the spec never holds it.")
 
 
 class EnvironmentSpec(_Strict):
@@ -89,9 +94,14 @@ class LaunchSpec(_Strict):
     inference_url: str | None = Field(None, description="vLLM server; set by the supervisor that starts it.")
     inference_api_key: str | None = Field(None, description="The key the vLLM server at inference_url asks of "
                                           "every request but /health; set by the supervisor that starts it.")
+    judge_gpu_ids: str | None = Field(None, description="CUDA_VISIBLE_DEVICES for the served judges' vLLM "
+                                      "(config.judge_gpus of the worker's split); set by the supervisor. None: "
+                                      "the CPU, or the policy server's GPUs.")
     orders_secret: str | None = Field(None, min_length=32, description="Signs the leading trainer process's "
                                       "orders to the others (distributed/order_codec.py); set by the supervisor "
                                       "in the spec file it writes for the trainer, never by the control plane.")
+    secrets_url: str | None = Field(None, description="Where the trainer fetches its judges' API keys with the "
+                                    "ingest token (runs/rewards/secrets.py); none: no reward has one.")
     resume_from: str | None = Field(None, description="Checkpoint directory to continue from.")
     resume_url: str | None = Field(None, description="Where a worker without resume_from on its disk fetches "
                                    "that checkpoint (a tar, with the ingest token).")

@@ -26,7 +26,7 @@ class SampleSerializer(serializers.ModelSerializer):
     class Meta:
         model = Sample
         fields = ["id", "step", "group", "prompt", "completion", "rewards", "total_reward", "advantage",
-                  "model_version", "staleness", "num_tokens", "finish_reason", "turns", "end_reason"]
+                  "model_version", "staleness", "num_tokens", "finish_reason", "turns", "end_reason", "judgements"]
 
 
 class LogLineSerializer(serializers.ModelSerializer):

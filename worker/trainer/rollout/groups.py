@@ -39,6 +39,8 @@ class Group:
     model_version: int
     rewards: dict[str, list[float | None]] = field(default_factory=dict)  # per function, per completion
     totals: list[float] = field(default_factory=list)
+    # Per judge, per completion: its raw answer (rollout/scoring.py Explained); sampled with the group.
+    explanations: dict[str, list[str | None]] = field(default_factory=dict)
 
     @property
     def completion_tokens(self) -> int:

@@ -71,4 +71,6 @@ def _record(index: int, group: Group, i: int, advantage: float, current_version:
         "num_tokens": len(completion.token_ids), "finish_reason": completion.finish_reason,
         **({"turns": completion.episode.turns, "end_reason": completion.episode.end_reason}
            if completion.episode else {}),
+        **({"judgements": {name: answers[i] for name, answers in group.explanations.items()}}
+           if group.explanations else {}),
     }

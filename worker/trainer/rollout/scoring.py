@@ -16,10 +16,26 @@ class RewardFunction:
     # what the environment kept of each episode (EpisodeRecord.environment_state). No other
     # function is: a state is no JSON for the sandbox that code rewards run in.
     reads_environment_states: bool = False
+    # Checked pass/fail (accuracy, exact match): a judge's disagreement is measured against it.
+    verifier: bool = False
+    # A judge's: its reward at or above this is the judge paying (None: not a judge).
+    pass_threshold: float | None = None
+    # What the function measured of itself since last asked (a judge's calls, latency, tokens,
+    # cost): metric name suffix → value, reported as judge/<name>/<suffix>.
+    take_metrics: Callable[[], dict[str, float]] | None = None
 
 
 class RewardError(ValueError):
     pass
+
+
+class Explained(list):
+    """A reward's values with each completion's explanation (a judge's raw answer, None where it
+    gave none): the scorer keeps the explanations beside the rewards, for the completion browser."""
+
+    def __init__(self, values, explanations):
+        super().__init__(values)
+        self.explanations = list(explanations)
 
 
 def _checked(name: str, values, count: int) -> list[float | None]:
@@ -57,6 +73,8 @@ class Scorer:
             try:
                 scored = function.fn(prompts, completions, completion_lengths=lengths, **columns, **extra)
                 values = _checked(function.name, scored, count)
+                if isinstance(scored, Explained):
+                    group.explanations[function.name] = scored.explanations
             except Exception as exc:  # a user's reward must never stop the run
                 self.on_error(function.name, f"{type(exc).__name__}: {exc}")
                 values = [None] * count
