@@ -2,7 +2,8 @@
 
 - `settings`: the thresholds, patience and stop-on list, read from the run's config;
 - `streaks` (pure): when a condition seen at each logged step trips, once while it holds;
-- `rules` (pure): the signal alarms (entropy, sampler drift, equal rewards, truncation);
+- `rules` (pure): the signal alarms (entropy, sampler drift, equal rewards, truncation, a judge
+  paying for what a verifier refuses);
 - `divergence` (pure): the evaluation falling while the training reward rises;
 - `recent`: the bounded window of points the rules read; `raising`: storing an alarm,
   stopping the run when asked to, and telling the page; `watch`: called by each ingest batch;

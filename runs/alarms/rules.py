@@ -4,11 +4,16 @@ When each trips (runs.alarms.streaks), and why:
 - sampler_drift trips at once, on one step whose KL between trainer and sampler log-probs, or
   whose largest importance ratio, is above its maximum: one such step already means sampled
   tokens were weighed wrongly (a weight sync gone wrong, a numerics bug); waiting lets it harm.
-- entropy_collapse, no_learning_signal and truncation must hold for alarm_patience logged steps
-  in a row: entropy dips, all-equal groups and long answers come and go with an easy or a hard
-  batch; a collapse, a stall or a length problem is one that stays.
+- entropy_collapse, no_learning_signal, truncation and judge_disagreement must hold for
+  alarm_patience logged steps in a row: entropy dips, all-equal groups, long answers and a judge's
+  lenient batch come and go with an easy or a hard batch; a collapse, a stall, a length problem
+  or a judge the policy has learnt to please is one that stays.
+
+A signal may watch a family of metrics, one per judge: its metric has a `*` where the member's
+name goes (judge/*/pays_refused), and each member found in the window is watched on its own,
+its alarm naming it.
 """
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from runs.alarms.settings import AlarmSettings
 from runs.alarms.streaks import trips
@@ -16,17 +21,35 @@ from runs.alarms.streaks import trips
 
 @dataclass(frozen=True)
 class Signal:
-    metric: str   # as the trainer reports it
+    metric: str   # as the trainer reports it; a family's, with `*` for the member (judge/*/pays_refused)
     knob: str     # the threshold's name in the config
     above: bool   # past the threshold means above it (else below)
-    text: str     # how a message says it, with {value} and {threshold}
+    text: str     # how a message says it, with {value}, {threshold} and a family's {member}
+    member: str = ""  # a family's signal for one member: its name (a judge's)
+
+    @property
+    def family(self) -> bool:
+        return "*" in self.metric
+
+    def member_of(self, name: str) -> str | None:
+        """The member `name` is the metric of, in this family (None: it is not of it)."""
+        prefix, _, suffix = self.metric.partition("*")
+        fits = len(name) > len(prefix) + len(suffix) and name.startswith(prefix) and name.endswith(suffix)
+        return name[len(prefix):len(name) - len(suffix)] if self.family and fits else None
+
+    def watches(self, name: str) -> bool:
+        return name == self.metric or self.member_of(name) is not None
+
+    def for_member(self, name: str) -> "Signal":
+        """This family's signal for the metric `name` of one member."""
+        return replace(self, metric=name, member=self.member_of(name))
 
     def past(self, value: float, thresholds: dict[str, float]) -> bool:
         threshold = thresholds[self.knob]
         return value > threshold if self.above else value < threshold
 
     def describe(self, value: float, thresholds: dict[str, float]) -> str:
-        return self.text.format(value=value, threshold=thresholds[self.knob])
+        return self.text.format(value=value, threshold=thresholds[self.knob], member=self.member)
 
 
 @dataclass(frozen=True)
@@ -37,6 +60,14 @@ class Rule:
 
     def need(self, settings: AlarmSettings) -> int:
         return settings.patience if self.slow else 1
+
+    def members(self, names) -> list["Rule"]:
+        """The rule as it applies to the metrics `names`: itself, or a family's rule once per
+        member among them (a family rule has its one signal)."""
+        [signal, *_] = self.signals
+        if not signal.family:
+            return [self]
+        return [replace(self, signals=(signal.for_member(name),)) for name in sorted(names) if signal.watches(name)]
 
 
 @dataclass(frozen=True)
@@ -65,13 +96,30 @@ RULES = (
     Rule("truncation", (Signal("rollout/clipped_ratio", "alarm_truncated_max", True,
                                "{value:.0%} of completions cut at the length limit (above {threshold:.0%})"),),
          slow=True),
+    # Per judge, the share of the completions a verifier refuses that the judge pays for
+    # (worker/trainer/rewards/judges/disagreement.py); absent at a step where none was refused.
+    Rule("judge_disagreement", (Signal("judge/*/pays_refused", "alarm_judge_disagreement_max", True,
+                                       "judge {member!r} pays for {value:.0%} of the completions a verifier "
+                                       "refuses (above {threshold:.0%})"),), slow=True),
 )
-WATCHED = tuple(signal.metric for rule in RULES for signal in rule.signals)
+
+
+def watched(names) -> list[str]:
+    """Those of the metric `names` that a rule watches: the fixed ones in the rules' order, then a
+    family's members by name."""
+    signals = [signal for rule in RULES for signal in rule.signals]
+    fixed = [signal.metric for signal in signals if not signal.family and signal.metric in names]
+    return fixed + sorted(name for name in names if any(s.family and s.watches(name) for s in signals))
 
 
 def rule_trips(rule: Rule, series: dict[str, dict[int, float]], fresh: set[int],
                settings: AlarmSettings) -> list[Trip]:
     """`series`: {metric: {step: value}} over the window; `fresh`: the steps this batch brought."""
+    return [trip for member in rule.members(series) for trip in _member_trips(member, series, fresh, settings)]
+
+
+def _member_trips(rule: Rule, series: dict[str, dict[int, float]], fresh: set[int],
+                  settings: AlarmSettings) -> list[Trip]:
     values = [series.get(signal.metric, {}) for signal in rule.signals]
     steps = sorted(set().union(*values))
     conditions = [(step, any(step in points and signal.past(points[step], settings.thresholds)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from worker.trainer.config import TrainingConfig
 
 THRESHOLDS = ("alarm_entropy_min", "alarm_kl_to_sampler_max", "alarm_importance_ratio_max",
-              "alarm_equal_rewards_max", "alarm_truncated_max", "alarm_eval_drop")
+              "alarm_equal_rewards_max", "alarm_truncated_max", "alarm_eval_drop", "alarm_judge_disagreement_max")
 
 
 def _knob(config: dict, name: str):

@@ -7,7 +7,7 @@ watched metric costs no query.
 from runs.alarms.divergence import PASS_METRIC, eval_trips
 from runs.alarms.raising import raise_alarms
 from runs.alarms.recent import eval_window, fresh_steps, signal_window
-from runs.alarms.rules import RULES, WATCHED, Trip, rule_trips
+from runs.alarms.rules import RULES, Trip, rule_trips, watched
 from runs.alarms.settings import AlarmSettings
 from runs.alarms.streaks import lookback
 
@@ -20,10 +20,10 @@ def watch_signals(run, points) -> None:
 
 
 def signal_trips(run, points, settings: AlarmSettings) -> list[Trip]:
-    fresh = fresh_steps(points, WATCHED)
+    reported = watched({name for point in points for name in point.values})
+    fresh = fresh_steps(points, reported)
     if not fresh:
         return []
-    reported = [name for name in WATCHED if any(name in point.values for point in points)]
     window = signal_window(run, fresh, tuple(reported), lookback(settings.patience, settings.patience))
     return [trip for rule in RULES for trip in rule_trips(rule, window, fresh, settings)]
 

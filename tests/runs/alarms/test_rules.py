@@ -2,7 +2,7 @@
 import pytest
 
 from runs.alarms.divergence import eval_trips, reward_start
-from runs.alarms.rules import RULES, rule_trips
+from runs.alarms.rules import RULES, rule_trips, watched
 from runs.alarms.settings import AlarmSettings
 from runs.alarms.streaks import Streak, trips
 
@@ -117,3 +117,42 @@ def test_settings_fall_back_to_the_schema_defaults():
     assert settings.patience == 3 and settings.thresholds["alarm_entropy_min"] == 0.05
     assert settings.stop_on == {"entropy_collapse", "truncation"}
     assert AlarmSettings.of({}).stop_on == frozenset()
+
+
+def test_a_judge_paying_for_what_the_verifier_refuses_trips_naming_the_judge():
+    window = series("judge/tone/pays_refused", [0.2, 0.45, 0.6, 0.5], start=4)
+    [trip] = rule_trips(RULE["judge_disagreement"], window, {7}, SETTINGS)
+    assert (trip.kind, trip.step) == ("judge_disagreement", 7)
+    assert trip.message == ("judge 'tone' pays for 50% of the completions a verifier refuses (above 30%) "
+                            "for 3 logged steps (steps 5-7)")
+    assert trip.values == {"judge/tone/pays_refused": 0.5, "alarm_judge_disagreement_max": 0.3}
+
+
+def test_each_judge_is_watched_on_its_own():
+    window = {**series("judge/tone/pays_refused", [0.9, 0.1, 0.9, 0.1]),
+              **series("judge/facts/pays_refused", [0.9, 0.8, 0.7, 0.1]),
+              **series("judge/facts/disagreement", [0.9, 0.9, 0.9, 0.9]),
+              **series("rollout/clipped_ratio", [0.9, 0.9, 0.9, 0.9])}
+    [trip] = rule_trips(RULE["judge_disagreement"], window, {1, 2, 3, 4}, SETTINGS)
+    assert trip.step == 3 and trip.message.startswith("judge 'facts' pays for 70%")
+    assert set(trip.values) == {"judge/facts/pays_refused", "alarm_judge_disagreement_max"}
+
+
+def test_a_step_where_the_verifier_refused_nothing_neither_holds_nor_breaks_a_streak():
+    window = {"judge/tone/pays_refused": {1: 0.8, 2: 0.8, 5: 0.8}}  # steps 3 and 4 refused nothing
+    [trip] = rule_trips(RULE["judge_disagreement"], window, {5}, SETTINGS)
+    assert trip.message.endswith("(steps 1-5)")
+
+
+def test_a_family_rule_watches_its_members_only():
+    assert watched({"judge/tone/pays_refused", "judge/tone/disagreement", "judge//pays_refused", "train/loss",
+                    "rollout/clipped_ratio", "train/entropy", "judge/a/b/pays_refused"}) == [
+        "train/entropy", "rollout/clipped_ratio", "judge/a/b/pays_refused", "judge/tone/pays_refused"]
+    assert rule_trips(RULE["judge_disagreement"], series("train/entropy", [0.0, 0.0, 0.0]), {3}, SETTINGS) == []
+
+
+def test_the_judge_threshold_comes_from_the_config():
+    settings = AlarmSettings.of({"alarm_patience": 1, "alarm_judge_disagreement_max": 0.6})
+    window = series("judge/tone/pays_refused", [0.5, 0.7])
+    assert [trip.step for trip in rule_trips(RULE["judge_disagreement"], window, {1, 2}, settings)] == [2]
+    assert AlarmSettings.of({}).thresholds["alarm_judge_disagreement_max"] == 0.3

@@ -142,3 +142,20 @@ def test_the_check_reads_a_bounded_window_in_two_queries(trainer, django_assert_
     trainer.steps(1, 50)
     with django_assert_num_queries(2):
         watch_signals(trainer.run, [MetricPointRow(step=50, time=0.0, values=HEALTHY)])
+
+
+def test_a_judge_paying_for_refused_completions_raises_judge_disagreement_and_can_stop_the_run(trainer):
+    Run.objects.filter(pk=trainer.run.pk).update(config={**trainer.run.config, "alarm_stop_on": "judge_disagreement"})
+    trainer.steps(1, 2, judge__tone__pays_refused=0.1, judge__facts__pays_refused=0.1)
+    reply = trainer.steps(3, 3, judge__tone__pays_refused=0.75, judge__facts__pays_refused=0.1)
+    assert reply.cancel_requested is True
+    alarm = Alarm.objects.get(run=trainer.run)
+    assert (alarm.kind, alarm.step, alarm.stopped_run) == ("judge_disagreement", 5, True)
+    assert alarm.message == ("judge 'tone' pays for 75% of the completions a verifier refuses (above 30%) "
+                             "for 3 logged steps (steps 3-5)")
+
+
+def test_a_judges_streak_spans_batches(trainer):
+    for step in range(1, 5):
+        trainer.steps(step, 1, judge__tone__pays_refused=0.2 if step == 1 else 0.9)
+    assert list(Alarm.objects.values_list("kind", "step")) == [("judge_disagreement", 4)]
