@@ -1,10 +1,15 @@
+from drf_spectacular.utils import extend_schema_field
 from pydantic import ValidationError as SchemaError
 from rest_framework import serializers
 
 from runs.api.serializers.fields import StrictCharField, StrictTextModelSerializer, unique_name_for_owner
 from runs.models import RewardFunction
+from runs.rewards.model_rewards import SCHEMAS, ParamsRefused, checked_params, takes_api_key
+from runs.rewards.secrets import seal_api_key
 from worker.trainer.rewards.catalog import BUILTINS
 from worker.trainer.rewards.source_check import source_problems
+
+MAX_API_KEY_CHARS = 4096
 
 
 class RewardFunctionSerializer(StrictTextModelSerializer):
@@ -13,24 +18,44 @@ class RewardFunctionSerializer(StrictTextModelSerializer):
     source = StrictCharField(required=False, allow_blank=True, trim_whitespace=False,
                                    help_text="Python defining reward(prompts, completions, **columns) (kind=code).")
 
-    params = serializers.DictField(required=False, help_text="The built-in's parameters (kind=builtin).")
+    params = serializers.DictField(
+        required=False,
+        help_text="kind=builtin: the built-in's parameters; kind=judge: JudgeParams (template, mode, endpoint, "
+                  "model, base_url, limits...); kind=reward_model: RewardModelParams (model, batch_size...). "
+                  "Checked when saved and answered with every default filled in.")
+    api_key = StrictCharField(
+        write_only=True, required=False, allow_blank=True, max_length=MAX_API_KEY_CHARS,
+        help_text="kind=judge with params.endpoint 'url' only: the endpoint's API key. Write-only: stored "
+                  "encrypted and never answered (see api_key_set); only the worker running a run that names "
+                  "this reward receives it. Left out, the stored key is kept; \"\" clears it.")
+    api_key_set = serializers.SerializerMethodField(help_text="Whether an API key is stored (it is never shown).")
 
     class Meta:
         model = RewardFunction
-        fields = ["id", "name", "owner", "description", "kind", "builtin", "params", "source",
-                  "created_at", "updated_at"]
+        fields = ["id", "name", "owner", "description", "kind", "builtin", "params", "source", "api_key",
+                  "api_key_set", "created_at", "updated_at"]
+
+    @extend_schema_field(serializers.BooleanField())
+    def get_api_key_set(self, reward) -> bool:
+        return bool(reward.api_key_sealed)
 
     def validate_name(self, value):
         return unique_name_for_owner(self, RewardFunction, value)
 
     def validate(self, attrs):
+        api_key = attrs.pop("api_key", None)
         merged = {f: attrs.get(f, getattr(self.instance, f, None)) for f in ("kind", "builtin", "params", "source")}
-        if merged["kind"] == RewardFunction.Kind.BUILTIN:
-            return {**attrs, **self._check_builtin(merged["builtin"] or "", merged["params"] or {}), "source": ""}
-        problems = source_problems(merged["source"] or "")
-        if problems:
-            raise serializers.ValidationError({"source": problems})
-        return {**attrs, "builtin": "", "params": {}}
+        kind = merged["kind"]
+        if kind == RewardFunction.Kind.BUILTIN:
+            checked = {**self._check_builtin(merged["builtin"] or "", merged["params"] or {}), "source": ""}
+        elif kind in SCHEMAS:
+            checked = {"params": self._check_model_params(kind, attrs, merged["params"]), "builtin": "", "source": ""}
+        else:
+            problems = source_problems(merged["source"] or "")
+            if problems:
+                raise serializers.ValidationError({"source": problems})
+            checked = {"builtin": "", "params": {}}
+        return {**attrs, **checked, **self._api_key(kind, checked["params"], api_key)}
 
     def _check_builtin(self, name: str, params: dict) -> dict:
         if name not in BUILTINS:
@@ -43,3 +68,26 @@ class RewardFunctionSerializer(StrictTextModelSerializer):
                 {"params": [f"{'.'.join(map(str, e['loc'])) or name}: {e['msg']}" for e in exc.errors()]}) from None
         return {"builtin": name, "params": full}
 
+    def _check_model_params(self, kind: str, attrs: dict, params) -> dict:
+        # A kind changed without new params: the old kind's params are not this one's.
+        if "params" not in attrs and self.instance is not None and self.instance.kind != kind:
+            params = {}
+        try:
+            return checked_params(kind, params or {})
+        except ParamsRefused as exc:
+            raise serializers.ValidationError({"params": exc.problems}) from None
+
+    def _api_key(self, kind: str, params: dict, given: str | None) -> dict:
+        """The sealed key to store: a new one sealed, "" clearing it; none given keeps the stored
+        one while the reward still takes a key, and drops it once it does not (no unused secret kept)."""
+        if given is None:
+            keeps = self.instance is not None and takes_api_key(kind, params)
+            return {} if keeps else {"api_key_sealed": ""}
+        given = given.strip()
+        if not given:
+            return {"api_key_sealed": ""}
+        if not takes_api_key(kind, params):
+            this = "a judge the worker serves (params.endpoint 'served')" if kind == "judge" else f"of kind {kind!r}"
+            raise serializers.ValidationError(
+                {"api_key": f"only a judge with params.endpoint 'url' is sent an API key; this reward is {this}"})
+        return {"api_key_sealed": seal_api_key(given)}

@@ -1,0 +1,42 @@
+"""A judge endpoint's API key, kept encrypted in the database and shown to no one.
+
+The key is written once (API, CLI, admin) and read back only by the worker that runs a run
+naming the judge, with that run's token (runs/api/views/run_secrets.py). At rest it is sealed
+with Fernet (AES-CBC with an HMAC) under a key derived from SECRET_KEY for this purpose alone
+(runs/background/sealed.py): a database dump or backup holds no usable key. Unlike a task's
+sealed message it has no shelf life: it lives as long as the reward function. Changing
+SECRET_KEY makes stored keys unreadable; the run then fails at start saying to set the key again.
+"""
+from cryptography.fernet import InvalidToken
+
+from runs.background.sealed import _fernet  # one key per purpose, derived from SECRET_KEY
+
+PURPOSE = "judge-api-key"
+SHOWN_CHARS = 4  # a masked key shows this many of its last characters, to tell two keys apart
+MASK = "***"
+
+
+class KeyUnreadable(Exception):
+    """The stored key does not open: SECRET_KEY changed since it was written (or the column was edited)."""
+
+
+def seal_api_key(key: str) -> str:
+    if not key:
+        raise ValueError("an empty API key is no key: clear the stored one instead of sealing ''")
+    return _fernet(PURPOSE).encrypt(key.encode()).decode("ascii")
+
+
+def unseal_api_key(sealed: str) -> str:
+    try:
+        return _fernet(PURPOSE).decrypt(sealed.encode("ascii")).decode()
+    except (InvalidToken, UnicodeError) as exc:
+        raise KeyUnreadable("the stored API key does not open: SECRET_KEY changed since it was written; "
+                            "set the reward's API key again") from exc
+
+
+def masked(key: str | None) -> str:
+    """The key as a log line or page may show it: its last few characters at most, and only
+    when the key is long enough that they reveal little."""
+    if not key:
+        return "(none)"
+    return MASK + key[-SHOWN_CHARS:] if len(key) >= 16 else MASK
