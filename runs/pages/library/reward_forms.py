@@ -1,14 +1,17 @@
 """Reward forms: the built-ins' parameter fields come from the catalog's pydantic models, so a new
 built-in or parameter shows up on the page without template changes. Saving goes through the
 API's RewardFunctionSerializer: the page and the API accept and refuse the same things. The
-environment pages build their built-ins' forms here too, from their own catalog."""
+environment pages build their built-ins' forms here too, from their own catalog. Judges' and reward
+models' forms come from their schemas the same way (below)."""
 import re
 import types
 import typing
 
+from pydantic import BaseModel
 from pydantic.fields import PydanticUndefined
 
 from worker.trainer.rewards.catalog import BUILTINS
+from worker.trainer.rewards.judges.catalog import JudgeParams, RewardModelParams
 
 LINE = re.compile(r"^line (\d+)\b")
 STARTER_SOURCE = '''def reward(prompts, completions, **columns):
@@ -115,3 +118,128 @@ def param_errors(messages: list[str]) -> tuple[dict, list[str]]:
 def error_lines(messages: list[str]) -> list[int]:
     """Line numbers the source errors point at, for the editor to highlight."""
     return sorted({int(m.group(1)) for m in (LINE.match(str(message)) for message in messages) if m})
+
+
+# --- judges and reward models ---------------------------------------------------------------------
+# Their forms come from the worker's own schemas (judges/catalog.py) as the built-ins' do, with what a
+# flat built-in lacks: choices (a Literal), multi-line text (the template), a label → value table, and
+# nested limits, whose inputs are named by their path ("limits.timeout_s").
+MODEL_SCHEMAS = {"judge": JudgeParams, "reward_model": RewardModelParams}
+MULTILINE = {"template", "system_prompt"}
+# Fields shown only while another field has a value (the page's script hides the rest; all are sent).
+SHOWN_WHEN = {"scale_min": "mode=score", "scale_max": "mode=score", "labels": "mode=choice",
+              "base_url": "endpoint=url"}
+PLACEHOLDER_HELP = ("Placeholders: {prompt}; {completion} (score, choice) or {completions} (rank: the group, "
+                    "numbered from 1); any column of the run's dataset by its name, e.g. {answer}. "
+                    "Write {{ and }} for literal braces.")
+
+
+def _model_kind(annotation) -> tuple[str, list[str]]:
+    """The input a schema field gets, and its choices (for a select)."""
+    if typing.get_origin(annotation) is typing.Literal:
+        return "select", [str(choice) for choice in typing.get_args(annotation)]
+    if typing.get_origin(annotation) is dict:
+        return "labels", []
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return "group", []
+    return _kind_of(annotation)[0], []
+
+
+def labels_text(labels: dict) -> str:
+    return "\n".join(f"{label} = {value:g}" for label, value in (labels or {}).items())
+
+
+def parse_labels(text: str) -> dict[str, float]:
+    """'label = value' a line; ValueError naming the line it cannot read."""
+    labels = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        label, equals, value = line.rpartition("=")
+        if not equals or not label.strip():
+            raise ValueError(f"line {number} ({line.strip()!r}): write each label as `label = reward`, e.g. `yes = 1`")
+        try:
+            labels[label.strip()] = float(value)
+        except ValueError:
+            raise ValueError(f"line {number}: {value.strip()!r} is not a number") from None
+    return labels
+
+
+def _shown_value(kind: str, value) -> str | bool:
+    if kind == "checkbox":
+        return bool(value)
+    if kind == "labels":
+        return labels_text(value)
+    return "" if value is None else (f"{value:g}" if isinstance(value, float) else str(value))
+
+
+def model_param_fields(schema, values: dict, errors: dict, prefix: str = "") -> list[dict]:
+    """One entry per field of `schema` (nested models as a group of their own fields), for the form."""
+    fields = []
+    for name, info in schema.model_fields.items():
+        path = prefix + name
+        kind, choices = _model_kind(info.annotation)
+        default, value = _default(info), (values or {}).get(name)
+        if kind == "group":
+            fields.append({"name": path, "kind": "group", "help": info.description or "",
+                           "fields": model_param_fields(info.annotation, value or {}, errors, path + ".")})
+            continue
+        if kind == "text" and name in MULTILINE:
+            kind = "textarea"
+        shown = _shown_value(kind, default if value is None else value)
+        help_text = PLACEHOLDER_HELP if name == "template" else (info.description or "")
+        fields.append({
+            "name": path, "input": f"p-{path}", "id": "p-" + path.replace(".", "-"), "kind": kind,
+            "choices": choices, "value": shown, "help": help_text, "errors": errors.get(path, []),
+            "default": "" if kind in ("textarea", "labels") or default is None else _shown_value(kind, default),
+            "required": default is None, "shown_when": SHOWN_WHEN.get(path, ""),
+        })
+    return fields
+
+
+def _flat(fields: list[dict]) -> list[dict]:
+    return [leaf for field in fields for leaf in (_flat(field["fields"]) if field["kind"] == "group" else [field])]
+
+
+def model_params_from_form(kind: str, form) -> tuple[dict, dict]:
+    """A judge's or a reward model's parameters from the posted form (nested by path), and per-field
+    input errors (a number that is not one, a label line unreadable)."""
+    params, errors = {}, {}
+    for field in _flat(model_param_fields(MODEL_SCHEMAS[kind], {}, {})):
+        raw = form.get(field["input"], "")
+        *parents, name = field["name"].split(".")
+        target = params
+        for parent in parents:
+            target = target.setdefault(parent, {})
+        if field["kind"] == "checkbox":
+            target[name] = raw in ("on", "true", "1")
+            continue
+        text = raw if field["kind"] == "textarea" else raw.strip()
+        if text == "":
+            continue  # left empty: the schema's default applies (or its refusal, for what it requires)
+        try:
+            if field["kind"] == "labels":
+                target[name] = parse_labels(text)
+            elif field["kind"] == "integer":
+                target[name] = int(text)
+            elif field["kind"] == "number":
+                target[name] = float(text)
+            else:
+                target[name] = text.replace("\r\n", "\n")
+        except ValueError as exc:
+            errors[field["name"]] = [str(exc) if field["kind"] == "labels" else
+                                     f"{text!r} is not a{'n integer' if field['kind'] == 'integer' else ' number'}"]
+    return params, errors
+
+
+def model_param_errors(messages: list[str], kind: str) -> tuple[dict, list[str]]:
+    """The serializer's 'path: problem' messages by field path (limits.timeout_s too), and the rest."""
+    known = {field["name"] for field in _flat(model_param_fields(MODEL_SCHEMAS[kind], {}, {}))}
+    by_field, other = {}, []
+    for message in messages:
+        path, _, problem = str(message).partition(": ")
+        if problem and path in known:
+            by_field.setdefault(path, []).append(problem)
+        else:
+            other.append(str(message))
+    return by_field, other

@@ -1,5 +1,7 @@
-"""Reward function pages: list, create and edit built-ins (a form from the catalog) and Python
-code (a CodeMirror editor), delete, and the dry run panel (which calls the API's dry-run)."""
+"""Reward function pages: list, create and edit built-ins (a form from the catalog), Python code (a
+CodeMirror editor), judges and reward models (forms from their schemas; a judge's API key is
+write-only), delete, and the dry run panel (which calls the API's dry-run, and follows a judge's
+or a reward model's as the consumer scores it)."""
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import JsonResponse
@@ -12,7 +14,8 @@ from runs.api.serializers.reward_dry_run import MAX_COMPLETIONS_PER_ROW, MAX_ROW
 from runs.api.serializers.rewards import RewardFunctionSerializer
 from runs.models import Dataset, RewardFunction, Run
 from runs.pages.library.reward_forms import (
-    STARTER_SOURCE, builtin_choices, error_lines, param_errors, params_from_form,
+    MODEL_SCHEMAS, STARTER_SOURCE, builtin_choices, error_lines, model_param_errors, model_param_fields,
+    model_params_from_form, param_errors, params_from_form,
 )
 from runs.rewards import authoring
 from runs.rewards.rows import RowsUnavailable, dataset_rows, json_safe
@@ -113,6 +116,57 @@ def reward_new_code(request):
     return _saved(request, reward, created=True) if reward else _code_page(request, None, data, errors, status=400)
 
 
+# --- judges and reward models --------------------------------------------------------------------
+def _model_page(request, reward, kind: str, values: dict, errors: dict, status: int = 200):
+    by_field, other = model_param_errors(errors.get("params", []), kind)
+    for where, problems in errors.get("param_inputs", {}).items():
+        by_field.setdefault(where, []).extend(problems)
+    return render(request, "library/rewards/model_form.html", {
+        "reward": reward, "kind": kind, "kind_label": RewardFunction.Kind(kind).label, "values": values,
+        "errors": errors, "params_other": other,
+        "fields": model_param_fields(MODEL_SCHEMAS[kind], values.get("params") or {}, by_field),
+        # The key itself is never rendered back, not even after a refused form: it is typed again.
+        "api_key_set": bool(reward and reward.api_key_sealed), "api_key_typed": bool(values.get("api_key")),
+        **_dry_run_context(request, reward),
+    }, status=status)
+
+
+def _model_submission(request, kind: str) -> tuple[dict, dict]:
+    data = {"name": request.POST.get("name", "").strip(), "description": request.POST.get("description", ""),
+            "kind": kind}
+    data["params"], input_errors = model_params_from_form(kind, request.POST)
+    if kind == RewardFunction.Kind.JUDGE:
+        typed = request.POST.get("api_key", "").strip()
+        if typed:
+            data["api_key"] = typed  # replaces the stored key
+        elif request.POST.get("api_key_clear") == "on":
+            data["api_key"] = ""  # clears it; left out, the stored key is kept
+    return data, input_errors
+
+
+def _model_post(request, reward, kind: str):
+    data, input_errors = _model_submission(request, kind)
+    saved, errors = (None, {}) if input_errors else _save(request, reward, data)
+    if saved:
+        return _saved(request, saved, created=reward is None)
+    return _model_page(request, reward, kind, data, {**errors, "param_inputs": input_errors}, status=400)
+
+
+def _model_new(kind: str):
+    @login_required
+    @require_http_methods(["GET", "POST"])
+    def new(request):
+        if request.method == "GET":
+            return _model_page(request, None, kind, {}, {})
+        return _model_post(request, None, kind)
+    new.__name__ = f"reward_new_{kind}"
+    return new
+
+
+reward_new_judge = _model_new(RewardFunction.Kind.JUDGE)
+reward_new_reward_model = _model_new(RewardFunction.Kind.REWARD_MODEL)
+
+
 # --- one reward ----------------------------------------------------------------------------
 @login_required
 @require_http_methods(["GET", "POST"])
@@ -120,6 +174,10 @@ def reward_edit(request, pk: int):
     reward = RewardFunction.objects.visible_or_404(request.user, pk)
     stored = {"name": reward.name, "description": reward.description, "builtin": reward.builtin,
               "params": reward.params, "source": reward.source}
+    if reward.kind in MODEL_SCHEMAS:
+        if request.method == "GET":
+            return _model_page(request, reward, reward.kind, stored, {})
+        return _model_post(request, reward, reward.kind)
     if reward.kind == RewardFunction.Kind.CODE:
         if request.method == "GET":
             return _code_page(request, reward, stored, {})
@@ -157,6 +215,7 @@ def _dry_run_context(request, reward) -> dict:
         "datasets": [{"id": d.pk, "name": d.name} for d in datasets],
         "runs": [{"id": run.pk, "name": run.name, "steps": steps[run.pk]} for run in runs],
         "sourceApi": reverse("rewardfunction-detail", args=[reward.pk]) if reward.kind == "code" else None,
+        "kind": reward.kind,
     }}
 
 
@@ -183,6 +242,8 @@ urlpatterns = [
     path("rewards/", reward_list, name="reward-list"),
     path("rewards/new/builtin/", reward_new_builtin, name="reward-new-builtin"),
     path("rewards/new/code/", reward_new_code, name="reward-new-code"),
+    path("rewards/new/judge/", reward_new_judge, name="reward-new-judge"),
+    path("rewards/new/reward-model/", reward_new_reward_model, name="reward-new-reward-model"),
     path("rewards/rows/", reward_rows, name="reward-rows"),
     path("rewards/<int:pk>/", reward_edit, name="reward-edit"),
     path("rewards/<int:pk>/delete/", reward_delete, name="reward-delete"),
