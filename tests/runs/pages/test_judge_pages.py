@@ -48,7 +48,8 @@ def test_saving_without_typing_a_key_keeps_it_and_the_clear_box_clears_it(browse
     browser_client.post("/rewards/new/judge/", judge_form())
     reward = RewardFunction.objects.get(name="rubric")
     sealed = reward.api_key_sealed
-    assert browser_client.post(f"/rewards/{reward.pk}/", judge_form(api_key="", **{"p-temperature": "0.5"})).status_code == 302
+    kept = browser_client.post(f"/rewards/{reward.pk}/", judge_form(api_key="", **{"p-temperature": "0.5"}))
+    assert kept.status_code == 302
     reward.refresh_from_db()
     assert reward.api_key_sealed == sealed and reward.params["temperature"] == 0.5
     assert browser_client.post(f"/rewards/{reward.pk}/", judge_form(api_key="", api_key_clear="on")).status_code == 302
@@ -66,7 +67,8 @@ def test_a_refused_judge_form_shows_each_error_under_its_field_and_not_the_typed
     assert "labels: line 2 (&#x27;no&#x27;): write each label as" in page
     assert KEY not in page and "The key you typed was not saved" in page
     # Once the inputs parse, the schema's own refusal is shown by the field it names.
-    page = browser_client.post("/rewards/new/judge/", judge_form(**{"p-template": "Rate {prompt} please"})).content.decode()
+    page = browser_client.post("/rewards/new/judge/", judge_form(**{"p-template": "Rate {prompt} please"}))
+    page = page.content.decode()
     assert "template: a score judge must see the answer: write {completion} in it" in page
 
 
