@@ -1,11 +1,13 @@
-"""Which of a worker's GPUs the vLLM server gets and which the trainer gets, from the run's config.
+"""Which of a worker's GPUs the vLLM server, the served judges and the trainer get, from the run's config.
 
-The server takes vllm_tensor_parallel_size × vllm_data_parallel_size GPUs, the trainer one per
-process (trainer_processes of them, or all the rest when that is empty), so that a config
-decides its own layout on any worker of its pool. A worker with too few GPUs fails the run
-with the numbers rather than start a server or trainer that would crowd onto a GPU already
-taken; the one exception is the config that the control plane never refuses
-(runs/fleet/gpu_check.py): one server GPU and one trainer process share a worker's only GPU.
+The server takes vllm_tensor_parallel_size × vllm_data_parallel_size GPUs, the run's served
+judges judge_gpus of them next (a second vLLM server, rewards/judges/served.py; with 0 they
+share the policy server's GPUs), the trainer one per process (trainer_processes of them, or all
+the rest when that is empty), so that a config decides its own layout on any worker of its
+pool. A worker with too few GPUs fails the run with the numbers rather than start a server or
+trainer that would crowd onto a GPU already taken; the one exception is the config that the
+control plane never refuses (runs/fleet/gpu_check.py): one server GPU and one trainer process
+share a worker's only GPU.
 WORKER_VLLM_GPUS / WORKER_TRAINER_GPUS (worker/settings.py) still override either side; they
 are the way to put both on the same GPUs on purpose.
 
@@ -31,10 +33,16 @@ class GpuSplit:
     """CUDA_VISIBLE_DEVICES entries (indices or UUIDs) for each child; empty: the CPU."""
     server: tuple[str, ...] = ()
     trainer: tuple[str, ...] = ()
+    judges: tuple[str, ...] = ()  # config.judge_gpus of them; none: the judges share the server's
 
     @property
     def server_ids(self) -> str | None:
         return ",".join(self.server) or None
+
+    @property
+    def judge_ids(self) -> str | None:
+        """The served judges' GPUs: their own, or the policy server's where they have none."""
+        return ",".join(self.judges or self.server) or None
 
     @property
     def trainer_ids(self) -> str | None:
@@ -48,6 +56,10 @@ def _server_wants(config: TrainingConfig) -> str:
     return f"vLLM needs {config.inference_gpus} GPU(s) ({config.gpu_layout()})"
 
 
+def _judges_want(config: TrainingConfig) -> str:
+    return f"served judges need {config.judge_gpus} GPU(s) (judge_gpus)"
+
+
 def _trainer_wants(config: TrainingConfig) -> str:
     if config.trainer_processes is None:
         return "the trainer needs 1 GPU at least"
@@ -56,20 +68,21 @@ def _trainer_wants(config: TrainingConfig) -> str:
 
 def split_gpus(config: TrainingConfig, gpus: Sequence[str], *, server_override: Sequence[str] | None = None,
                trainer_override: Sequence[str] | None = None) -> GpuSplit:
-    """The server's and the trainer's GPUs out of `gpus` (the worker's), or NotEnoughGpus naming
-    the numbers. A config of one server GPU and one trainer process shares a worker's only GPU
-    (vLLM takes vllm_gpu_memory_utilization of it), as it always has. An override replaces its
-    side (its first GPUs, as many as that side needs) and the other side is taken from the
-    worker's GPUs it does not name; overrides may overlap, which shares those GPUs. No GPUs and
-    no override: the CPU, as before (`ON_CPU`)."""
+    """The server's, the served judges' and the trainer's GPUs out of `gpus` (the worker's), or
+    NotEnoughGpus naming the numbers. A config of one server GPU, no judge GPUs and one trainer
+    process shares a worker's only GPU (vLLM takes vllm_gpu_memory_utilization of it), as it
+    always has. An override replaces its side (its first GPUs, as many as that side needs) and
+    the other sides are taken from the worker's GPUs it does not name; overrides may overlap,
+    which shares those GPUs. The judges' come from the worker's GPUs that neither side holds.
+    No GPUs and no override: the CPU, as before (`ON_CPU`)."""
     no_override = server_override is None and trainer_override is None
     if not gpus and no_override:
         return ON_CPU
     server_needs, trainer_needs = config.inference_gpus, config.trainer_processes or 1
-    if no_override and len(gpus) == 1 and server_needs == trainer_needs == 1:
+    if no_override and len(gpus) == 1 and server_needs == trainer_needs == 1 and not config.judge_gpus:
         return GpuSplit(server=tuple(gpus), trainer=tuple(gpus))  # shared, as runs/fleet/gpu_check.py allows
     take_all = config.trainer_processes is None  # one trainer process per GPU it is given
-    if no_override and len(gpus) < server_needs + trainer_needs:
+    if no_override and len(gpus) < server_needs + config.judge_gpus + trainer_needs:
         raise NotEnoughGpus(f"{config.gpus_needed_reason()}; this worker has {len(gpus)}: {_listed(gpus)} "
                             f"({SHARING_HINT})")
     if server_override is not None:
@@ -77,15 +90,24 @@ def split_gpus(config: TrainingConfig, gpus: Sequence[str], *, server_override: 
     else:
         server = _take(_left(gpus, trainer_override), server_needs, f"besides {TRAINER_OVERRIDE} this worker has",
                        _server_wants(config))
+    judges = _judge_gpus(config, gpus, [*server, *(trainer_override or ())])
     if trainer_override is not None:
         trainer = _take(trainer_override, trainer_needs, f"{TRAINER_OVERRIDE} gives", _trainer_wants(config),
                         take_all=take_all)
     else:
-        trainer = _take(_left(gpus, server_override or server), trainer_needs,
+        trainer = _take(_left(gpus, [*(server_override or server), *judges]), trainer_needs,
                         f"besides {SERVER_OVERRIDE} this worker has", _trainer_wants(config), take_all=take_all)
     if take_all:  # one process per GPU, as many as split a step evenly (config.trainer_processes_on)
         trainer = trainer[:config.trainer_processes_on(len(trainer))]
-    return GpuSplit(server=tuple(server), trainer=tuple(trainer))
+    return GpuSplit(server=tuple(server), trainer=tuple(trainer), judges=tuple(judges))
+
+
+def _judge_gpus(config: TrainingConfig, gpus: Sequence[str], taken: Sequence[str]) -> list[str]:
+    """config.judge_gpus of the worker's GPUs that the server and the trainer's override leave."""
+    if not config.judge_gpus:
+        return []
+    return _take(_left(gpus, taken), config.judge_gpus, "besides the vLLM server's and the trainer's this worker has",
+                 _judges_want(config))
 
 
 def _listed(gpus: Sequence[str]) -> str:

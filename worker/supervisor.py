@@ -103,8 +103,9 @@ class RunSupervisor:
         self.server.start()
 
     def _gpus(self) -> GpuSplit:
-        """The server's and the trainer's GPUs, from the run's config (worker/gpu_split.py): worked
-        out once, before the server starts; too few fails the run with the numbers."""
+        """The server's, the served judges' and the trainer's GPUs, from the run's config
+        (worker/gpu_split.py): worked out once, before the server starts; too few fails the run
+        with the numbers."""
         if self.gpu_split is None:
             from worker.trainer.inference.launch import VLLMNotInstalledError, installed_device
 
@@ -143,7 +144,9 @@ class RunSupervisor:
         # The secrets the trainer alone holds: made here, for this attempt, never by the control plane.
         spec = self.spec.model_dump(mode="json") | {"inference_url": self.server.url,
                                                     "inference_api_key": self.server.api_key,
-                                                    "orders_secret": secrets.token_hex(32)}
+                                                    "orders_secret": secrets.token_hex(32),
+                                                    # where the trainer serves its judges (served.py)
+                                                    "judge_gpu_ids": self._gpus().judge_ids}
         write_private(spec_path, json.dumps(spec))  # it holds them and the run's ingest token
         argv, env = trainer_command(spec_path, self._gpus().trainer_ids, self.spec.config.trainer_processes)
         # The server was started in the dtype this process found fastest: the trainer takes the

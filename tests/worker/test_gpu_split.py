@@ -17,9 +17,9 @@ from worker.trainer.spec import LaunchSpec
 SIX = ["0", "1", "2", "3", "4", "5"]
 
 
-def config(tp=1, dp=1, processes=None):
+def config(tp=1, dp=1, processes=None, judges=0):
     return TrainingConfig(vllm_tensor_parallel_size=tp, vllm_data_parallel_size=dp, trainer_processes=processes,
-                          gradient_accumulation_steps=4)  # which 1, 2 or 4 processes share
+                          judge_gpus=judges, gradient_accumulation_steps=4)  # which 1, 2 or 4 processes share
 
 
 class TestSplit:
@@ -71,6 +71,35 @@ class TestSplit:
     def test_no_gpus_is_the_cpu_as_before(self):
         assert split_gpus(config(), []) == ON_CPU
         assert (ON_CPU.server_ids, ON_CPU.trainer_ids) == (None, None)
+
+
+class TestJudges:
+    def test_served_judges_take_theirs_after_the_servers_and_before_the_trainers(self):
+        split = split_gpus(config(judges=2), SIX)  # 2 of the 3 left split 4 micro-batches evenly
+        assert split == GpuSplit(server=("0",), judges=("1", "2"), trainer=("3", "4"))
+        assert (split.server_ids, split.judge_ids, split.trainer_ids) == ("0", "1,2", "3,4")
+        assert split_gpus(config(tp=2, judges=1, processes=1), SIX) == GpuSplit(("0", "1"), ("3",), ("2",))
+
+    def test_without_gpus_of_their_own_judges_share_the_policy_servers(self):
+        split = split_gpus(config(tp=2), SIX)
+        assert split.judges == () and split.judge_ids == "0,1"
+        assert ON_CPU.judge_ids is None
+
+    def test_too_few_gpus_for_the_judges_names_the_numbers(self):
+        with pytest.raises(NotEnoughGpus, match=r"^the config needs 4 GPUs \(vLLM 1 = .*, trainer 1, judges 2\); "
+                                                r"this worker has 3: 0,1,2"):
+            split_gpus(config(judges=2), ["0", "1", "2"])
+
+    def test_a_single_gpu_is_not_shared_with_judges_of_their_own(self):
+        with pytest.raises(NotEnoughGpus, match=r"needs 3 GPUs .*judges 1\); this worker has 1: 0"):
+            split_gpus(config(judges=1), ["0"])
+
+    def test_judges_come_from_what_the_overrides_leave(self):
+        split = split_gpus(config(judges=1), ["0", "1", "2", "3"], server_override=["3"], trainer_override=["0"])
+        assert split == GpuSplit(server=("3",), trainer=("0",), judges=("1",))
+        with pytest.raises(NotEnoughGpus, match=r"served judges need 2 GPU\(s\) \(judge_gpus\); besides the vLLM "
+                                                r"server's and the trainer's this worker has 1: 1"):
+            split_gpus(config(judges=2), ["0", "1", "2"], server_override=["0"], trainer_override=["2"])
 
 
 class TestOverrides:
@@ -155,6 +184,21 @@ class TestSupervisor:
         supervisor.server = SimpleNamespace(url="http://127.0.0.1:1", api_key="k")
         supervisor._start_trainer()
         assert started["gpus"] == "2,3" and supervisor.gpu_split.server_ids == "0,1"
+
+    def test_the_trainers_spec_says_where_its_served_judges_go(self, tmp_path, monkeypatch, gpu_build):
+        import worker.supervisor as supervisor_module
+
+        written = []
+        monkeypatch.setattr(supervisor_module, "trainer_command", lambda spec_path, *rest: (["trainer"], {}))
+        monkeypatch.setattr(supervisor_module, "TrainerProcess",
+                            lambda *args, **options: SimpleNamespace(start=lambda: None))
+        monkeypatch.setattr(supervisor_module, "write_private", lambda path, text: written.append(json.loads(text)))
+        for judges, expected in ((1, "1"), (0, "0")):  # their own GPU, or the policy server's
+            supervisor = RunSupervisor(launch_spec(tmp_path, config(judges=judges, processes=1)),
+                                       settings(gpus=["0", "1", "2"]))
+            supervisor.server = SimpleNamespace(url="http://127.0.0.1:1", api_key="k")
+            supervisor._start_trainer()
+            assert LaunchSpec.model_validate(written[-1]).judge_gpu_ids == expected
 
     def test_the_overrides_still_decide_where_set(self, tmp_path, gpu_build):
         supervisor = RunSupervisor(launch_spec(tmp_path, config()), settings(gpus=["0", "1"], vllm_gpus="1",
