@@ -23,15 +23,16 @@ from worker.trainer.inference.cpu_sharing import CoreHandover, allowed_cpus, gen
 from worker.trainer.inference.time_slicing import GenerationPause
 from worker.trainer.process_lifetime import kill_me_with_parent, process_age_s
 from worker.trainer.reporting.session import ReportingSession
-from worker.trainer.rewards.loader import load_rewards, needs_sandbox
+from worker.trainer.rewards.loader import RewardLoader, check_reward_specs, needs_sandbox, served_judge_specs
 from worker.trainer.rewards.sandbox import SandboxPool
 from worker.trainer.rollout.client import CompletionsClient, sampling_params
 from worker.trainer.rollout.gathering import Cancelled, Gathered, gather
+from worker.trainer.rollout.groups import task_prompt_text
 from worker.trainer.rollout.metrics import rollout_metrics, sample_records
 from worker.trainer.rollout.sample_keeping import kept_groups
 from worker.trainer.rollout.scoring import Scorer
 from worker.trainer.rollout.staleness import StalenessPolicy
-from worker.trainer.rollout.worker import PromptSource, RolloutWorker
+from worker.trainer.rollout.worker import PromptSource, RolloutWorker, scoring_threads
 from worker.trainer.spec import LaunchSpec
 from worker.trainer.weight_sync import make_weight_sync
 from worker.trainer.weight_sync.server_api import ServerPause, VllmAdminClient
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from datasets import Dataset
 
     from worker.trainer.inference.server import VLLMServer
+    from worker.trainer.rewards.judges.served import ServedJudges
     from worker.trainer.rollout.scoring import RewardFunction
     from worker.trainer.environments.base import Environment
     from worker.trainer.evaluation.evaluator import Evaluator
@@ -65,7 +67,10 @@ class Trainer:
         self.state = TrainerState(step=0, model_version=0, data_position=0)
         # Set up by _prepare in this order, stopped by _shutdown; None until then.
         self.reward_sandbox: SandboxPool | None = None
+        self.served_judges: ServedJudges | None = None  # the judges' own vLLM server(s), beside the policy's
+        self.reward_loader: RewardLoader | None = None  # owns the judges and reward models it built
         self.rewards: list[RewardFunction] = []
+        self.eval_rewards: list[RewardFunction] = []  # empty: the evaluation scores with self.rewards
         self.dataset: Dataset | None = None
         self.eval_dataset: Dataset | None = None  # held out, or the spec's eval_dataset; None: no evaluation
         self.evaluator: Evaluator | None = None
@@ -110,8 +115,8 @@ class Trainer:
             self.crew.dismiss()
         except Exception:  # the others may be gone already; torchrun ends them with us
             log.exception("while dismissing the other trainer processes")
-        for part in (self.evaluator, self.rollout, self.environment, self.reward_sandbox, self.weight_sync,
-                     self.server_admin, self.own_server):
+        for part in (self.evaluator, self.rollout, self.environment, self.reward_loader, self.reward_sandbox,
+                     self.served_judges, self.weight_sync, self.server_admin, self.own_server):
             if part is not None:
                 try:
                     part.stop() if hasattr(part, "stop") else part.close()
@@ -128,15 +133,21 @@ class Trainer:
         self._fetch_checkpoint_to_resume()
         self._fetch_checkpoint_to_start_from()
         self._start_reward_sandbox()
-        self.rewards = load_rewards(self.spec.rewards, self.reward_sandbox)
+        check_reward_specs(self.spec.rewards + self.spec.eval_rewards)  # refused before anything loads
+        api_keys = self._fetch_api_keys()
         self.dataset, self.eval_dataset = self._load_datasets()
-        # vLLM loads in its own process while this one loads the policy: start it first.
+        # vLLM loads in its own process while this one loads the policy: start it first, and the
+        # judges' server(s) with it.
         self._spawn_server()
+        self._spawn_judges()
         loading = time.monotonic()
         self._load_policy()
         loaded = time.monotonic()
+        self._join_judges()
+        self._load_rewards(api_keys)
         self._load_environment()
         self._join_server()
+        self._check_endpoint_judges()
         self._start_rollouts()
         self._start_evaluations()
         self._report_setup(process_s=process_s, load_s=loaded - loading,
@@ -164,6 +175,55 @@ class Trainer:
         self.reward_sandbox.warm_up()
         self.report.log(f"reward sandbox ready: {self.reward_sandbox.size} processes, "
                         f"confinement: {self.reward_sandbox.confinement}")
+
+    def _fetch_api_keys(self) -> dict[str, str]:
+        """The endpoint judges' keys, from the control plane with the run's token (judges/keys.py);
+        a key missing fails the run here. The log names the rewards, never a key."""
+        from worker.trainer.rewards.judges.keys import fetch_api_keys
+
+        token = self.spec.ingest.token if self.spec.ingest else None
+        keys = fetch_api_keys(self.spec.rewards + self.spec.eval_rewards, self.spec.secrets_url, token,
+                              on_wait=self._say_waiting)
+        if keys:
+            self.report.log(f"API keys fetched for reward(s) {', '.join(map(repr, keys))}")
+        return keys
+
+    def _spawn_judges(self) -> None:
+        """One vLLM server per model the served judges name (judges/served.py), started beside the
+        policy's, on the judges' GPUs of the worker's split (the CPU here)."""
+        specs = served_judge_specs(self.spec.rewards + self.spec.eval_rewards)
+        if not specs:
+            return
+        from worker.trainer.rewards.judges.served import ServedJudges
+
+        logs = self.output_dir / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        self.served_judges = ServedJudges(specs, self.config, logs, gpu_ids=self.spec.judge_gpu_ids).start()
+
+    def _join_judges(self) -> None:
+        """Waits for the judges' server(s); one that does not start fails the run as the policy's would."""
+        if self.served_judges is None:
+            return
+        started = time.monotonic()
+        self.served_judges.join()
+        self.report.log(f"served judges ready ({time.monotonic() - started:.1f} s waited after the policy loaded)")
+
+    def _load_rewards(self, api_keys: dict[str, str]) -> None:
+        """Training and evaluation rewards; a reward in both is built once (one judge, one cache).
+        A reward model runs on the policy's device: the CPU here, the trainer's GPU on GPUs."""
+        self.reward_loader = RewardLoader(self.reward_sandbox, api_keys=api_keys, served=self.served_judges,
+                                          device=str(self.parts.accelerator.device))
+        self.rewards = self.reward_loader.load(self.spec.rewards)
+        self.eval_rewards = self.reward_loader.load(self.spec.eval_rewards)
+
+    def _check_endpoint_judges(self) -> None:
+        """One tiny call to each judge at a URL: an endpoint refusing its key (or not knowing the
+        model) fails the run now, with its answer, instead of giving None for every completion."""
+        judges = self.reward_loader.endpoint_judges()
+        for judge in judges:
+            judge.check()
+        if judges:
+            self.report.log(f"judge endpoint(s) answered: {', '.join(repr(judge.name) for judge in judges)}")
 
     def _load_policy(self) -> None:
         """Model, tokenizer, optimizer and schedule; a checkpoint's state when resuming."""
@@ -361,13 +421,14 @@ class Trainer:
             position = order.position
             row = self.dataset[order.next()]
             columns = reward_columns(row, prompt_column)
+            task_prompt = task_prompt_text(row[prompt_column])  # what a judge reads as {prompt}
             if self.environment is None:
                 text = render_prompt(row[prompt_column], tokenizer)
             else:  # the episode's first messages travel with the row (environments/episodes.py)
                 columns["prompt"] = self.environment.start(dict(row), row[prompt_column])
                 text = rendering.text(columns["prompt"], generation_prompt=True)
             ids = tokenizer(text, add_special_tokens=False).input_ids[-self.config.max_prompt_length:]
-            return position, text, ids, columns
+            return position, text, ids, columns, task_prompt
 
         if self.spec.resume_from or self.spec.init_from or self.config.lora:
             # The server may hold older weights than the checkpoint (the supervisor's serves the
@@ -381,11 +442,14 @@ class Trainer:
             client = self._episode_sampler(client, rendering)
         scorer = Scorer(self.rewards, on_error=lambda name, message: self.report.log(
             f"reward {name!r} failed for a group, its rewards are None: {message}", level="warning"))
+        in_flight = min(self.config.max_inflight_tasks, self.config.queue_maxsize, self.staleness.useful_ahead)
+        judged = any(function.pass_threshold is not None for function in self.rewards)
         self.rollout = RolloutWorker(client, PromptSource(next_prompt), scorer, self.staleness,
                                      self.config.num_generations, self.config.max_inflight_tasks,
                                      self.config.queue_maxsize, current_version=lambda: self.state.model_version,
                                      # One core decodes a wave of sequences faster than a trickle.
-                                     wave=self.staleness.half_ahead if self.cpu_sharing == "split_cores" else 1)
+                                     wave=self.staleness.half_ahead if self.cpu_sharing == "split_cores" else 1,
+                                     scoring_threads=scoring_threads(judged, in_flight))
         self.rollout.start()
 
     def _chat_rendering(self):
@@ -417,8 +481,7 @@ class Trainer:
         rendering = self._chat_rendering()
         examples = eval_examples(self.eval_dataset, spec.prompt_column, self.config.eval_examples,
                                  self.parts.tokenizer, self.config.max_prompt_length, self.environment, rendering)
-        judges = load_rewards(self.spec.eval_rewards, self.reward_sandbox) if self.spec.eval_rewards else self.rewards
-        scorer = Scorer(judges, on_error=lambda name, message: self.report.log(
+        scorer = Scorer(self.eval_rewards or self.rewards, on_error=lambda name, message: self.report.log(
             f"evaluation reward {name!r} failed, its values are None: {message}", level="warning"))
         self.evaluator = Evaluator(examples, scorer, self.config, self.report, self.server_url,
                                    served_name=lambda: self.served_name,
@@ -498,7 +561,7 @@ class Trainer:
             if self.core_handover is not None:
                 metrics["system/train_seconds_beside_generation"] = self.core_handover.step_done()
             last_tokens, last_time = generated, now
-            self._maybe_log(metrics)
+            self._maybe_log(metrics, groups)
             self._maybe_send_samples(groups, advantages.values.tolist(), trained_version)
             last = self.state.step == self.config.max_steps
             if last or self.state.step % self.config.save_steps == 0:
@@ -552,14 +615,47 @@ class Trainer:
             self.reload_noted = True
             self.report.log(note)
 
-    def _maybe_log(self, metrics: dict) -> None:
+    def _maybe_log(self, metrics: dict, groups: list | None = None) -> None:
         if self.state.step % self.config.logging_steps:
             return
+        metrics = {**metrics, **self._reward_metrics(groups or [])}
         finite = {name: float(v) for name, v in metrics.items() if math.isfinite(v)}
         if len(finite) < len(metrics):
             self.report.log(f"non-finite metrics at step {self.state.step}: "
                             f"{sorted(set(metrics) - set(finite))}", level="warning")
         self.report.metrics(self.state.step, finite)
+
+    def _reward_metrics(self, groups: list) -> dict[str, float]:
+        """What the judges and reward models measured of themselves since the last logged step
+        (judge/<name>/<key>), and how the judges' pay disagrees with the verifiers' on this step's
+        groups (judges/disagreement.py). A judge that timed out or failed is said once, counted."""
+        metrics: dict[str, float] = {}
+        taken: set[int] = set()  # a judge shared by training and evaluation is measured once
+        for function in self.rewards + self.eval_rewards:
+            if function.take_metrics is None or id(function.fn) in taken:
+                continue
+            taken.add(id(function.fn))
+            try:
+                measured = function.take_metrics()
+            except Exception as exc:  # a judge's bookkeeping must never fail a step
+                log.exception("taking the metrics of reward %r", function.name)
+                self.report.log(f"reward {function.name!r}: its metrics could not be taken: {exc}", level="warning")
+                continue
+            metrics.update({f"judge/{function.name}/{key}": value for key, value in measured.items()})
+            self._say_judge_faults(function.name, measured)
+        if groups and any(function.pass_threshold is not None for function in self.rewards):
+            from worker.trainer.rewards.judges.disagreement import disagreement_metrics
+
+            metrics.update(disagreement_metrics(groups, self.rewards))
+        return metrics
+
+    def _say_judge_faults(self, name: str, measured: dict[str, float]) -> None:
+        timeouts, failures = int(measured.get("timeouts", 0)), int(measured.get("failures", 0))
+        if not (timeouts or failures):
+            return
+        calls = int(measured.get("calls", 0))
+        self.report.log(f"judge {name!r}: {timeouts} call(s) timed out and {failures} failed of {calls} since the "
+                        "last logged step; their completions' rewards are None", level="warning")
 
     def _maybe_send_samples(self, groups, advantages: list[float], trained_version: int) -> None:
         """The step's kept groups (rollout/sample_keeping.py) to the run page. The step's metrics

@@ -9,6 +9,7 @@ import random
 from dataclasses import dataclass
 
 from worker.trainer.data.loading import render_prompt, reward_columns
+from worker.trainer.rollout.groups import task_prompt_text
 
 
 @dataclass(frozen=True)
@@ -18,6 +19,7 @@ class EvalExample:
     prompt_text: str
     prompt_ids: list[int]
     columns: dict
+    task_prompt: str | None = None  # the prompt as the dataset has it, which judges read (Group.task_prompt)
 
 
 def example_key(prompt_text: str) -> str:
@@ -53,5 +55,5 @@ def eval_examples(dataset, prompt_column: str, count: int, tokenizer, max_prompt
             text = rendering.text(columns["prompt"], generation_prompt=True)
         ids = tokenizer(text, add_special_tokens=False).input_ids[-max_prompt_length:]
         examples.append(EvalExample(index=index, key=example_key(text), prompt_text=text, prompt_ids=ids,
-                                    columns=columns))
+                                    columns=columns, task_prompt=task_prompt_text(row[prompt_column])))
     return examples

@@ -10,6 +10,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 from worker.trainer.evaluation.eval_set import EvalExample
 from worker.trainer.evaluation.outcomes import answer_records, summary
@@ -19,6 +20,7 @@ from worker.trainer.rollout.scoring import Scorer
 
 log = logging.getLogger("worker.trainer")
 CONCURRENT_REQUESTS = 32
+CONCURRENT_SCORING = 16
 
 
 def eval_sampling(config) -> dict:
@@ -71,8 +73,7 @@ class Evaluator:
         started = time.perf_counter()
         try:
             groups = asyncio.run(self._answer_all(model_version))
-            for group in groups:
-                self.scorer.score(group)
+            self._score_all(groups)
             answers = [answer_records(group, self.threshold) for group in groups]
             metrics = summary(groups, answers, self.samples, time.perf_counter() - started)
             self.report.evaluation(step, model_version, [
@@ -88,6 +89,13 @@ class Evaluator:
             self.report.log(f"evaluation at step {step} failed, and is tried again at the next eval_steps: "
                             f"{type(exc).__name__}: {exc}", level="warning")
 
+    def _score_all(self, groups: list[Group]) -> None:
+        """Groups scored side by side: a judge waits on the network for each, and the training loop
+        waits for this evaluation before its next weight sync."""
+        with ThreadPoolExecutor(max_workers=max(1, min(len(groups), CONCURRENT_SCORING)),
+                                thread_name_prefix="eval-score") as pool:
+            list(pool.map(self.scorer.score, groups))
+
     async def _answer_all(self, model_version: int) -> list[Group]:
         client = CompletionsClient(self.server_url, self.served_name(), self.sampling, timeout_s=self.timeout_s,
                                    retries=1, backoff_s=0.5, transport=self.transport, api_key=self.api_key)
@@ -102,7 +110,8 @@ class Evaluator:
             async with limit:
                 completions = await sampler.sample(example.prompt_ids, self.samples, example.columns)
             return Group(prompt_index=example.index, prompt_text=example.prompt_text, prompt_ids=example.prompt_ids,
-                         columns=example.columns, completions=completions, model_version=model_version)
+                         columns=example.columns, completions=completions, model_version=model_version,
+                         task_prompt=example.task_prompt)
         try:
             return list(await asyncio.gather(*(answer(example) for example in self.examples)))
         finally:

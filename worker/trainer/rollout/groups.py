@@ -2,6 +2,25 @@
 from dataclasses import dataclass, field
 
 
+def task_prompt_text(prompt) -> str:
+    """A dataset's prompt as a judge reads it: a string as it is; chat messages (a list of
+    {"role", "content"}) as "role: content" lines, without the policy's chat template."""
+    if isinstance(prompt, str):
+        return prompt
+    if isinstance(prompt, (list, tuple)) and all(isinstance(m, dict) for m in prompt):
+        return "\n".join(f"{m.get('role', 'user')}: {_content_text(m.get('content'))}" for m in prompt)
+    return str(prompt)
+
+
+def _content_text(content) -> str:
+    """A message's content: a string, or the text parts of a list of parts (OpenAI's format)."""
+    if content is None:
+        return ""
+    if isinstance(content, list):
+        return " ".join(str(part.get("text", "")) if isinstance(part, dict) else str(part) for part in content)
+    return str(content)
+
+
 @dataclass
 class Completion:
     token_ids: list[int]
@@ -41,6 +60,9 @@ class Group:
     totals: list[float] = field(default_factory=list)
     # Per judge, per completion: its raw answer (rollout/scoring.py Explained); sampled with the group.
     explanations: dict[str, list[str | None]] = field(default_factory=dict)
+    # The task's prompt as the dataset has it (task_prompt_text), which judges and reward models
+    # read instead of prompt_text, the policy's chat-rendered text; None: prompt_text is all there is.
+    task_prompt: str | None = None
 
     @property
     def completion_tokens(self) -> int:

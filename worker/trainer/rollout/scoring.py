@@ -1,5 +1,6 @@
 """Scores a group with every reward function; a function that fails gives None for that group."""
 import math
+import threading
 import time
 from dataclasses import dataclass
 from collections.abc import Callable
@@ -23,6 +24,9 @@ class RewardFunction:
     # What the function measured of itself since last asked (a judge's calls, latency, tokens,
     # cost): metric name suffix → value, reported as judge/<name>/<suffix>.
     take_metrics: Callable[[], dict[str, float]] | None = None
+    # A judge or reward model is also given `task_prompts`: the task's prompt as the dataset has it
+    # (Group.task_prompt), not the policy's chat-rendered text. Code rewards' signature is unchanged.
+    reads_task_prompts: bool = False
 
 
 class RewardError(ValueError):
@@ -55,13 +59,17 @@ def _checked(name: str, values, count: int) -> list[float | None]:
 
 
 class Scorer:
+    """Thread-safe: the rollout worker scores several groups at once (rollout/worker.py)."""
+
     def __init__(self, functions: list[RewardFunction], on_error: Callable[[str, str], None]):
         self.functions, self.on_error = functions, on_error
         self.seconds_by_function: dict[str, float] = {f.name: 0.0 for f in functions}
+        self._seconds_lock = threading.Lock()
 
     def score(self, group: Group) -> None:
         count = len(group.completions)
         prompts = [group.prompt_text] * count
+        task_prompts = [group.prompt_text if group.task_prompt is None else group.task_prompt] * count
         completions = [c.text for c in group.completions]
         columns = {key: [value] * count for key, value in group.columns.items()}
         columns.update(episode_columns(group))
@@ -70,6 +78,8 @@ class Scorer:
         for function in self.functions:
             started = time.perf_counter()
             extra = {"environment_states": states} if function.reads_environment_states else {}
+            if function.reads_task_prompts:
+                extra["task_prompts"] = task_prompts
             try:
                 scored = function.fn(prompts, completions, completion_lengths=lengths, **columns, **extra)
                 values = _checked(function.name, scored, count)
@@ -78,7 +88,8 @@ class Scorer:
             except Exception as exc:  # a user's reward must never stop the run
                 self.on_error(function.name, f"{type(exc).__name__}: {exc}")
                 values = [None] * count
-            self.seconds_by_function[function.name] += time.perf_counter() - started
+            with self._seconds_lock:
+                self.seconds_by_function[function.name] += time.perf_counter() - started
             group.rewards[function.name] = values
         failed = [c.episode is not None and c.episode.failed for c in group.completions]
         for name in group.rewards:  # an episode the environment failed has no reward to give

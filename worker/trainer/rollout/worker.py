@@ -1,7 +1,8 @@
 """The rollout worker: an asyncio loop in a background thread that keeps vLLM busy.
 
 It submits prompts while the staleness budget allows, scores each finished
-group (in a thread pool, so scoring never blocks generation) and puts it on a
+group (in a thread pool, so scoring never blocks generation, and a judge's
+network waits never block another group's scoring) and puts it on a
 queue the training loop reads, oldest policy version first. It knows the
 versions of the groups still in flight, so that the training loop can wait for
 one that would otherwise expire (rollout/gathering.py), and whether the server has
@@ -22,17 +23,32 @@ from worker.trainer.rollout.scoring import Scorer
 from worker.trainer.rollout.staleness import StalenessPolicy
 
 
-class PromptSource:
-    """Next prompt to sample: index, rendered text, token ids, reward columns."""
+# Rule rewards and the sandbox keep a core busy: two groups scored at once. A judge waits on the
+# network instead, for seconds: then every group that can be in flight gets a thread, so that no
+# group's judging waits behind another's, up to a bound on the threads one process keeps.
+SCORING_THREADS, MAX_SCORING_THREADS = 2, 64
 
-    def __init__(self, next_prompt: Callable[[], tuple[int, str, list[int], dict]]):
+
+def scoring_threads(waits_on_network: bool, groups_in_flight: int) -> int:
+    """Threads that score groups: `groups_in_flight` is the most groups submitted and not yet
+    queued (min of max_inflight, the queue's size and the staleness bound)."""
+    if not waits_on_network:
+        return SCORING_THREADS
+    return max(SCORING_THREADS, min(groups_in_flight, MAX_SCORING_THREADS))
+
+
+class PromptSource:
+    """Next prompt to sample: index, rendered text, token ids, reward columns, and optionally the
+    task's prompt as the dataset has it (Group.task_prompt: what judges read)."""
+
+    def __init__(self, next_prompt: Callable[[], tuple]):
         self.next_prompt = next_prompt
 
 
 class RolloutWorker:
     def __init__(self, client: CompletionsClient, prompts: PromptSource, scorer: Scorer,
                  staleness: StalenessPolicy, num_generations: int, max_inflight: int, queue_maxsize: int,
-                 current_version: Callable[[], int], wave: int = 1):
+                 current_version: Callable[[], int], wave: int = 1, scoring_threads: int = SCORING_THREADS):
         self.client, self.prompts, self.scorer, self.staleness = client, prompts, scorer, staleness
         self.num_generations, self.max_inflight = num_generations, max_inflight
         self.wave = wave  # groups submitted at once at the least (rollout/staleness.py)
@@ -49,7 +65,8 @@ class RolloutWorker:
         self.generated_tokens = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._main, name="rollout", daemon=True)
-        self._scoring = ThreadPoolExecutor(max_workers=2, thread_name_prefix="score")
+        self.scoring_threads = scoring_threads
+        self._scoring = ThreadPoolExecutor(max_workers=scoring_threads, thread_name_prefix="score")
 
     # --- the training loop's side ---
     def start(self) -> "RolloutWorker":
@@ -149,7 +166,8 @@ class RolloutWorker:
         if failures:
             raise failures[0]
 
-    async def _one_group(self, version: int, index: int, text: str, prompt_ids: list[int], columns: dict) -> None:
+    async def _one_group(self, version: int, index: int, text: str, prompt_ids: list[int], columns: dict,
+                         task_prompt: str | None = None) -> None:
         scored = None
         try:
             with self._versions_lock:
@@ -161,7 +179,7 @@ class RolloutWorker:
                     self._sampling -= 1
             self.generated_tokens += sum(len(c.token_ids) for c in completions)
             group = Group(prompt_index=index, prompt_text=text, prompt_ids=prompt_ids, columns=columns,
-                          completions=completions, model_version=version)
+                          completions=completions, model_version=version, task_prompt=task_prompt)
             await asyncio.get_running_loop().run_in_executor(self._scoring, self.scorer.score, group)
             scored = group
         finally:

@@ -2,7 +2,7 @@
 import pytest
 
 from worker.trainer.rollout.groups import Completion, Group
-from worker.trainer.rollout.scoring import RewardFunction, Scorer
+from worker.trainer.rollout.scoring import Explained, RewardFunction, Scorer
 
 
 def group(texts=("a", "bb")):
@@ -49,3 +49,37 @@ def test_a_failing_function_gives_none_and_the_others_still_count(fn, message):
     s.score(g)
     assert g.rewards["bad"] == [None, None] and g.totals == [1.0, 1.0]
     assert errors[0][0] == "bad" and message in errors[0][1]
+
+
+def test_judges_read_the_task_prompt_and_code_rewards_the_rendered_one():
+    seen = {}
+
+    def judge(prompts, completions, task_prompts, **columns):
+        seen["judge"] = (prompts, task_prompts)
+        return [1.0] * len(completions)
+
+    def code(prompts, completions, **columns):
+        seen["code"] = (prompts, "task_prompts" in columns)
+        return [0.0] * len(completions)
+
+    s, errors = scorer(RewardFunction("judge", 1.0, judge, reads_task_prompts=True), RewardFunction("code", 1.0, code))
+    g = group()
+    g.task_prompt = "What is 1 + 0?"
+    s.score(g)
+    assert seen["judge"] == (["p", "p"], ["What is 1 + 0?", "What is 1 + 0?"])
+    assert seen["code"] == (["p", "p"], False) and errors == []
+
+
+def test_without_a_task_prompt_a_judge_reads_the_prompt_text():
+    seen = []
+    s, _ = scorer(RewardFunction("judge", 1.0, lambda p, c, task_prompts, **k: seen.append(task_prompts) or [1.0, 1.0],
+                                 reads_task_prompts=True))
+    s.score(group())
+    assert seen == [["p", "p"]]
+
+
+def test_a_judges_explanations_are_kept_beside_its_rewards():
+    s, _ = scorer(RewardFunction("judge", 1.0, lambda p, c, **k: Explained([1.0, None], ["yes", "maybe?"])))
+    g = group()
+    s.score(g)
+    assert g.rewards == {"judge": [1.0, None]} and g.explanations == {"judge": ["yes", "maybe?"]}

@@ -1,6 +1,7 @@
 """The rollout worker against a fake server: throttled by staleness, scored groups out, death surfaced."""
 import asyncio
 import itertools
+import threading
 import time
 
 import pytest
@@ -9,7 +10,8 @@ from worker.trainer.rollout.client import ServerUnavailable
 from worker.trainer.rollout.groups import Completion
 from worker.trainer.rollout.scoring import RewardFunction, Scorer
 from worker.trainer.rollout.staleness import StalenessPolicy
-from worker.trainer.rollout.worker import PromptSource, RolloutWorker
+from worker.trainer.rollout.worker import (MAX_SCORING_THREADS, SCORING_THREADS, PromptSource, RolloutWorker,
+                                           scoring_threads)
 
 
 class FakeClient:
@@ -174,3 +176,45 @@ def wait_until(condition, timeout_s=5.0):
     while not condition():
         assert time.monotonic() < deadline, "condition not reached in time"
         time.sleep(0.01)
+
+
+def test_a_prompts_task_prompt_travels_with_its_group():
+    counter = itertools.count()
+    prompts = PromptSource(lambda: (i := next(counter), f"<chat>prompt {i}</chat>", [i], {}, f"prompt {i}"))
+    scorer = Scorer([RewardFunction("one", 1.0, lambda p, c, **k: [1.0] * len(c))], on_error=lambda *a: None)
+    worker = RolloutWorker(FakeClient(), prompts, scorer, StalenessPolicy(1, 2), num_generations=2, max_inflight=8,
+                           queue_maxsize=8, current_version=lambda: 0).start()
+    groups = take_n(worker, 2)
+    worker.stop()
+    assert [(g.prompt_text, g.task_prompt) for g in groups] == [("<chat>prompt 0</chat>", "prompt 0"),
+                                                                ("<chat>prompt 1</chat>", "prompt 1")]
+
+
+def test_a_judge_waiting_on_one_group_never_holds_up_another_groups_judging():
+    # Each group's judge answers only once every group in flight is being judged: with a scoring
+    # thread per group in flight they all get there; with fewer threads the barrier would break.
+    in_flight = 6
+    everyone_judging = threading.Barrier(in_flight, timeout=10)
+
+    def judge(prompts, completions, **columns):
+        everyone_judging.wait()
+        return [1.0] * len(completions)
+
+    counter = itertools.count()
+    prompts = PromptSource(lambda: (i := next(counter), f"prompt {i}", [i], {}))
+    errors = []
+    scorer = Scorer([RewardFunction("judge", 1.0, judge, pass_threshold=0.5)], on_error=lambda *a: errors.append(a))
+    worker = RolloutWorker(FakeClient(delay_s=0.001), prompts, scorer, StalenessPolicy(1, in_flight),
+                           num_generations=2, max_inflight=in_flight, queue_maxsize=in_flight,
+                           current_version=lambda: 0, scoring_threads=scoring_threads(True, in_flight)).start()
+    groups = take_n(worker, in_flight)
+    worker.stop()
+    assert errors == [] and len(groups) == in_flight
+    assert all(g.rewards["judge"] == [1.0, 1.0] for g in groups)
+
+
+@pytest.mark.parametrize(("judged", "groups_in_flight", "threads"), [
+    (False, 64, SCORING_THREADS), (True, 1, SCORING_THREADS), (True, 16, 16), (True, 100_000, MAX_SCORING_THREADS),
+])
+def test_scoring_threads_grow_to_the_groups_in_flight_only_with_a_judge(judged, groups_in_flight, threads):
+    assert scoring_threads(judged, groups_in_flight) == threads
