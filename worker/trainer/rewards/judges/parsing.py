@@ -6,6 +6,7 @@ reads. The parser still reads defensively, because a hosted endpoint may ignore 
 a judge may be unconstrained: it accepts the JSON it asked for, a bare answer, or the first
 readable answer in free text, and raises UnreadableAnswer otherwise (the caller gives None).
 """
+import itertools
 import json
 import math
 import re
@@ -14,6 +15,10 @@ from worker.trainer.rewards.judges.catalog import JudgeParams
 
 NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
 FRACTION_DIGITS = 2  # a constrained score: at most this many decimals
+# A JSON schema cannot ask for distinct items that vLLM's grammar enforces; up to this group size
+# the schema lists every order of the group instead (5! = 120 alternatives), so a constrained
+# ranking is always a permutation. Larger groups get items from 1..n and the parser checks.
+ORDERS_MAX_GROUP = 5
 
 
 class UnreadableAnswer(ValueError):
@@ -36,12 +41,16 @@ def score_regex(params: JudgeParams) -> str:
     return rf"{sign}[0-9]{{1,{digits}}}(\.[0-9]{{1,{FRACTION_DIGITS}}})?"
 
 
-def schema(params: JudgeParams, group_size: int = 0) -> dict:
-    """The JSON schema of the answer (response_format elsewhere; vLLM's `json` for a ranking)."""
+def schema(params: JudgeParams, group_size: int = 0, orders: bool = False) -> dict:
+    """The JSON schema of the answer (response_format elsewhere; vLLM's `json` for a ranking, with
+    `orders`: every permutation of a small group listed)."""
     if params.mode == "score":
         properties = {"score": {"type": "number"}}
     elif params.mode == "choice":
         properties = {"choice": {"type": "string", "enum": list(params.labels)}}
+    elif orders and group_size <= ORDERS_MAX_GROUP:
+        permutations = itertools.permutations(range(1, group_size + 1))
+        properties = {"ranking": {"enum": [list(order) for order in permutations]}}
     else:
         properties = {"ranking": {"type": "array", "items": {"enum": list(range(1, group_size + 1))},
                                   "minItems": group_size, "maxItems": group_size}}
@@ -58,7 +67,8 @@ def constraint(params: JudgeParams, vllm: bool, group_size: int = 0) -> dict:
             return {"structured_outputs": {"regex": score_regex(params)}}
         if params.mode == "choice":
             return {"structured_outputs": {"choice": list(params.labels)}}
-        return {"structured_outputs": {"json": schema(params, group_size)}}
+        # No whitespace between the tokens: a small judge that pads its JSON runs out of max_tokens.
+        return {"structured_outputs": {"json": schema(params, group_size, orders=True), "disable_any_whitespace": True}}
     return {"response_format": {"type": "json_schema", "json_schema": {
         "name": f"judge_{params.mode}", "strict": True, "schema": schema(params, group_size)}}}
 

@@ -70,9 +70,12 @@ def test_vllm_is_asked_for_a_label_a_bounded_number_or_a_ranking_schema():
     assert parsing.constraint(params(scale_min=-5, scale_max=5), vllm=True) == {
         "structured_outputs": {"regex": r"-?[0-9]{1,1}(\.[0-9]{1,2})?"}}
     ranking = parsing.constraint(params(mode="rank"), vllm=True, group_size=3)["structured_outputs"]["json"]
-    assert ranking["properties"]["ranking"] == {"type": "array", "items": {"enum": [1, 2, 3]},
-                                                "minItems": 3, "maxItems": 3}
     assert ranking["required"] == ["ranking"]
+    assert ranking["properties"]["ranking"] == {"enum": [[1, 2, 3], [1, 3, 2], [2, 1, 3], [2, 3, 1],
+                                                         [3, 1, 2], [3, 2, 1]]}  # only orders of the group
+    large = parsing.constraint(params(mode="rank"), vllm=True, group_size=8)["structured_outputs"]["json"]
+    assert large["properties"]["ranking"] == {"type": "array", "items": {"enum": list(range(1, 9))},
+                                              "minItems": 8, "maxItems": 8}
 
 
 def test_other_endpoints_are_asked_for_a_json_schema_and_an_unconstrained_judge_for_nothing():
