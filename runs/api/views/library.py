@@ -1,20 +1,22 @@
 """Datasets, reward functions and training configs: the things a run is made from."""
 from django.conf import settings
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import status
 from rest_framework.decorators import action
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.parsers import JSONParser, MultiPartParser
 from rest_framework.response import Response
 
 from runs.api.errors import PayloadTooLarge
 from runs.api.serializers.configs import TrainingConfigSerializer
 from runs.api.serializers.datasets import DatasetSerializer, too_large_message
-from runs.api.serializers.reward_dry_run import DryRunRequest
+from runs.api.serializers.reward_dry_run import DryRunRequest, RewardDryRunStatus
 from runs.api.serializers.rewards import RewardFunctionSerializer
 from runs.api.views.code_authoring import CodeAuthoringChecked
 from runs.api.views.owned import OwnedViewSet
 from runs.models import Dataset, RewardFunction, TrainingConfig
+from runs.rewards import model_dry_run
 from runs.rewards.dry_run import score_rows
 from runs.rewards.rows import RowsUnavailable, rows_to_score
 
@@ -50,23 +52,48 @@ class RewardFunctionViewSet(CodeAuthoringChecked, OwnedViewSet):
     model = RewardFunction
     serializer_class = RewardFunctionSerializer
 
-    @extend_schema(request=DryRunRequest, responses=OpenApiTypes.OBJECT)
+    @extend_schema(request=DryRunRequest, responses={
+        200: OpenApiResponse(OpenApiTypes.OBJECT, description="A built-in or code: the rows scored, at once."),
+        202: OpenApiResponse(RewardDryRunStatus, description=(
+            "A judge or a reward model: the dry run is queued for the control plane's consumer (which serves or "
+            "loads the model); poll its `url` (Location) until `state` is done or failed."))})
     @action(detail=True, methods=["post"], url_path="dry-run")
     def dry_run(self, request, pk=None):
         """Scores typed completions for the first rows of a dataset, or a run's samples at a step.
 
-        Each row is one call, in the sandbox (code) or a process of its own (built-ins), stopped
-        past its time limit (DRY_RUN_TIMEOUT_S for built-ins): that row's error then has kind
-        `timeout`, and the other rows are still scored."""
+        Built-ins and code answer at once: each row is one call, in the sandbox (code) or a process
+        of its own (built-ins), stopped past its time limit (DRY_RUN_TIMEOUT_S for built-ins): that
+        row's error then has kind `timeout`, and the other rows are still scored. A judge or a reward
+        model is scored by the control plane's consumer: 202 with where to follow it."""
         reward = self.get_object()
         asked = DryRunRequest(data=request.data, context=self.get_serializer_context())
         asked.is_valid(raise_exception=True)
         params = asked.validated_data
+        if model_dry_run.is_queued(reward) and (problem := model_dry_run.problem(reward)):
+            raise ValidationError({"detail": problem})
         try:
             rows = rows_to_score(params)
         except RowsUnavailable as exc:
             raise ValidationError({exc.field: str(exc)}) from None
+        if model_dry_run.is_queued(reward):  # a model is never served or loaded here
+            dry_run = model_dry_run.ask(reward, request.user, params["dataset"].pk, rows)
+            shown = RewardDryRunStatus(dry_run, context=self.get_serializer_context()).data
+            return Response(shown, status=status.HTTP_202_ACCEPTED, headers={"Location": shown["url"]})
         return Response({**score_rows(reward, rows), "dataset": params["dataset"].pk})
+
+    @extend_schema(responses={200: RewardDryRunStatus}, parameters=[
+        OpenApiParameter("dry_run", int, OpenApiParameter.PATH, description="The id the dry run's 202 gave.")])
+    @action(detail=True, methods=["get"], url_path=r"dry-runs/(?P<dry_run>\d+)")
+    def dry_run_status(self, request, pk=None, dry_run=None):
+        """How far a judge's or a reward model's dry run is, and its rows when done. Only the user who
+        asked it (or staff) sees it."""
+        asked = self.get_object().dry_runs.select_related("reward").filter(pk=dry_run)
+        if not request.user.is_staff:
+            asked = asked.filter(requested_by=request.user)
+        shown = asked.first()
+        if shown is None:
+            raise NotFound(f"no dry run {dry_run} of this reward asked by you")
+        return Response(RewardDryRunStatus(shown, context=self.get_serializer_context()).data)
 
 
 class TrainingConfigViewSet(OwnedViewSet):
