@@ -1,8 +1,13 @@
 // Dry run panel: pick rows, type completions (or take a run's samples), call the API, show scores.
+// A judge's or a reward model's dry run is scored by the control plane's consumer: the API answers
+// where to follow it, and the panel polls it to its rows; a judge's raw answer shows beside the
+// number parsed from it. Model output is written with textContent (untrusted text).
 (function () {
   "use strict";
 
   const { element, fetchJson, problemLines, saveEditedSource } = window.PageKit;
+  const POLL_MS = 1000;
+  const ANSWER_FOLD_CHARS = 200;
   const config = JSON.parse(document.getElementById("dry-run-config").textContent);
   const panel = $("dry-run");
   const typedValues = {}; // row index → text typed, kept when the rows are shown again
@@ -102,12 +107,25 @@
     try {
       const body = await requestBody();
       await saveEditedSource(config.sourceApi);
-      render(await fetchJson(config.url, { method: "POST", body }));
+      const answer = await fetchJson(config.url, { method: "POST", body });
+      render(answer.url && answer.state ? await followed(answer) : answer);
     } catch (error) {
       $("dry-status").textContent = "";
       $("dry-errors").textContent = problemLines(error);
     } finally {
       $("dry-run-button").disabled = false;
+    }
+  }
+
+  /* Polls a queued dry run, showing how far it is, until it is done (its result) or failed. */
+  async function followed(dryRun) {
+    const QUEUED_HINT = " (waiting for the control plane's consumer, which `make run` starts)";
+    for (let answer = dryRun; ; answer = await fetchJson(dryRun.url)) {
+      if (answer.state === "done") return answer.result;
+      if (answer.state === "failed") throw new Error(`The dry run failed: ${answer.error}`);
+      $("dry-status").textContent = `Dry run ${answer.state === "queued" ? "queued" : "running"}: ${answer.progress}`
+        + (answer.state === "queued" ? QUEUED_HINT : "…");
+      await new Promise((resolve) => { setTimeout(resolve, POLL_MS); });
     }
   }
 
@@ -128,8 +146,23 @@
     return box;
   }
 
+  /* A judge's raw answer (folded when long), any error parsing or getting it, and whether the cache answered. */
+  function answerCell(answer) {
+    const cell = element("td", { class: "dry-answer" });
+    if (!answer) return cell;
+    if (answer.raw !== null && answer.raw !== undefined) {
+      const raw = answer.raw;
+      cell.append(raw.length > ANSWER_FOLD_CHARS
+        ? element("details", {}, element("summary", { text: `${raw.slice(0, ANSWER_FOLD_CHARS)}…` }), raw)
+        : element("span", { class: "raw-answer", text: raw }));
+    }
+    if (answer.error) cell.append(element("p", { class: "error", text: answer.error }));
+    if (answer.cached) cell.append(element("p", { class: "cached", text: "cached" }));
+    return cell;
+  }
+
   /* The first completion's row also holds the row number, prompt and time, spanning the others. */
-  function completionRow(row, completion, i) {
+  function completionRow(row, completion, i, judged) {
     const tr = element("tr");
     const span = row.completions.length;
     if (i === 0) {
@@ -139,12 +172,13 @@
     }
     tr.append(element("td", { class: "dry-completion", text: completion }),
       element("td", { class: "dry-score", text: row.scores ? shownScore(row.scores[i]) : "—" }));
+    if (judged) tr.append(answerCell(row.answers ? row.answers[i] : null));
     if (i === 0) tr.append(element("td", { rowspan: span, text: milliseconds(row.seconds) }));
     return tr;
   }
 
-  function detailRow(row) {
-    const cell = element("td", { colspan: 5 });
+  function detailRow(row, columns) {
+    const cell = element("td", { colspan: columns });
     if (row.note) cell.append(element("p", { class: "hint", text: row.note }));
     if (row.error) cell.append(errorBlock(row.error));
     if (row.output) {
@@ -154,14 +188,15 @@
   }
 
   function render(data) {
-    const headRow = element("tr", {}, ...["Row", "Prompt", "Completion", "Score", "Time per call"]
-      .map((heading) => element("th", { text: heading })));
+    const judged = data.rows.some((row) => row.answers);
+    const headings = ["Row", "Prompt", "Completion", "Score", ...(judged ? ["Judge's answer"] : []), "Time per call"];
+    const headRow = element("tr", {}, ...headings.map((heading) => element("th", { text: heading })));
     const table = element("table", { class: "table dry-table" }, element("thead", {}, headRow));
     const errorLines = [];
     data.rows.forEach((row) => {
       const body = element("tbody", { class: row.error ? "dry-row-result has-error" : "dry-row-result" },
-        ...row.completions.map((completion, i) => completionRow(row, completion, i)));
-      if (row.error || row.output || row.note) body.append(detailRow(row));
+        ...row.completions.map((completion, i) => completionRow(row, completion, i, judged)));
+      if (row.error || row.output || row.note) body.append(detailRow(row, headings.length));
       if (row.error && row.error.line) errorLines.push(row.error.line);
       table.append(body);
     });

@@ -1,6 +1,6 @@
 // Run page: the completions browser. Shows one step's sampled groups (prompt, then each
 // completion with its reward per function, total, advantage, model version, staleness,
-// finish reason); follows the newest step as samples stream in, or stays on the step the
+// finish reason; a judge's raw answer under its score, folded when long); follows the newest step as samples stream in, or stays on the step the
 // user picked. Long text is folded. A multi-turn episode is drawn as a conversation
 // (episode_view.js), the group's shared prompt messages once above it. Everything is written
 // with textContent (model output is untrusted text).
@@ -153,7 +153,7 @@
         element("td", { text: String(i + 1) }),
         element("td", { class: EpisodeView.isEpisode(sample) ? "completion episode-cell" : "completion" },
           this.completion(sample, sharedPrompt)),
-        ...names.map((name) => element("td", { class: "num", text: formatFixed(sample.rewards[name], 2) })),
+        ...names.map((name) => this.rewardCell(sample, name)),
         element("td", { class: "num total", text: formatFixed(sample.total_reward, 3) }),
         element("td", { class: "num", text: formatFixed(sample.advantage, 3) }),
         element("td", { class: "num", text: String(sample.model_version) }),
@@ -167,6 +167,18 @@
         element("div", { class: "prompt" }, element("span", { class: "muted small", text: "Prompt" }), prompt),
         element("div", { class: "table-scroll" },
           element("table", { class: "table samples-table" }, element("thead", {}, head), element("tbody", {}, ...rows))));
+    }
+
+    /* A reward's score; a judge's also holds what the judge answered (null where it gave none). */
+    rewardCell(sample, name) {
+      const score = formatFixed(sample.rewards[name], 2);
+      const judgements = sample.judgements || {};
+      if (!(name in judgements)) return element("td", { class: "num", text: score });
+      const answer = judgements[name];
+      return element("td", { class: "num judged", "data-reward": name },
+        element("span", { class: "judged-score", text: score }),
+        answer === null ? element("p", { class: "judgement muted small", text: "no answer" })
+          : element("div", { class: "judgement", title: `${name}'s answer` }, foldable(answer, "judgement-text")));
     }
 
     completion(sample, sharedPrompt) {

@@ -2,8 +2,6 @@
 consumer's task (run here in the test's thread as a consumer runs it) against a stub OpenAI-compatible
 endpoint behind an API key; its status shows each raw answer beside the number parsed from it."""
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from unittest import mock
 
 import pytest
@@ -12,50 +10,15 @@ from runs.background import QUEUE
 from runs.models import RewardDryRun, RewardFunction
 from runs.rewards import model_dry_run
 from runs.rewards.secrets import seal_api_key
+from tests.runs.rewards.stub_judge import ANSWERS, KEY, StubJudge, stub_judge
 
-KEY = "sk-stub-0123456789abcdef"
 TEMPLATE = "Question: {prompt}\nExpected: {answer}\nAnswer: {completion}\nScore 0-10:"
-ANSWERS = {"good": '{"score": 8}', "bad": '{"score": 2}', "vague": "I would rather not say."}
-
-
-class StubJudge(BaseHTTPRequestHandler):
-    """/v1/chat/completions behind a bearer key: scores by a word of the completion it is shown."""
-    seen: list[dict] = []
-
-    def do_POST(self):  # noqa: N802 (http.server's name)
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        if self.headers.get("Authorization") != f"Bearer {KEY}":
-            return self._answer(401, {"error": {"message": "Incorrect API key provided"}})
-        StubJudge.seen.append(body)
-        asked = body["messages"][-1]["content"]
-        answer = next((text for word, text in ANSWERS.items() if f"Answer: {word}" in asked), "OK")
-        if asked.startswith("Rank"):
-            answer = '{"ranking": [2, 1, 3]}'
-        self._answer(200, {"id": "x", "object": "chat.completion", "model": body["model"],
-                           "choices": [{"index": 0, "finish_reason": "stop",
-                                        "message": {"role": "assistant", "content": answer}}],
-                           "usage": {"prompt_tokens": 20, "completion_tokens": 3, "total_tokens": 23}})
-
-    def _answer(self, status: int, payload: dict):
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
 
 
 @pytest.fixture
 def endpoint():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), StubJudge)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    StubJudge.seen = []
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    server.shutdown()
-    server.server_close()
+    with stub_judge() as base_url:
+        yield base_url
 
 
 @pytest.fixture
