@@ -1,6 +1,16 @@
-"""What a run's evaluation settings must satisfy before it is created: refused here, with the field
-and the column named, rather than found out by a worker minutes later."""
-from worker.trainer.rewards.catalog import columns_read
+"""What a run's rewards and evaluation settings must satisfy before it is created: refused here,
+with the field and the column named, rather than found out by a worker minutes later."""
+from runs.rewards.columns import column_problems
+
+
+def training_problems(run: dict) -> dict[str, list[str]]:
+    """`run`: dataset and rewards as they will stand. {field: [messages]}, empty when each
+    training reward finds the columns it reads in the training dataset."""
+    dataset = run["dataset"]
+    if dataset is None:
+        return {}
+    problems = column_problems(dataset, run["rewards"], f"dataset {dataset.name!r}")
+    return {"rewards": problems} if problems else {}
 
 
 def evaluation_problems(run: dict) -> dict[str, list[str]]:
@@ -15,20 +25,11 @@ def evaluation_problems(run: dict) -> dict[str, list[str]]:
             f"config.eval_steps is {config['eval_steps']}: choose an evaluation dataset, or set "
             "config.eval_holdout_fraction to hold out part of the training dataset"]}
     judged_on = eval_dataset or run["dataset"]
+    if judged_on is None:
+        return {}
     judges = run["eval_rewards"] or run["rewards"]
-    missing = _missing_columns(judged_on, judges)
-    if missing:
-        field = "eval_rewards" if run["eval_rewards"] else "rewards"
-        where = f"evaluation dataset {judged_on.name!r}" if eval_dataset else f"dataset {judged_on.name!r}"
-        return {field: [f"reward {reward!r} reads column {column!r}, which the {where} does not have "
-                        f"(columns: {', '.join(judged_on.columns) or 'none'})" for reward, column in missing]}
+    where = f"evaluation dataset {judged_on.name!r}" if eval_dataset else f"dataset {judged_on.name!r}"
+    problems = column_problems(judged_on, judges, where)
+    if problems:
+        return {"eval_rewards" if run["eval_rewards"] else "rewards": problems}
     return {}
-
-
-def _missing_columns(dataset, rewards) -> list[tuple[str, str]]:
-    """(reward, column) pairs a dataset lacks; a dataset whose columns are not known yet (a hub
-    dataset is only loaded by a worker) is not checked."""
-    if dataset is None or not dataset.columns:
-        return []
-    return [(reward.name, column) for reward in rewards if reward.kind == "builtin"
-            for column in columns_read(reward.builtin, reward.params) if column not in dataset.columns]

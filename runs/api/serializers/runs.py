@@ -8,7 +8,7 @@ from runs.api.serializers.alarms import AlarmSummarySerializer
 from runs.api.serializers.configs import KnobsField, complete_config, request_user
 from runs.api.serializers.fields import StrictTextModelSerializer, VisiblePrimaryKeyField
 from runs.models import Dataset, Environment, RewardFunction, Run, RunEvalReward, RunReward, TrainingConfig
-from runs.evaluation.checks import evaluation_problems
+from runs.evaluation.checks import evaluation_problems, training_problems
 from runs.fleet.gpu_check import gpu_problems
 from runs.models.run import RunAction
 from runs.rewards.authoring import run_refusal
@@ -104,7 +104,9 @@ class RunSerializer(StrictTextModelSerializer):
                 raise serializers.ValidationError({"config": exc.detail}) from None
             if problems := gpu_problems(attrs["config"]):  # against the live workers of its pool
                 raise serializers.ValidationError({"config": problems})
-        if problems := evaluation_problems(self._merged(attrs)):
+        merged = self._merged(attrs)
+        # Each reward finds the columns it reads (a judge's template, a built-in's column).
+        if problems := training_problems(merged) or evaluation_problems(merged):
             raise serializers.ValidationError(problems)
         return attrs
 
