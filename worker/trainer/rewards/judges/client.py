@@ -45,14 +45,23 @@ def backoff_s(attempt: int, retry_after: str | None = None) -> float:
     """Seconds to wait before retry `attempt` (0 for the first): the server's Retry-After where it
     gives one (seconds or an HTTP date, capped), else exponential from BACKOFF_BASE_S."""
     if retry_after:
-        try:
-            seconds = float(retry_after)
-        except ValueError:
-            parsed = email.utils.parsedate_to_datetime(retry_after) if retry_after.strip() else None
-            seconds = parsed.timestamp() - time.time() if parsed and parsed.tzinfo else None
+        seconds = retry_after_s(retry_after)
         if seconds is not None:
             return min(max(seconds, 0.0), RETRY_AFTER_MAX_S)
     return min(BACKOFF_BASE_S * 2 ** attempt, BACKOFF_MAX_S)
+
+
+def retry_after_s(header: str) -> float | None:
+    """Retry-After in seconds from now: a number of seconds or an HTTP date; None when unreadable."""
+    try:
+        return float(header)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(header)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return when.timestamp() - time.time() if when.tzinfo else None
 
 
 def server_message(response: httpx.Response) -> str:

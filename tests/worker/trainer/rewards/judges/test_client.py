@@ -1,0 +1,43 @@
+"""How long the judge's client backs off, and what it keeps of a server's refusal."""
+import email.utils
+import time
+
+import httpx
+import pytest
+
+from worker.trainer.rewards.judges.client import BACKOFF_MAX_S, RETRY_AFTER_MAX_S, backoff_s, retried, server_message
+
+
+def test_backoff_doubles_from_half_a_second_up_to_a_cap():
+    assert [backoff_s(attempt) for attempt in range(4)] == [0.5, 1.0, 2.0, 4.0]
+    assert backoff_s(20) == BACKOFF_MAX_S
+
+
+def test_retry_after_in_seconds_or_as_a_date_is_honoured_and_capped():
+    assert backoff_s(0, "3") == 3.0
+    in_ten = email.utils.formatdate(time.time() + 10, usegmt=True)
+    assert 5 < backoff_s(0, in_ten) <= 10
+    assert backoff_s(0, "86400") == RETRY_AFTER_MAX_S
+    assert backoff_s(2, "soon") == 2.0  # unreadable: the client's own backoff
+
+
+@pytest.mark.parametrize("status, again", [(429, True), (500, True), (503, True), (408, True),
+                                           (400, False), (401, False), (404, False), (422, False)])
+def test_only_passing_failures_are_retried(status, again):
+    assert retried(status) is again
+
+
+@pytest.mark.parametrize("response, message", [
+    (httpx.Response(401, json={"error": {"message": "Incorrect API key"}}), "Incorrect API key"),
+    (httpx.Response(401, json={"error": "Unauthorized: asks the key"}), "Unauthorized: asks the key"),
+    (httpx.Response(404, json={"message": "The model `x` does not exist."}), "The model `x` does not exist."),
+    (httpx.Response(502, text="bad gateway\n"), "bad gateway"),
+    (httpx.Response(503), "Service Unavailable"),
+])
+def test_a_refusal_keeps_the_servers_own_reason(response, message):
+    assert server_message(response) == message
+
+
+def test_a_long_refusal_is_shortened():
+    assert server_message(httpx.Response(500, text="x" * 5000)).endswith("...")
+    assert len(server_message(httpx.Response(500, text="x" * 5000))) < 400
