@@ -1,5 +1,7 @@
 """What a judge measured of itself, reported by the trainer as judge/<name>/<key>: calls made to
 the endpoint (not the cache's), how they went, their latency, tokens and estimated cost.
+`failures` are calls that ended without an answer (timeouts included, also counted apart);
+`unreadable` are answers the parser could not read; `retries` are the extra tries.
 Updated on the judge's loop thread, taken from the trainer's: hence the lock."""
 import threading
 
