@@ -6,6 +6,7 @@ from django.conf import settings
 from django.urls import reverse
 
 from runs.models import Checkpoint, Dataset, IllegalTransition, Run
+from runs.rewards.model_rewards import loads_model_itself
 from runs.starting_checkpoint import checkpoint_run_starts_from, not_visible
 from worker.trainer.models.paths import model_problem
 from worker.trainer.spec import LaunchSpec
@@ -41,17 +42,22 @@ def build_launch_spec(run: Run, token: str, resume_from: Checkpoint | None = Non
     eval_dataset = dataset_spec(run.eval_dataset) if run.eval_dataset else None
     if eval_dataset and eval_dataset["kind"] == "file":
         eval_dataset["url"] = settings.PUBLIC_URL + reverse("run-dataset", args=[run.pk]) + "?role=eval"
+    rewards = [rr.reward_function.launch_spec(rr.weight) for rr in run.run_rewards.select_related("reward_function")]
+    eval_rewards = [rr.reward_function.launch_spec(rr.weight)
+                    for rr in run.run_eval_rewards.select_related("reward_function")]
+    check_reward_models(run, rewards + eval_rewards)
     spec = LaunchSpec.model_validate({
         "run_id": run.pk,
         "attempt": run.attempt,
         "model": run.config["model"],
         "dataset": dataset,
-        "rewards": [rr.reward_function.launch_spec(rr.weight)
-                    for rr in run.run_rewards.select_related("reward_function")],
+        "rewards": rewards,
         "environment": run.environment.launch_spec() if run.environment else None,
         "eval_dataset": eval_dataset,
-        "eval_rewards": [rr.reward_function.launch_spec(rr.weight)
-                         for rr in run.run_eval_rewards.select_related("reward_function")],
+        "eval_rewards": eval_rewards,
+        # The keys themselves are fetched there with the run's token: the spec is stored and shown.
+        "secrets_url": (settings.PUBLIC_URL + reverse("run-secrets", args=[run.pk])
+                        if any(reward["has_api_key"] for reward in rewards + eval_rewards) else None),
         "config": run.config,
         "ingest": {"url": ingest_url, "token": token},
         "uploads_url": uploads_url,
@@ -63,6 +69,15 @@ def build_launch_spec(run: Run, token: str, resume_from: Checkpoint | None = Non
         **({} if resume_from is not None else start_from_spec(run)),
     })
     return spec.model_dump(mode="json")
+
+
+def check_reward_models(run: Run, rewards: list[dict]) -> None:
+    """A served judge's or a reward model's model is loaded by the worker: a name, as the run's own
+    model (checked again here for rewards saved before the rule, or edited in the admin)."""
+    for reward in rewards:
+        if loads_model_itself(reward["kind"], reward["params"]) and (
+                problem := model_problem(str(reward["params"].get("model", "")))):
+            raise IllegalTransition(run, "queued", f"run {run.pk} cannot start: reward {reward['name']!r}: {problem}")
 
 
 def start_from_spec(run: Run) -> dict:

@@ -13,6 +13,7 @@ from runs.api.views.hub_push import CheckpointPushView, RunPushesView
 from runs.api.views.ingest import RunEventsView
 from runs.api.views.library import DatasetViewSet, RewardFunctionViewSet, TrainingConfigViewSet
 from runs.api.views.run_dataset import RunDatasetView
+from runs.api.views.run_secrets import RunSecretsView
 from runs.api.views.runs import RunViewSet
 from runs.api.views.sample_steps import SampleStepsView
 from runs.api.views.workers import WorkersView
@@ -32,6 +33,7 @@ urlpatterns = [
          name="run-checkpoint-push"),
     path("runs/<int:run_id>/pushes/", RunPushesView.as_view(), name="run-pushes"),
     path("runs/<int:run_id>/dataset/", RunDatasetView.as_view(), name="run-dataset"),
+    path("runs/<int:run_id>/secrets/", RunSecretsView.as_view(), name="run-secrets"),
     path("runs/<int:run_id>/uploads/<int:step>/", CheckpointUploadStateView.as_view(),
          name="run-checkpoint-upload"),
     path("runs/<int:run_id>/uploads/<int:step>/begin", CheckpointUploadBeginView.as_view(),
