@@ -58,7 +58,7 @@ def problem(reward: RewardFunction) -> str | None:
                 f"trainer stack (no {', '.join(missing)})")
     if local_model_path(model) is None:
         return (f"model {model!r} is not prepared on this machine (under {settings.MODELS_DIR}); a dry run loads "
-                "only prepared models (`make prepare-models` or prepare_default_model), never downloads one")
+                "only prepared models (`make trainer-stack` prepares the default one), never downloads one")
     return None
 
 
@@ -144,10 +144,14 @@ class _JudgeScorer:
     def __enter__(self):
         from worker.trainer.rewards.judges.judge import Judge
 
-        endpoint = self._served_endpoint() if self.params.endpoint == "served" else self._url_endpoint()
-        self.judge = Judge(self.reward.name, self.params, endpoint)
-        if self.params.endpoint == "url":
-            self.judge.check()  # a refused key or an unknown model fails the dry run with the endpoint's answer
+        try:
+            endpoint = self._served_endpoint() if self.params.endpoint == "served" else self._url_endpoint()
+            self.judge = Judge(self.reward.name, self.params, endpoint)
+            if self.params.endpoint == "url":
+                self.judge.check()  # a refused key or an unknown model fails the dry run with the endpoint's answer
+        except BaseException:
+            self.__exit__()  # a server started before the failure is stopped
+            raise
         return self
 
     def _url_endpoint(self):
