@@ -6,6 +6,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.text import Truncator
 
 from runs.admin_authoring import AuthoringAdmin
+from runs.admin_rewards import RewardFunctionAdminForm
 from runs.compare.names import run_metric_names
 from runs.compare.selection import MAX_RUNS, MIN_RUNS
 from runs.compare.fetch import step_bounds
@@ -37,11 +38,17 @@ class DatasetAdmin(AuthoringAdmin, OwnedAdmin):
 
 @admin.register(RewardFunction)
 class RewardFunctionAdmin(AuthoringAdmin, OwnedAdmin):
+    form = RewardFunctionAdminForm  # a judge's API key: written, never shown (runs/admin_rewards.py)
     authoring_refusal = staticmethod(authoring.reward_refusal)
     guarded_fields, guarded_on_add = ("kind", "source"), ("source",)
-    list_display = ["name", "owner", "kind", "builtin", "created_at"]
+    list_display = ["name", "owner", "kind", "builtin", "api_key_status", "created_at"]
     list_filter = ["kind", "builtin"]
     search_fields = ["name"]
+    readonly_fields = ["api_key_status"]
+
+    @admin.display(description="API key")
+    def api_key_status(self, reward):
+        return "set" if reward.api_key_sealed else "not set"
 
 
 class EnvironmentRewardInline(admin.TabularInline):
