@@ -97,12 +97,12 @@ def _memory_share(config: TrainingConfig, servers_per_gpu: int) -> float:
     """vllm_gpu_memory_utilization on GPUs of the judges' own; on the policy server's, what it leaves."""
     if config.judge_gpus:
         return config.vllm_gpu_memory_utilization / servers_per_gpu
-    share = (SHARED_GPU_CEILING - config.vllm_gpu_memory_utilization) / servers_per_gpu
+    share = round(SHARED_GPU_CEILING - config.vllm_gpu_memory_utilization, 6) / servers_per_gpu  # 0.95 - 0.9: 0.05
     if share < MIN_GPU_SHARE:
         raise JudgeServingRefused(
             f"judge_gpus is 0, so the served judges share the policy server's GPUs, but "
             f"vllm_gpu_memory_utilization ({config.vllm_gpu_memory_utilization:g}) leaves "
-            f"{servers_per_gpu} judge server(s) {max(share, 0):.2f} of a GPU's memory each (under "
+            f"{servers_per_gpu} judge server(s) {max(share, 0):.3g} of a GPU's memory each (under "
             f"{MIN_GPU_SHARE:g}, of the {SHARED_GPU_CEILING:g} the servers may take together): lower "
             f"vllm_gpu_memory_utilization (to 0.6, say) or give the judges GPUs of their own with judge_gpus")
     return share

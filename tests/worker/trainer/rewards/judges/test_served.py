@@ -113,9 +113,11 @@ class TestGpus:
         assert float(flag(launch, "--gpu-memory-utilization")) == pytest.approx(0.35)
 
     def test_a_server_that_leaves_too_little_is_refused_with_what_to_change(self):
-        with pytest.raises(JudgeServingRefused, match=r"vllm_gpu_memory_utilization \(0.9\) leaves 1 judge server\(s\) "
-                                                      r"0.05 .*lower vllm_gpu_memory_utilization.*judge_gpus"):
-            served([judge("a")], config(vllm_gpu_memory_utilization=0.9), gpu_ids="0", device="cuda")
+        refusal = r"vllm_gpu_memory_utilization \(0.92\) leaves 1 judge server\(s\) 0.03 .*lower .*judge_gpus"
+        with pytest.raises(JudgeServingRefused, match=refusal):
+            served([judge("a")], config(vllm_gpu_memory_utilization=0.92), gpu_ids="0", device="cuda")
+        launch = served([judge("a")], config(), gpu_ids="0", device="cuda").launches["org/judge-a"]  # 0.9 leaves 0.05
+        assert float(flag(launch, "--gpu-memory-utilization")) == pytest.approx(0.05)
 
     def test_on_a_cpu_there_are_no_gpus(self):
         assert placements(2, "0,1", "cpu", config())[0].gpu_ids is None
