@@ -94,6 +94,29 @@ class ControlPlane:
                                                          "prompt_column": prompt_column},
                               files={"file": (Path(path).name, handle)}, timeout=None)
 
+    def rewards(self, page: int = 1) -> dict:
+        return self._call("GET", "reward-functions/", params={"page": page})
+
+    def reward(self, reward_id: int) -> dict:
+        return self._call("GET", f"reward-functions/{reward_id}/")
+
+    def create_reward(self, name: str, kind: str, params: dict | None = None, builtin: str = "", source: str = "",
+                      description: str = "", api_key: str | None = None) -> dict:
+        """kind builtin (`builtin`, `params`), code (`source`), judge or reward_model (`params`: JudgeParams,
+        RewardModelParams). `api_key`: an endpoint judge's (params.endpoint "url"); sent once, never answered."""
+        body = {"name": name, "kind": kind, "description": description, "params": params or {}}
+        body.update({"builtin": builtin} if kind == "builtin" else {})
+        body.update({"source": source} if kind == "code" else {})
+        body.update({"api_key": api_key} if api_key is not None else {})
+        return self._call("POST", "reward-functions/", json=body)
+
+    def update_reward(self, reward_id: int, **fields) -> dict:
+        """Changes the fields given; `api_key=""` clears the stored key, leaving it out keeps it."""
+        return self._call("PATCH", f"reward-functions/{reward_id}/", json=fields)
+
+    def delete_reward(self, reward_id: int) -> None:
+        self._call("DELETE", f"reward-functions/{reward_id}/")
+
     def _call(self, method: str, url: str, **kwargs):
         answer = self.http.request(method, url, **kwargs)
         try:

@@ -15,8 +15,10 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from client import cli_rewards
 from client.api import FINISHED, ApiError, ControlPlane
 from client.credentials import TOKEN_FLAG_REFUSAL, CredentialsError, check_url, names_token_flag, read_token, token_file
+from client.tables import print_table
 
 # What the progress bar shows, by the short name it shows.
 WATCHED_METRICS = {"rollout/reward_mean": "reward", "train/loss": "loss", "eval/pass@1": "eval pass@1"}
@@ -26,6 +28,9 @@ def main(argv: list[str] | None = None, api: ControlPlane | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if names_token_flag(argv):  # before parsing: the token is never echoed back in a usage line
         print(TOKEN_FLAG_REFUSAL.format(path=token_file(os.environ)), file=sys.stderr)
+        return 2
+    if cli_rewards.names_key_flag(argv):  # likewise: a key's value is never echoed in a usage line
+        print(cli_rewards.KEY_FLAG_REFUSAL, file=sys.stderr)
         return 2
     args = parser().parse_args(argv)
     if api is None:
@@ -49,7 +54,7 @@ def parser() -> argparse.ArgumentParser:
     root.add_argument("--url", default=os.environ.get("GRPO_URL", "http://127.0.0.1:8000"))
     root.add_argument("--insecure", action="store_true",
                       help="send the token over plain http:// to another machine (a network you trust)")
-    areas = root.add_subparsers(required=True, metavar="{runs,datasets}")
+    areas = root.add_subparsers(required=True, metavar="{runs,datasets,rewards}")
 
     runs = areas.add_parser("runs", help="list, create, start, watch, cancel, resume runs")
     verbs = runs.add_subparsers(required=True, metavar="{list,create,start,watch,cancel,resume}")
@@ -82,6 +87,7 @@ def parser() -> argparse.ArgumentParser:
     upload.add_argument("--name", help="default: the file's name")
     upload.add_argument("--prompt-column", default="prompt")
     upload.set_defaults(command=upload_dataset)
+    cli_rewards.add_parser(areas)
     return root
 
 
@@ -168,10 +174,3 @@ def knobs(pairs: list[str]) -> dict:
 
 def say_status(run: dict) -> None:
     print(f"run {run['id']} {run['name']!r}: {run['status']}")
-
-
-def print_table(header: tuple, rows: list[tuple]) -> None:
-    table = [tuple(map(str, header))] + [tuple(map(str, row)) for row in rows]
-    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
-    for row in table:
-        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())

@@ -1,0 +1,200 @@
+"""`grpo rewards list|show|create|delete`: reward functions from a shell, judges and reward models included.
+
+A judge's parameters come from flags (--template, --model, --mode, --base-url, --label) or a
+JSON file (--params-file), with --set KEY=VALUE on top (dotted keys reach nested ones:
+--set limits.max_concurrency=4). An endpoint judge's API key is read from the file
+--api-key-file names, or from GRPO_JUDGE_API_KEY; never from a flag's value, which the shell's
+history and `ps` would keep. The server stores it encrypted and never answers it again.
+"""
+import json
+import os
+import sys
+from pathlib import Path
+
+from client.tables import print_table
+
+KEY_ENV = "GRPO_JUDGE_API_KEY"
+KEY_FLAG_REFUSAL = ("--api-key is not taken: a key on the command line shows in `ps` and the shell's history. "
+                    f"Put it alone in a file and pass --api-key-file PATH, or set {KEY_ENV}")
+KINDS = ("builtin", "code", "judge", "reward_model")
+
+
+class InputRefused(Exception):
+    """A local file or flag that cannot be used; the message says which and why."""
+
+
+def names_key_flag(argv: list[str]) -> bool:
+    """`--api-key VALUE` would otherwise reach argparse, whose usage error echoes it (or takes it as
+    the abbreviation of --api-key-file and prints it as a missing file's name)."""
+    return any(arg == "--api-key" or arg.startswith("--api-key=") for arg in argv)
+
+
+def add_parser(areas) -> None:
+    rewards = areas.add_parser("rewards", help="list, show, create, delete reward functions (judges included)")
+    verbs = rewards.add_subparsers(required=True, metavar="{list,show,create,delete}")
+    listing = verbs.add_parser("list", help="your reward functions")
+    listing.add_argument("--json", action="store_true", help="the API's answer as JSON")
+    listing.set_defaults(command=list_rewards)
+    show = verbs.add_parser("show", help="one reward function, its params in full")
+    show.add_argument("reward", type=int)
+    show.add_argument("--json", action="store_true")
+    show.set_defaults(command=show_reward)
+    delete = verbs.add_parser("delete", help="delete a reward function no run uses")
+    delete.add_argument("reward", type=int)
+    delete.set_defaults(command=delete_reward)
+    add_create_parser(verbs)
+
+
+def add_create_parser(verbs) -> None:
+    create = verbs.add_parser("create", allow_abbrev=False, help="a built-in, code, a judge or a reward model",
+                              description=__doc__)
+    create.add_argument("--name", required=True)
+    create.add_argument("--kind", required=True, choices=KINDS)
+    create.add_argument("--description", default="")
+    create.add_argument("--builtin", default="", help="kind builtin: its name (accuracy, length...)")
+    create.add_argument("--source-file", type=Path, help="kind code: the Python file defining reward()")
+    create.add_argument("--params-file", type=Path, help="a JSON object of params; flags below go on top")
+    create.add_argument("--template", help="judge: what it is asked, with {prompt}, {completion} and columns")
+    create.add_argument("--template-file", type=Path, help="judge: the template read from a file")
+    create.add_argument("--model", help="judge, reward_model: the model (a served model's name, or the name "
+                                        "an endpoint knows)")
+    create.add_argument("--mode", choices=("score", "choice", "rank"), help="judge: how its answer is read")
+    create.add_argument("--base-url", help="judge: an OpenAI-compatible endpoint (sets endpoint url)")
+    create.add_argument("--label", action="append", default=[], metavar="LABEL=VALUE",
+                        help="judge, mode choice: an answer and its reward (repeat)")
+    create.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="any param (repeat; dotted keys for nested ones)")
+    create.add_argument("--api-key-file", type=Path,
+                        help=f"judge with --base-url: a file holding the endpoint's API key (else ${KEY_ENV})")
+    create.add_argument("--json", action="store_true")
+    create.set_defaults(command=create_reward)
+
+
+def list_rewards(api, args):
+    answer = api.rewards()
+    if args.json:
+        return print_json(answer)
+    print_table(("id", "name", "kind", "what", "api key"),
+                [(r["id"], r["name"], r["kind"], what(r), "set" if r.get("api_key_set") else "")
+                 for r in answer["results"]])
+
+
+def show_reward(api, args):
+    reward = api.reward(args.reward)
+    if args.json:
+        return print_json(reward)
+    print(f"reward {reward['id']} {reward['name']!r}: {reward['kind']} {what(reward)}".rstrip())
+    if reward["description"]:
+        print(reward["description"])
+    if reward["kind"] == "judge":
+        print(f"api key: {'set' if reward['api_key_set'] else 'not set'}")
+    if reward["kind"] == "code":
+        print(reward["source"])
+    else:
+        print(json.dumps(reward["params"], indent=2))
+
+
+def create_reward(api, args):
+    try:
+        params, source = reward_params(args), read_text(args.source_file, "--source-file") if args.source_file else ""
+        key = api_key(args, params)
+    except InputRefused as exc:
+        print(f"grpo: {exc}", file=sys.stderr)
+        return 2
+    reward = api.create_reward(args.name, args.kind, params, builtin=args.builtin, source=source,
+                               description=args.description, api_key=key)
+    if args.json:
+        return print_json(reward)
+    key_note = " (API key stored)" if reward.get("api_key_set") else ""
+    print(f"reward {reward['id']} {reward['name']!r} created: {reward['kind']} {what(reward)}".rstrip() + key_note)
+
+
+def delete_reward(api, args):
+    api.delete_reward(args.reward)
+    print(f"reward {args.reward} deleted")
+
+
+def what(reward: dict) -> str:
+    """A reward in a few words: the built-in's name, or the model a judge or reward model asks."""
+    params = reward.get("params") or {}
+    if reward["kind"] == "builtin":
+        return reward["builtin"]
+    if reward["kind"] == "judge":
+        where = params.get("base_url") if params.get("endpoint") == "url" else "served"
+        return f"{params.get('mode', '')} by {params.get('model', '')} ({where})"
+    return params.get("model", "")
+
+
+def reward_params(args) -> dict:
+    params = read_json_object(args.params_file) if args.params_file else {}
+    if args.template_file:
+        params["template"] = read_text(args.template_file, "--template-file")
+    shorthands = {"template": args.template, "model": args.model, "mode": args.mode, "base_url": args.base_url}
+    params.update({name: value for name, value in shorthands.items() if value is not None})
+    if args.base_url:
+        params["endpoint"] = "url"
+    if args.label:
+        params["labels"] = {label: number for label, number in map(label_value, args.label)}
+    for pair in args.set:
+        set_dotted(params, pair)
+    return params
+
+
+def api_key(args, params: dict) -> str | None:
+    """The key from --api-key-file, else from GRPO_JUDGE_API_KEY for an endpoint judge; None: none sent."""
+    if args.api_key_file:
+        key = read_text(args.api_key_file, "--api-key-file").strip()
+        if not key:
+            raise InputRefused(f"--api-key-file {args.api_key_file} is empty")
+        return key
+    if args.kind == "judge" and params.get("endpoint") == "url":
+        return os.environ.get(KEY_ENV, "").strip() or None
+    return None
+
+
+def read_text(path: Path, flag: str) -> str:
+    try:
+        return path.read_text()
+    except (OSError, UnicodeError) as exc:
+        raise InputRefused(f"{flag} {path}: {exc.strerror if isinstance(exc, OSError) else exc}") from None
+
+
+def read_json_object(path: Path) -> dict:
+    try:
+        value = json.loads(read_text(path, "--params-file"))
+    except ValueError as exc:
+        raise InputRefused(f"--params-file {path} is not JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise InputRefused(f"--params-file {path} holds a {type(value).__name__}, not an object of params")
+    return value
+
+
+def label_value(pair: str) -> tuple[str, float]:
+    label, sep, raw = pair.rpartition("=")
+    try:
+        if sep and label:
+            return label, float(raw)
+    except ValueError:
+        pass
+    raise InputRefused(f"--label takes LABEL=NUMBER (e.g. --label correct=1), not {pair!r}")
+
+
+def set_dotted(params: dict, pair: str) -> None:
+    """KEY=VALUE into params, `a.b` reaching nested objects; a value that reads as JSON is sent as it."""
+    name, sep, raw = pair.partition("=")
+    if not sep or not name:
+        raise InputRefused(f"--set takes KEY=VALUE, not {pair!r}")
+    *parents, last = name.split(".")
+    place = params
+    for part in parents:
+        place = place.setdefault(part, {})
+        if not isinstance(place, dict):
+            raise InputRefused(f"--set {name}: {part} is not an object")
+    try:
+        place[last] = json.loads(raw)
+    except ValueError:
+        place[last] = raw
+
+
+def print_json(answer) -> None:
+    print(json.dumps(answer, indent=2))
