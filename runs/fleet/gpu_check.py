@@ -6,8 +6,9 @@ from worker.trainer.config import TrainingConfig as ConfigSchema
 
 
 def spans_several_gpus(config: ConfigSchema) -> bool:
-    """More than one GPU's worth: a vLLM server over several GPUs, or several trainer processes."""
-    return config.inference_gpus > 1 or (config.trainer_processes or 1) > 1
+    """More than one GPU's worth: a vLLM server over several GPUs, judges on GPUs of their own, or
+    several trainer processes."""
+    return config.inference_gpus > 1 or config.judge_gpus > 0 or (config.trainer_processes or 1) > 1
 
 
 def gpu_problems(values: dict) -> dict[str, list[str]]:

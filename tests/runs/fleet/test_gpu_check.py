@@ -40,6 +40,7 @@ def test_a_worker_with_enough_gpus_on_the_pool_lets_it_through(owner_api, fleet,
 @pytest.mark.parametrize("knobs, needed", [
     ({"trainer_processes": 4, "distributed": "ddp", "gradient_accumulation_steps": 4}, 5),
     ({"vllm_tensor_parallel_size": 2}, 3),
+    ({"judge_gpus": 1}, 3),  # the judges' own GPU: never shared with the policy server's
 ])
 def test_trainer_processes_and_tensor_parallel_count_alike(fleet, knobs, needed):
     fleet.add("celery@gpu-1", queues=("gpu",), gpus=2)
