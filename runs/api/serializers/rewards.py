@@ -25,6 +25,7 @@ class RewardFunctionSerializer(StrictTextModelSerializer):
                   "Checked when saved and answered with every default filled in.")
     api_key = StrictCharField(
         write_only=True, required=False, allow_blank=True, max_length=MAX_API_KEY_CHARS,
+        style={"input_type": "password"},  # the browsable API's form does not echo it either
         help_text="kind=judge with params.endpoint 'url' only: the endpoint's API key. Write-only: stored "
                   "encrypted and never answered (see api_key_set); only the worker running a run that names "
                   "this reward receives it. Left out, the stored key is kept; \"\" clears it.")
