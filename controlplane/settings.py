@@ -21,6 +21,7 @@ DATA_DIR.mkdir(parents=True, exist_ok=True)
 
 DEBUG = env_bool("DEBUG", False)
 SECRET_KEY = env_str("SECRET_KEY") or load_or_create_secret_key(DATA_DIR)
+SECRETS_ENCRYPTION_KEY = env_str("SECRETS_ENCRYPTION_KEY")  # judges' API keys (runs/rewards/secrets.py)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 # Where workers and trainers reach the control plane's ingest API.

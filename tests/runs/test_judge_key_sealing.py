@@ -1,6 +1,8 @@
 """A judge's API key at rest: sealed under a key of its own purpose, opened only under the same
 SECRET_KEY, and shown in logs at most as its last characters."""
 import pytest
+from cryptography.fernet import Fernet
+from django.core.exceptions import ImproperlyConfigured
 
 from runs.background.sealed import Unsealable, seal, unseal
 from runs.rewards.secrets import KeyUnreadable, masked, seal_api_key, unseal_api_key
@@ -36,3 +38,16 @@ def test_an_empty_key_is_not_sealed():
 @pytest.mark.parametrize("key,shown", [(KEY, "***ghij"), ("short-key", "***"), ("", "(none)"), (None, "(none)")])
 def test_a_masked_key_shows_at_most_its_last_characters(key, shown):
     assert masked(key) == shown
+
+
+def test_an_operators_own_key_seals_them_and_survives_a_new_secret_key(settings):
+    settings.SECRETS_ENCRYPTION_KEY = Fernet.generate_key().decode()
+    sealed = seal_api_key(KEY)
+    settings.SECRET_KEY = "another-" + settings.SECRET_KEY
+    assert unseal_api_key(sealed) == KEY
+
+
+def test_an_own_key_that_is_no_fernet_key_is_refused_naming_the_setting(settings):
+    settings.SECRETS_ENCRYPTION_KEY = "hunter2"
+    with pytest.raises(ImproperlyConfigured, match="SECRETS_ENCRYPTION_KEY must be a Fernet key"):
+        seal_api_key(KEY)
