@@ -118,3 +118,22 @@ def test_a_reward_model_not_prepared_here_is_refused_naming_it(owner_api, owner,
     reward = RewardFunction.objects.create(owner=owner, name="rm", kind="reward_model", params={"model": "org/rm-x"})
     response = ask(owner_api, reward, dataset=dataset.pk, completions=["good"])
     assert response.status_code == 400 and "'org/rm-x' is not prepared on this machine" in response.json()["detail"]
+
+
+def test_a_runs_samples_are_judged_with_their_rows_columns_and_a_missing_column_is_that_answers_error(
+        owner_api, owner, run, endpoint, consumed_at_once):
+    from runs.models import Sample
+
+    templated = "<|im_start|>user\nWhat is 5 - 7? Think briefly, then give the final answer as #### <number>.<|im_end|>"
+    for group, prompt, completions in [(0, templated, ["good", "bad"]), (1, "unknown", ["good"])]:
+        for text in completions:
+            Sample.objects.create(run=run, step=3, group=group, prompt=prompt, completion=text)
+    reward = url_judge(owner, endpoint)
+    asked = consumed_at_once(owner_api, reward, run=run.pk, step=3)
+    assert asked.status_code == 202, asked.content
+    status = owner_api.get(asked.json()["url"]).json()
+    assert status["state"] == "done", status["error"]
+    first, second = status["result"]["rows"]
+    assert first["scores"] == [0.8, 0.2] and first["columns"] == {"answer": "#### -2"}
+    assert second["scores"] == [None] and "no dataset row" in second["note"]
+    assert second["answers"][0]["raw"] is None and "answer" in second["answers"][0]["error"]
