@@ -141,6 +141,8 @@ HF_HUB_ENDPOINT = env_url("HF_HUB_ENDPOINT", "https://huggingface.co", ("http", 
 # verifiers environments anyone may use (ids, comma-separated): loading one imports and runs its
 # package on the workers, so anyone else needs the code authors' permission (runs/rewards/authoring.py).
 VERIFIERS_ENVIRONMENTS_ALLOWED = env_list("VERIFIERS_ENVIRONMENTS_ALLOWED", [])
+# Hosts an endpoint judge may call although they resolve to internal addresses (runs/rewards/endpoint_hosts.py).
+JUDGE_ENDPOINT_HOSTS = env_list("JUDGE_ENDPOINT_HOSTS", [])
 
 # Uploads: above this size a dataset upload is refused with 413 before anything is stored.
 DATASET_UPLOAD_MAX_BYTES = env_int("DATASET_UPLOAD_MAX_MB", 200, minimum=1) * 1024 * 1024

@@ -6,7 +6,8 @@ from django.conf import settings
 from django.urls import reverse
 
 from runs.models import Checkpoint, Dataset, IllegalTransition, Run
-from runs.rewards.model_rewards import loads_model_itself
+from runs.rewards.endpoint_hosts import endpoint_problem
+from runs.rewards.model_rewards import loads_model_itself, takes_api_key
 from runs.starting_checkpoint import checkpoint_run_starts_from, not_visible
 from worker.trainer.models.paths import model_problem
 from worker.trainer.spec import LaunchSpec
@@ -73,10 +74,14 @@ def build_launch_spec(run: Run, token: str, resume_from: Checkpoint | None = Non
 
 def check_reward_models(run: Run, rewards: list[dict]) -> None:
     """A served judge's or a reward model's model is loaded by the worker: a name, as the run's own
-    model (checked again here for rewards saved before the rule, or edited in the admin)."""
+    model (checked again here for rewards saved before the rule, or edited in the admin). An
+    endpoint judge's host must still be one judges may call (endpoint_hosts.py): a name may
+    resolve elsewhere since it was saved."""
     for reward in rewards:
-        if loads_model_itself(reward["kind"], reward["params"]) and (
-                problem := model_problem(str(reward["params"].get("model", "")))):
+        kind, params = reward["kind"], reward["params"]
+        problem = (model_problem(str(params.get("model", ""))) if loads_model_itself(kind, params) else
+                   endpoint_problem(str(params.get("base_url", ""))) if takes_api_key(kind, params) else None)
+        if problem:
             raise IllegalTransition(run, "queued", f"run {run.pk} cannot start: reward {reward['name']!r}: {problem}")
 
 

@@ -22,6 +22,7 @@ from django.conf import settings
 from runs.background import enqueue
 from runs.environments.model_play import local_model_path
 from runs.models import RewardDryRun, RewardFunction
+from runs.rewards.endpoint_hosts import endpoint_problem
 from runs.rewards.rows import DryRunRow, json_safe
 from worker.trainer.rewards.judges.catalog import JudgeParams, RewardModelParams
 
@@ -48,7 +49,8 @@ def problem(reward: RewardFunction) -> str | None:
     """Why this machine cannot dry-run the reward, or None: asked in the request and again by the
     consumer (whose machine may differ)."""
     if reward.kind == RewardFunction.Kind.JUDGE and not _served(reward):
-        return None  # an endpoint judge needs only the network
+        # An endpoint judge needs only the network, to a host judges may call (asked again by the consumer).
+        return endpoint_problem(reward.params.get("base_url", ""), must_resolve=True)
     model = reward.params.get("model", "")
     if _served(reward) and not installed("vllm"):
         return ("a served judge's dry run starts its model in vLLM on the control plane's machine, and vLLM is not "

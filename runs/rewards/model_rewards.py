@@ -8,6 +8,7 @@ the endpoint knows, sent to it, never loaded here.
 """
 from pydantic import ValidationError as SchemaError
 
+from runs.rewards.endpoint_hosts import endpoint_problem
 from worker.trainer.models.paths import model_problem
 from worker.trainer.rewards.judges.catalog import JudgeParams, RewardModelParams
 
@@ -33,6 +34,8 @@ def checked_params(kind: str, params) -> dict:
         raise ParamsRefused([schema_problem(error) for error in exc.errors()]) from None
     if loads_model_itself(kind, full) and (problem := model_problem(full["model"])):
         raise ParamsRefused([f"model: {problem}"])
+    if takes_api_key(kind, full) and (problem := endpoint_problem(full["base_url"])):
+        raise ParamsRefused([problem])
     return full
 
 
