@@ -616,9 +616,11 @@ class Trainer:
             self.report.log(note)
 
     def _maybe_log(self, metrics: dict, groups: list | None = None) -> None:
+        """`groups`: the step's, whose rewards' own measures are sent with its metrics (None: the metrics alone)."""
         if self.state.step % self.config.logging_steps:
             return
-        metrics = {**metrics, **self._reward_metrics(groups or [])}
+        if groups is not None:
+            metrics = {**metrics, **self._reward_metrics(groups)}
         finite = {name: float(v) for name, v in metrics.items() if math.isfinite(v)}
         if len(finite) < len(metrics):
             self.report.log(f"non-finite metrics at step {self.state.step}: "
