@@ -10,6 +10,7 @@
   const EVAL_REWARD_FN = /^eval\/reward\/(.+)_mean$/;
   const PASS_AT_K = /^eval\/pass@(\d+)$/;
   const END_REASON = /^episode\/end\/(.+)$/;
+  const JUDGE_METRIC = /^judge\/(.+)\/([a-z_]+)$/;
   const PLAN = [
     { id: "reward", title: "Reward (mean ± std)", series: rewardSeries },
     { id: "eval", title: "Evaluation (dots) beside the training reward", series: evalSeries },
@@ -36,6 +37,17 @@
       ["system/weight_sync_s", "weight sync"], ["system/weight_sync_write_s", "of which writing the file"],
       ["system/weight_sync_server_reload_s", "of which the server's reload"],
       ["system/weight_sync_send_s", "of which the NCCL broadcast"]]) },
+    // Judges and reward models (worker/trainer/rewards/judges/): one line per judge and measure.
+    { id: "judge-agreement", title: "Judges against the verifiers (share of completions)", series: judgeSeries([
+      ["disagreement", "disagrees"], ["pays_refused", "pays for what the verifier refuses"]]) },
+    { id: "judge-latency", title: "Judge latency (s)", series: judgeSeries([
+      ["latency_s_mean", "mean"], ["latency_s_max", "max"]]) },
+    { id: "judge-calls", title: "Judge calls per logged step", series: judgeSeries([
+      ["calls", "calls"], ["cache_hits", "cache hits"], ["failures", "failures"], ["timeouts", "of which timeouts"],
+      ["unreadable", "unreadable answers"], ["retries", "retries"]]) },
+    { id: "judge-tokens", title: "Judge tokens per logged step, and cost (USD, right axis)", series: judgeSeries([
+      ["prompt_tokens", "prompt tokens"], ["answer_tokens", "answer tokens"],
+      ["cost_usd_total", "cost so far", { axis: "right" }]]) },
     { id: "step-time", title: "Where a step's time goes (s)", series: fixed([
       ["system/step_time_s", "whole step"], ["system/train_seconds", "training"],
       ["system/train_seconds_beside_generation", "of which beside generation, on fewer cores"],
@@ -56,6 +68,19 @@
       if (match) series.push({ key: name, label: match[1], std: `rollout/reward/${match[1]}_std` });
     }
     return series;
+  }
+
+  /* For each judge reporting them, the measures asked for (judge/<name>/<measure>), labelled "<name>: <label>". */
+  function judgeSeries(measures) {
+    return (names) => {
+      const series = [];
+      for (const name of [...names].sort()) {
+        const match = JUDGE_METRIC.exec(name);
+        const wanted = match && measures.find(([measure]) => measure === match[2]);
+        if (wanted) series.push({ key: name, label: `${match[1]}: ${wanted[1]}`, ...(wanted[2] || {}) });
+      }
+      return series;
+    };
   }
 
   /* The tool error rate, then one line per end reason reported (episode/end/<reason>). */

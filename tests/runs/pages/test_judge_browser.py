@@ -84,3 +84,19 @@ def test_the_completion_browser_shows_each_judges_answer_beside_its_score(page, 
     assert cells.nth(2).locator(".judgement").inner_text() == "no answer"
     # The accuracy column is no judge's: its cells hold only the score.
     assert page.locator("#sample-groups td.judged").count() == 3
+
+
+def test_a_judges_measures_are_charted_together_not_one_chart_each(page, live_server, library):
+    run_id = started_run(live_server, library, "judge charts")
+    trainer = Trainer(live_server, run_id)
+    trainer.status("starting")
+    trainer.status("running")
+    page.goto(f"{live_server.url}/runs/{run_id}/")
+    trainer.send({"type": "metrics", "step": 1, "values": {
+        "rollout/reward_mean": 0.5, "judge/rubric/latency_s_mean": 0.4, "judge/rubric/latency_s_max": 0.9,
+        "judge/rubric/calls": 16, "judge/rubric/timeouts": 1, "judge/rubric/cost_usd_total": 0.02,
+        "judge/rubric/disagreement": 0.25, "judge/rubric/pays_refused": 0.5}})
+    page.wait_for_selector('.chart-box[data-chart="judge-agreement"]')
+    for chart in ("judge-latency", "judge-calls", "judge-tokens"):
+        assert page.locator(f'#charts .chart-box[data-chart="{chart}"]').count() == 1
+    assert page.locator('.chart-box[data-chart^="metric:judge/"]').count() == 0
