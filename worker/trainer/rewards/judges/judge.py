@@ -203,11 +203,21 @@ class Judge:
     def close(self) -> None:
         if self._closed:
             return
+        self._run(self._cancel_calls())
         self._run(self._client.aclose())
         self._closed = True
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
         self._loop.close()
+
+    @staticmethod
+    async def _cancel_calls() -> None:
+        """Calls still in flight end cancelled, so that a thread waiting on one (a scorer's, at the
+        run's end) gets an error instead of waiting forever on a loop that no longer runs."""
+        pending = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
 
     def __enter__(self) -> "Judge":
         return self
