@@ -88,7 +88,7 @@ def test_a_key_given_as_a_flag_is_refused_without_echoing_it(server, capsys):
 def test_the_key_comes_from_the_environment_for_an_endpoint_judge(server, capsys, monkeypatch):
     monkeypatch.setenv("GRPO_JUDGE_API_KEY", KEY)
     code, out, err = grpo(server, capsys, "rewards", "create", "--name", "from-env", "--kind", "judge",
-                          "--template", "Rate {completion}.", "--model", "m", "--base-url", "http://10.0.0.5:8001/v1")
+                          "--template", "Rate {completion}.", "--model", "m", "--base-url", "https://judge.example.org/v1")
     assert code == 0 and "(API key stored)" in out, err
     assert server.shell_json(STORED.format(pk=int(out.split()[1])))["opened"] == KEY
     # A served judge is sent no key, even with one in the environment.
