@@ -5,7 +5,7 @@ Not a test: it starts real vLLM servers and the real trainer, prints tables and 
     .venv/bin/python -m bench.judges                      # both parts, about 15 minutes
     .venv/bin/python -m bench.judges --only throughput    # judged completions per second, about 4 minutes
     .venv/bin/python -m bench.judges --only runs --steps 12
-    .venv/bin/python -m bench.judges --quick              # a smoke run of both (about 8 minutes)
+    .venv/bin/python -m bench.judges --quick              # a smoke run of both (8-12 minutes)
 
 throughput: a score judge (worker/trainer/rewards/judges/judge.py) served by the worker's own
 vLLM (judges/served.py: the default model, SmolLM2-135M-Instruct, on the CPU) judges distinct
