@@ -14,6 +14,7 @@ import re
 from worker.trainer.rewards.judges.catalog import JudgeParams
 
 NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
+SPELLED_OUT_MAX = 100  # whole numbers a score regex lists one by one
 FRACTION_DIGITS = 2  # a constrained score: at most this many decimals
 # A JSON schema cannot ask for distinct items that vLLM's grammar enforces; up to this group size
 # the schema lists every order of the group instead (5! = 120 alternatives), so a constrained
@@ -34,11 +35,24 @@ def rank_answer_tokens(params: JudgeParams, group_size: int) -> int:
 # --- constraints ------------------------------------------------------------------------------
 
 def score_regex(params: JudgeParams) -> str:
-    """A number as the scale writes it: as many integer digits as its ends, two decimals at most,
-    a sign only where the scale goes below zero (a model cannot run on in digits)."""
-    digits = max(len(str(int(abs(bound)))) for bound in (params.scale_min, params.scale_max))
-    sign = "-?" if params.scale_min < 0 else ""
+    """A number on the scale, as the scale writes it. On a scale of whole ends up to
+    SPELLED_OUT_MAX values wide, exactly the numbers on it (0..10: 0 to 9 with up to two
+    decimals, or 10), so that a constrained judge cannot answer past its end; elsewhere as many
+    integer digits as the ends have, two decimals at most, a sign only where the scale goes below
+    zero (a model cannot run on in digits; the parser refuses what lies off the scale)."""
+    low, high = params.scale_min, params.scale_max
+    if low.is_integer() and high.is_integer() and high - low <= SPELLED_OUT_MAX:
+        fraction = rf"(\.[0-9]{{1,{FRACTION_DIGITS}}})?"
+        below_top = "|".join(_integer_pattern(value) + (fraction if value >= 0 else "")
+                             for value in range(int(high) - 1, int(low) - 1, -1))
+        return rf"({_integer_pattern(int(high))}|{below_top})" if below_top else _integer_pattern(int(high))
+    digits = max(len(str(int(abs(bound)))) for bound in (low, high))
+    sign = "-?" if low < 0 else ""
     return rf"{sign}[0-9]{{1,{digits}}}(\.[0-9]{{1,{FRACTION_DIGITS}}})?"
+
+
+def _integer_pattern(value: int) -> str:
+    return str(value)  # a minus sign outside a character class is itself
 
 
 def schema(params: JudgeParams, group_size: int = 0, orders: bool = False) -> dict:

@@ -89,7 +89,7 @@ def test_a_score_judge_asks_vllm_for_a_bounded_number_and_maps_it_to_0_1(make_ju
     assert body["model"] == "judge-model" and body["max_tokens"] == 4 and body["temperature"] == 0.0
     assert body["messages"][0] == {"role": "system", "content": "Be strict."}
     assert body["messages"][1]["content"] in ("Solve x+1=5. Rate: x = 4", "Solve x+1=5. Rate: x = 5")
-    assert body["structured_outputs"] == {"regex": r"[0-9]{1,2}(\.[0-9]{1,2})?"}
+    assert set(body["structured_outputs"]) == {"regex"}  # a number on the scale (test_parsing.py)
     assert endpoint.requests[0].url == "http://judge.test/v1/chat/completions"
     assert "authorization" not in endpoint.requests[0].headers
 

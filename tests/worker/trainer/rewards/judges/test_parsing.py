@@ -1,5 +1,6 @@
 """A judge's answer read as a number (score, choice, rank), and the constraint it is asked under."""
 import pytest
+import regex
 
 from worker.trainer.rewards.judges import parsing
 from worker.trainer.rewards.judges.catalog import JudgeParams
@@ -62,13 +63,22 @@ def test_a_ranking_that_is_not_an_order_of_the_group_is_unreadable(raw):
         parsing.parse_rank(raw, 3)
 
 
+@pytest.mark.parametrize("scale, on, off", [
+    ((0, 10), ["0", "10", "9.99", "0.5", "7"], ["10.5", "42", "11", "-1", "1.234"]),
+    ((0, 9), ["0", "9", "8.75"], ["9.5", "10"]),
+    ((-5, 5), ["-5", "-1", "0", "4.5", "5"], ["-6", "6", "5.5"]),
+    ((0, 1000), ["0", "999.5", "1000"], ["10000", "1.234"]),  # too wide to list: digits only (the parser refuses 1001)
+])
+def test_a_constrained_score_is_a_number_on_the_scale(scale, on, off):
+    pattern = regex.compile(parsing.score_regex(params(scale_min=scale[0], scale_max=scale[1])))
+    assert [text for text in on if pattern.fullmatch(text)] == on
+    assert [text for text in off if pattern.fullmatch(text)] == []
+
+
 def test_vllm_is_asked_for_a_label_a_bounded_number_or_a_ranking_schema():
     assert parsing.constraint(params(mode="choice"), vllm=True) == {
         "structured_outputs": {"choice": ["Correct", "Partly correct", "Wrong"]}}
-    assert parsing.constraint(params(), vllm=True) == {
-        "structured_outputs": {"regex": r"[0-9]{1,2}(\.[0-9]{1,2})?"}}
-    assert parsing.constraint(params(scale_min=-5, scale_max=5), vllm=True) == {
-        "structured_outputs": {"regex": r"-?[0-9]{1,1}(\.[0-9]{1,2})?"}}
+    assert set(parsing.constraint(params(), vllm=True)["structured_outputs"]) == {"regex"}
     ranking = parsing.constraint(params(mode="rank"), vllm=True, group_size=3)["structured_outputs"]["json"]
     assert ranking["required"] == ["ranking"]
     assert ranking["properties"]["ranking"] == {"enum": [[1, 2, 3], [1, 3, 2], [2, 1, 3], [2, 3, 1],
