@@ -230,7 +230,7 @@ class TrainingConfig(BaseModel):
                                                "verifier refuses that a judge pays for stays above this.",
                                                gt=0.0, le=1.0)
     alarm_patience: int = knob(3, "alarms", "Logged steps in a row a slow signal (entropy, equal rewards, "
-                               "truncation) must hold before its alarm trips; spikes trip at once.", ge=1, le=10_000)
+                               "truncation, a judge's disagreement) must hold before its alarm trips; spikes trip at once.", ge=1, le=10_000)
     alarm_stop_on: str = knob("", "alarms", "Alarms that checkpoint and cancel the run when they trip, "
                               "comma-separated (entropy_collapse,eval_diverging); empty: alarms only warn.",
                               max_length=1000)
