@@ -6,9 +6,8 @@ turns need no model and are still played within their request.
 """
 from django.conf import settings
 from django.db import models
-from django.utils import timezone
 
-KEPT_PER_USER = 20  # older finished dry runs of a user are removed as a new one is asked
+from runs.models.background_row import BackgroundRow
 
 
 class DryRunState(models.TextChoices):
@@ -19,10 +18,9 @@ class DryRunState(models.TextChoices):
     FAILED = "failed", "Failed"
 
 
-FINISHED = (DryRunState.DONE, DryRunState.FAILED)
+class EnvironmentDryRun(BackgroundRow, models.Model):
+    DONE, FAILED = DryRunState.DONE, DryRunState.FAILED
 
-
-class EnvironmentDryRun(models.Model):
     environment = models.ForeignKey("runs.Environment", on_delete=models.CASCADE, related_name="dry_runs")
     requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     # The validated request and the row it opens with (read when it was asked): {dataset, row,
@@ -43,13 +41,8 @@ class EnvironmentDryRun(models.Model):
 
     @classmethod
     def ask(cls, environment, user, asked: dict) -> "EnvironmentDryRun":
-        finished = cls.objects.filter(requested_by=user, state__in=FINISHED).values_list("pk", flat=True)
-        cls.objects.filter(pk__in=list(finished[KEPT_PER_USER - 1:])).delete()
+        cls.make_room(user)
         return cls.objects.create(environment=environment, requested_by=user, asked=asked)
-
-    @property
-    def finished(self) -> bool:
-        return self.state in FINISHED
 
     def progress_text(self) -> str:
         """What the page shows while it waits: queued → loading the model → turn k of n → done."""
@@ -57,22 +50,9 @@ class EnvironmentDryRun(models.Model):
             return f"turn {self.turn} of {self.asked['max_turns']}"
         return self.get_state_display().lower()
 
-    # The consumer writes through these. Each is one UPDATE of an unfinished row: a dry run
-    # delivered twice finishes once, and one whose environment was deleted stays deleted.
+    # The consumer writes through these, finish() and fail() (background_row.py).
     def mark_loading(self) -> None:
         self._unfinished(state=DryRunState.LOADING)
 
     def mark_turn(self, turn: int) -> None:
         self._unfinished(state=DryRunState.PLAYING, turn=turn)
-
-    def finish(self, result: dict) -> None:
-        self._unfinished(state=DryRunState.DONE, result=result)
-
-    def fail(self, reason: str) -> None:
-        self._unfinished(state=DryRunState.FAILED, error=reason)
-
-    def _unfinished(self, **fields) -> None:
-        EnvironmentDryRun.objects.filter(pk=self.pk).exclude(state__in=FINISHED).update(
-            updated_at=timezone.now(), **fields)
-        for name, value in fields.items():
-            setattr(self, name, value)

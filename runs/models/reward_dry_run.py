@@ -7,9 +7,8 @@ their request (runs/rewards/dry_run.py).
 """
 from django.conf import settings
 from django.db import models
-from django.utils import timezone
 
-KEPT_PER_USER = 20  # older finished dry runs of a user are removed as a new one is asked
+from runs.models.background_row import BackgroundRow
 
 
 class RewardDryRunState(models.TextChoices):
@@ -20,10 +19,9 @@ class RewardDryRunState(models.TextChoices):
     FAILED = "failed", "Failed"
 
 
-FINISHED = (RewardDryRunState.DONE, RewardDryRunState.FAILED)
+class RewardDryRun(BackgroundRow, models.Model):
+    DONE, FAILED = RewardDryRunState.DONE, RewardDryRunState.FAILED
 
-
-class RewardDryRun(models.Model):
     reward = models.ForeignKey("runs.RewardFunction", on_delete=models.CASCADE, related_name="dry_runs")
     requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     # The validated request and the rows it scores, read when it was asked (runs/rewards/rows.py).
@@ -45,34 +43,17 @@ class RewardDryRun(models.Model):
 
     @classmethod
     def ask(cls, reward, user, asked: dict, rows_total: int) -> "RewardDryRun":
-        finished = cls.objects.filter(requested_by=user, state__in=FINISHED).values_list("pk", flat=True)
-        cls.objects.filter(pk__in=list(finished[KEPT_PER_USER - 1:])).delete()
+        cls.make_room(user)
         return cls.objects.create(reward=reward, requested_by=user, asked=asked, rows_total=rows_total)
-
-    @property
-    def finished(self) -> bool:
-        return self.state in FINISHED
 
     def progress_text(self) -> str:
         if self.state == RewardDryRunState.SCORING:
             return f"scoring: row {self.rows_done} of {self.rows_total}"
         return self.get_state_display().lower()
 
-    # The consumer writes through these: each one UPDATE of an unfinished row, so that a dry run
-    # delivered twice finishes once and one whose reward was deleted stays deleted.
+    # The consumer writes through these, finish() and fail() (background_row.py).
     def mark_loading(self) -> None:
         self._unfinished(state=RewardDryRunState.LOADING)
 
     def mark_rows_done(self, rows_done: int) -> None:
         self._unfinished(state=RewardDryRunState.SCORING, rows_done=rows_done)
-
-    def finish(self, result: dict) -> None:
-        self._unfinished(state=RewardDryRunState.DONE, result=result)
-
-    def fail(self, reason: str) -> None:
-        self._unfinished(state=RewardDryRunState.FAILED, error=reason)
-
-    def _unfinished(self, **fields) -> None:
-        RewardDryRun.objects.filter(pk=self.pk).exclude(state__in=FINISHED).update(updated_at=timezone.now(), **fields)
-        for name, value in fields.items():
-            setattr(self, name, value)
