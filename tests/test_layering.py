@@ -43,6 +43,11 @@ ALLOWED_FROM_WORKER = {
     "worker.trainer.environments.rendering": "the chat template's text for a dry run against the model",
     "worker.trainer.environments.tool_calls": "the tool schemas a dry run against the model renders",
     "worker.trainer.rollout.groups": "the completion a dry run's sampler hands the episode runner",
+    "worker.trainer.rewards.judges.catalog": "judges' and reward models' parameters, checked and shown as forms",
+    "worker.trainer.rewards.judges.judge": "the judge a dry run calls (in the consumer), as runs do",
+    "worker.trainer.rewards.judges.reward_model": "the reward model a dry run loads (in the consumer)",
+    "worker.trainer.inference.launch": "a served judge's dry run starts its model in vLLM (in the consumer)",
+    "worker.trainer.inference.server": "the vLLM server process a served judge's dry run starts and stops",
 }
 CHANNEL_LAYER_OWNER = "runs/events.py"
 

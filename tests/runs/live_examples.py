@@ -7,12 +7,13 @@ SAMPLE_ROW = {
     "id": 7, "step": 3, "group": 0, "prompt": "What is 2+2?", "completion": "#### 4",
     "rewards": {"acc": 1.0, "fmt": None}, "total_reward": 1.0, "advantage": -0.5, "model_version": 2,
     "staleness": 1, "num_tokens": 5, "finish_reason": "stop", "turns": None, "end_reason": "",
+    "judgements": {"tone": "7"},  # a judge's raw answer, by reward name (None without judges)
 }
 # An episode of a multi-turn rollout: a tool call, its result, a failed call, the final answer.
 EPISODE_ROW = {
     "id": 8, "step": 3, "group": 1, "prompt": "<|im_start|>user\nWhat is 17 * 23?<|im_end|>\n",
     "completion": "391", "rewards": {"acc": 1.0}, "total_reward": 1.0, "advantage": 0.5, "model_version": 2,
-    "staleness": 1, "num_tokens": 31, "finish_reason": "stop", "end_reason": "done",
+    "staleness": 1, "num_tokens": 31, "finish_reason": "stop", "end_reason": "done", "judgements": None,
     "turns": [
         {"role": "user", "content": "What is 17 * 23?", "tool_calls": [], "trained": False, "model_version": None,
          "num_tokens": 9, "error": ""},
