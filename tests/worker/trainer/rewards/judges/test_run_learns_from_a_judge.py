@@ -4,9 +4,15 @@ the trainer's events in JSONL files as the control plane reads them.
 
 A 135M judge is no grader (it cannot tell a fruit from a car, nor text that starts with a digit
 from text that does not), but its answers are a deterministic function of the completion, and
-that function is what GRPO optimises: the policy learns to write what this judge pays for. The
-measure is the share of judge-paid completions in the run's last steps against its first ones,
-counted from the samples themselves, beyond twice its standard error.
+that function is what GRPO optimises: the policy learns to write what this judge pays for. What
+it learns differs from run to run (vLLM's sampling on the CPU is not reproduced bit for bit):
+asked to name a fruit, one run came to open with "One ..." (5 of 64 completions in steps 1-4, 57
+of 64 in steps 13-16; the judge says yes to 96% of them, a number word being near enough a
+digit), another to name an invented fruit at once ("Fraxilla is a fruit of ...").
+The measure is the share of judge-paid completions in the run's last steps against its first
+ones, counted from the samples themselves, beyond twice its standard error. Measured: 0.58 over
+steps 1-4 and 0.95 over steps 13-16 (5.6 standard errors), then 0.53 and 0.89 (4.9); 8-10
+minutes beside other tests on two cores, the two vLLM starts included.
 """
 import json
 import math
@@ -18,8 +24,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
 PAYS = {"template": "Does this text start with a digit? Answer yes or no.\nText: {completion}", "mode": "choice",
         "labels": {"yes": 1.0, "no": 0.0}, "max_answer_tokens": 4}
-PROMPTS = ["Write one short sentence about the sea.", "Say something about cats.",
-           "What is your favourite colour?", "Name a fruit."]
+# One prompt: each step's groups answer the same question, so the paid share of early and late
+# steps differs by what the policy learned, not by which prompts the data order drew.
+PROMPT = "Name a fruit."
 STEPS, WINDOW = 16, 4
 
 
@@ -34,7 +41,7 @@ def config():
 
 def dataset_file(tmp_path):
     path = tmp_path / "prompts.jsonl"
-    path.write_text("".join(json.dumps({"prompt": prompt}) + "\n" for prompt in PROMPTS * 32))
+    path.write_text("".join(json.dumps({"prompt": PROMPT}) + "\n" for _ in range(64)))
     return path
 
 
@@ -73,3 +80,7 @@ def test_a_run_rewarded_by_a_served_judge_alone_learns_to_write_what_it_pays_for
     report = {step: paid_share(by_step[step])[0] for step in steps}
     print("judge-paid share by step:", report)
     assert after - before > 2 * math.hypot(before_se, after_se), report
+    # The run's own metric says the same.
+    means = {e["step"]: e["values"]["rollout/reward/pays_mean"] for e in events
+             if e["type"] == "metrics" and "rollout/reward/pays_mean" in e["values"]}
+    assert sum(means[step] for step in steps[-WINDOW:]) > sum(means[step] for step in steps[:WINDOW]), means
