@@ -61,6 +61,8 @@ def test_a_judge_is_served_as_it_is_never_trained_nor_pinned():
     assert "GRPO_VLLM_CPUS" not in launch.env and "VLLM_CPU_OMP_THREADS_BIND" not in launch.env
     assert "VLLM_SERVER_DEV_MODE" not in launch.env  # nothing is pushed to a judge
     assert launch.env["VLLM_API_KEY"] == launch.api_key and launch.api_key not in " ".join(launch.argv)
+    # The policy server's guard (tests/security/test_vllm_api_key.py): every path but /health asks the key.
+    assert flag(launch, "--middleware") == "worker.trainer.inference.api_key_guard.ApiKeyGuard"
 
 
 def test_the_context_holds_the_template_prompt_and_completion_or_the_whole_group():
