@@ -70,8 +70,10 @@ class SampleRecord(BaseModel):
                                            "rollouts; none for one-shot prompts.")
     end_reason: str = Field("", max_length=40, description="Why the episode ended: done, max_turns, "
                             "max_tokens, context, environment_error, environment_timeout.")
-    judgements: dict[str, str | None] | None = Field(None, description="Each judge's raw answer, by reward "
-                                                     "name (None: no answer); none without judges.")
+    judgements: dict[str, Annotated[Text, Field(max_length=20000)] | None] | None = Field(
+        None, max_length=64, description="Each judge's raw answer, by reward name (None: no answer); none without "
+                                         "judges. The worker keeps 16000 characters of an answer "
+                                         "(rewards/judges/client.py).")
 
 
 class SamplesEvent(_Event):

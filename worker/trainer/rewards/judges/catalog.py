@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 MAX_TEMPLATE_CHARS = 20_000
 MAX_LABELS = 32
+MAX_LABEL_CHARS = 200
 
 # Placeholders a template may use beyond the dataset's columns.
 PROMPT, COMPLETION, COMPLETIONS = "prompt", "completion", "completions"
@@ -91,8 +92,8 @@ class JudgeParams(_Params):
             raise ValueError(f"scale_max ({self.scale_max:g}) must be above scale_min ({self.scale_min:g})")
         if self.mode == "choice" and len(self.labels) < 2:
             raise ValueError("labels: a choice judge needs at least two labels, each with its reward")
-        if any(not label.strip() for label in self.labels):
-            raise ValueError("labels: a label cannot be empty")
+        if any(not label.strip() or len(label) > MAX_LABEL_CHARS for label in self.labels):
+            raise ValueError(f"labels: a label is 1 to {MAX_LABEL_CHARS} characters (the answer the judge gives)")
         if self.endpoint == "url" and not self.base_url.startswith(("http://", "https://")):
             raise ValueError("base_url: an endpoint judge needs the server's http(s) URL, e.g. "
                              "https://api.openai.com/v1")

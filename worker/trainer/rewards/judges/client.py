@@ -20,6 +20,10 @@ BACKOFF_BASE_S = 0.5
 BACKOFF_MAX_S = 30.0
 RETRY_AFTER_MAX_S = 120.0
 MESSAGE_CHARS = 300
+# The endpoint is the user's: a body past this is not read on (a verdict of max_answer_tokens is far
+# smaller), and an answer's text is kept up to ANSWER_CHARS (it travels in samples and dry runs).
+MAX_BODY_BYTES = 1 << 20
+ANSWER_CHARS = 16_000
 RETRIED_STATUSES = frozenset({408, 409, 429})
 
 
@@ -123,7 +127,9 @@ class ChatClient:
     async def _attempt(self, body: dict) -> tuple[Reply, str | None]:
         started = time.perf_counter()
         try:
-            response = await asyncio.wait_for(self._http.post(self.url, json=body), self.limits.timeout_s)
+            response = await asyncio.wait_for(self._bounded_post(body), self.limits.timeout_s)
+        except BodyTooLarge as exc:
+            return Reply(error=str(exc), status=exc.status, seconds=time.perf_counter() - started), None
         except (TimeoutError, httpx.TimeoutException):
             return Reply(error=f"no answer within {self.limits.timeout_s:g} s", timed_out=True,
                          seconds=time.perf_counter() - started), None
@@ -137,8 +143,25 @@ class ChatClient:
                     response.headers.get("retry-after"))
         return read_answer(response, seconds), None
 
+    async def _bounded_post(self, body: dict) -> httpx.Response:
+        """The response, its body read up to MAX_BODY_BYTES (BodyTooLarge past it)."""
+        async with self._http.stream("POST", self.url, json=body) as response:
+            content = bytearray()
+            async for chunk in response.aiter_bytes():
+                content += chunk
+                if len(content) > MAX_BODY_BYTES:
+                    raise BodyTooLarge(response.status_code)
+        return httpx.Response(response.status_code, headers=response.headers, content=bytes(content),
+                              request=response.request)
+
     async def aclose(self) -> None:
         await self._http.aclose()
+
+
+class BodyTooLarge(Exception):
+    def __init__(self, status: int):
+        self.status = status
+        super().__init__(f"the endpoint's answer (HTTP {status}) is over {MAX_BODY_BYTES // 1024} KiB: not read on")
 
 
 def read_answer(response: httpx.Response, seconds: float) -> Reply:
@@ -150,6 +173,8 @@ def read_answer(response: httpx.Response, seconds: float) -> Reply:
     except (ValueError, KeyError, IndexError, TypeError, AttributeError):
         return Reply(error=f"the endpoint's answer is not a chat completion: {response.text[:MESSAGE_CHARS]!r}",
                      status=200, seconds=seconds)
+    if isinstance(content, str) and len(content) > ANSWER_CHARS:
+        content = content[:ANSWER_CHARS] + "..."
     reply = Reply(raw=content, status=200, seconds=seconds, prompt_tokens=int(usage.get("prompt_tokens") or 0),
                   answer_tokens=int(usage.get("completion_tokens") or 0))
     if content is None:

@@ -5,7 +5,10 @@ import time
 import httpx
 import pytest
 
-from worker.trainer.rewards.judges.client import BACKOFF_MAX_S, RETRY_AFTER_MAX_S, backoff_s, retried, server_message
+from worker.trainer.rewards.judges.catalog import JudgeLimits, JudgeParams
+from worker.trainer.rewards.judges.client import (
+    ANSWER_CHARS, BACKOFF_MAX_S, MAX_BODY_BYTES, RETRY_AFTER_MAX_S, ChatClient, backoff_s, retried, server_message,
+)
 
 
 def test_backoff_doubles_from_half_a_second_up_to_a_cap():
@@ -41,3 +44,36 @@ def test_a_refusal_keeps_the_servers_own_reason(response, message):
 def test_a_long_refusal_is_shortened():
     assert server_message(httpx.Response(500, text="x" * 5000)).endswith("...")
     assert len(server_message(httpx.Response(500, text="x" * 5000))) < 400
+
+
+def client_answering(handler) -> ChatClient:
+    return ChatClient("http://judge.test/v1", None, JudgeLimits(max_retries=0), transport=httpx.MockTransport(handler))
+
+
+async def test_an_endless_answer_is_not_read_past_its_bound():
+    """The endpoint is the user's: a body that never ends costs the worker a bounded buffer, not its memory."""
+    async def chunks():
+        for _ in range(MAX_BODY_BYTES // 65536 + 100):
+            yield b"x" * 65536
+
+    def endless(request):
+        return httpx.Response(200, content=chunks())
+
+    client = client_answering(endless)
+    reply = await client.post({"messages": [{"role": "user", "content": "rate"}], "max_tokens": 4})
+    await client.aclose()
+    assert reply.raw is None and reply.status == 200 and "is over 1024 KiB" in reply.error
+
+
+async def test_a_long_answer_is_kept_up_to_its_bound():
+    answer = "7" + " really" * 10_000
+
+    client = client_answering(lambda request: httpx.Response(200, json={"choices": [{"message": {"content": answer}}]}))
+    reply = await client.post({"messages": [{"role": "user", "content": "rate"}], "max_tokens": 4})
+    await client.aclose()
+    assert reply.error is None and reply.raw == answer[:ANSWER_CHARS] + "..."
+
+
+def test_a_label_is_as_short_as_an_answer():
+    with pytest.raises(ValueError, match="a label is 1 to 200 characters"):
+        JudgeParams(template="{completion}", model="m", mode="choice", labels={"yes": 1.0, "n" * 201: 0.0})
