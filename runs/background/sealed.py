@@ -19,7 +19,8 @@ class Unsealable(Exception):
     """The sealed secret is too old, or was sealed under another key; the message says which may apply."""
 
 
-def _fernet(purpose: str) -> Fernet:
+def fernet_for(purpose: str) -> Fernet:
+    """The Fernet of one purpose under SECRET_KEY (a task's sealed message, a judge's stored key)."""
     # One key per purpose: a secret sealed for one kind of task cannot be replayed into another.
     key = HKDF(algorithm=hashes.SHA256(), length=32, salt=None,
                info=f"grpo-controlplane/sealed/{purpose}".encode()).derive(settings.SECRET_KEY.encode())
@@ -27,12 +28,12 @@ def _fernet(purpose: str) -> Fernet:
 
 
 def seal(secret: str, purpose: str) -> str:
-    return _fernet(purpose).encrypt(secret.encode()).decode("ascii")
+    return fernet_for(purpose).encrypt(secret.encode()).decode("ascii")
 
 
 def unseal(sealed: str, purpose: str, max_age_s: int) -> str:
     try:
-        return _fernet(purpose).decrypt(sealed.encode("ascii"), ttl=max_age_s).decode()
+        return fernet_for(purpose).decrypt(sealed.encode("ascii"), ttl=max_age_s).decode()
     except (InvalidToken, UnicodeError) as exc:
         raise Unsealable(f"it waited more than {max_age_s // 3600} h in the queue, or SECRET_KEY changed since "
                          "it was sent") from exc

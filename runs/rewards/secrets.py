@@ -12,13 +12,9 @@ from cryptography.fernet import Fernet, InvalidToken
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from runs.background.sealed import _fernet  # one key per purpose, derived from SECRET_KEY
+from runs.background.sealed import fernet_for  # one key per purpose, derived from SECRET_KEY
 
 PURPOSE = "judge-api-key"
-SHOWN_CHARS = 4  # a masked key shows this many of its last characters, to tell two keys apart
-MASK = "***"
-
-
 KEY_SETTING = "SECRETS_ENCRYPTION_KEY"
 
 
@@ -44,7 +40,7 @@ def _sealer() -> Fernet:
     """The operator's own key when set (it survives a new SECRET_KEY), else one derived for this purpose."""
     own = getattr(settings, KEY_SETTING, "")
     if not own:
-        return _fernet(PURPOSE)
+        return fernet_for(PURPOSE)
     try:
         return Fernet(own)
     except ValueError:
@@ -52,10 +48,3 @@ def _sealer() -> Fernet:
             f"{KEY_SETTING} must be a Fernet key (32 url-safe base64-encoded bytes), made with: python -c "
             "'from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())'") from None
 
-
-def masked(key: str | None) -> str:
-    """The key as a log line or page may show it: its last few characters at most, and only
-    when the key is long enough that they reveal little."""
-    if not key:
-        return "(none)"
-    return MASK + key[-SHOWN_CHARS:] if len(key) >= 16 else MASK

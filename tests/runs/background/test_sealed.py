@@ -29,7 +29,7 @@ def test_a_secret_sealed_under_another_secret_key_does_not_open(settings):
 
 def test_a_secret_older_than_its_max_age_does_not_open():
     two_hours_ago = int(time.time()) - 7200
-    old = sealed._fernet("hub-push-token").encrypt_at_time(SECRET.encode(), two_hours_ago).decode()
+    old = sealed.fernet_for("hub-push-token").encrypt_at_time(SECRET.encode(), two_hours_ago).decode()
     assert unseal(old, "hub-push-token", max_age_s=3 * 3600) == SECRET
     with pytest.raises(Unsealable, match="more than 1 h"):
         unseal(old, "hub-push-token", max_age_s=3600)
