@@ -212,7 +212,9 @@ class Trainer:
         """Training and evaluation rewards; a reward in both is built once (one judge, one cache).
         A reward model runs on the policy's device: the CPU here, the trainer's GPU on GPUs."""
         self.reward_loader = RewardLoader(self.reward_sandbox, api_keys=api_keys, served=self.served_judges,
-                                          device=str(self.parts.accelerator.device))
+                                          device=str(self.parts.accelerator.device),
+                                          # an unreadable answer (with its raw text), a timeout: the run's log
+                                          on_warning=lambda message: self.report.log(message, level="warning"))
         self.rewards = self.reward_loader.load(self.spec.rewards)
         self.eval_rewards = self.reward_loader.load(self.spec.eval_rewards)
 
