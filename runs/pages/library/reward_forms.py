@@ -10,8 +10,8 @@ import typing
 from pydantic import BaseModel
 from pydantic.fields import PydanticUndefined
 
+from runs.rewards.model_rewards import SCHEMAS
 from worker.trainer.rewards.catalog import BUILTINS
-from worker.trainer.rewards.judges.catalog import JudgeParams, RewardModelParams
 
 LINE = re.compile(r"^line (\d+)\b")
 STARTER_SOURCE = '''def reward(prompts, completions, **columns):
@@ -124,7 +124,7 @@ def error_lines(messages: list[str]) -> list[int]:
 # Their forms come from the worker's own schemas (judges/catalog.py) as the built-ins' do, with what a
 # flat built-in lacks: choices (a Literal), multi-line text (the template), a label → value table, and
 # nested limits, whose inputs are named by their path ("limits.timeout_s").
-MODEL_SCHEMAS = {"judge": JudgeParams, "reward_model": RewardModelParams}
+MODEL_SCHEMAS = SCHEMAS  # kind → its parameters' schema, as the API checks them
 MULTILINE = {"template", "system_prompt"}
 # Fields shown only while another field has a value (the page's script hides the rest; all are sent).
 SHOWN_WHEN = {"scale_min": "mode=score", "scale_max": "mode=score", "labels": "mode=choice",
