@@ -24,6 +24,12 @@ class BackgroundRow:
         finished = cls.objects.filter(requested_by=user, state__in=cls.finished_states()).values_list("pk", flat=True)
         cls.objects.filter(pk__in=list(finished[KEPT_PER_USER - 1:])).delete()
 
+    @classmethod
+    def unfinished_of(cls, user):
+        """The user's row still queued or being worked on, if any (the oldest)."""
+        return (cls.objects.filter(requested_by=user).exclude(state__in=cls.finished_states())
+                .order_by("created_at", "id").first())
+
     @property
     def finished(self) -> bool:
         return self.state in self.finished_states()

@@ -15,7 +15,7 @@ from runs.api.serializers.reward_dry_run import DryRunRequest, RewardDryRunStatu
 from runs.api.serializers.rewards import RewardFunctionSerializer
 from runs.api.views.code_authoring import CodeAuthoringChecked
 from runs.api.views.owned import OwnedViewSet
-from runs.models import Dataset, RewardFunction, TrainingConfig
+from runs.models import Dataset, RewardDryRun, RewardFunction, TrainingConfig
 from runs.rewards import model_dry_run
 from runs.rewards.dry_run import score_rows
 from runs.rewards.rows import RowsUnavailable, rows_to_score
@@ -56,7 +56,10 @@ class RewardFunctionViewSet(CodeAuthoringChecked, OwnedViewSet):
         200: OpenApiResponse(OpenApiTypes.OBJECT, description="A built-in or code: the rows scored, at once."),
         202: OpenApiResponse(RewardDryRunStatus, description=(
             "A judge or a reward model: the dry run is queued for the control plane's consumer (which serves or "
-            "loads the model); poll its `url` (Location) until `state` is done or failed."))})
+            "loads the model); poll its `url` (Location) until `state` is done or failed.")),
+        409: OpenApiResponse(OpenApiTypes.OBJECT, description=(
+            "You have a judge's or reward model's dry run still queued or running: one at a time each (it may "
+            "start a model on the control plane's machine). `detail` says which; `url` (Location) follows it."))})
     @action(detail=True, methods=["post"], url_path="dry-run")
     def dry_run(self, request, pk=None):
         """Scores typed completions for the first rows of a dataset, or a run's samples at a step.
@@ -76,6 +79,11 @@ class RewardFunctionViewSet(CodeAuthoringChecked, OwnedViewSet):
         except RowsUnavailable as exc:
             raise ValidationError({exc.field: str(exc)}) from None
         if model_dry_run.is_queued(reward):  # a model is never served or loaded here
+            if running := RewardDryRun.unfinished_of(request.user):
+                url = RewardDryRunStatus(running, context=self.get_serializer_context()).data["url"]
+                return Response({"detail": f"your dry run {running.pk} of reward {running.reward_id} is still "
+                                           f"{running.progress_text()}: one at a time", "url": url},
+                                status=status.HTTP_409_CONFLICT, headers={"Location": url})
             dry_run = model_dry_run.ask(reward, request.user, params["dataset"].pk, rows)
             shown = RewardDryRunStatus(dry_run, context=self.get_serializer_context()).data
             return Response(shown, status=status.HTTP_202_ACCEPTED, headers={"Location": shown["url"]})

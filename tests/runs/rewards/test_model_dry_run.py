@@ -137,3 +137,17 @@ def test_a_runs_samples_are_judged_with_their_rows_columns_and_a_missing_column_
     assert first["scores"] == [0.8, 0.2] and first["columns"] == {"answer": "#### -2"}
     assert second["scores"] == [None] and "no dataset row" in second["note"]
     assert second["answers"][0]["raw"] is None and "answer" in second["answers"][0]["error"]
+
+
+def test_a_second_model_dry_run_waits_for_the_first_one_of_the_same_user(owner_api, owner, dataset, endpoint):
+    """A served judge's dry run starts a model on the control plane's machine: one at a time a user."""
+    first = ask(owner_api, url_judge(owner, endpoint), dataset=dataset.pk, completions=["good"])
+    assert first.status_code == 202
+    reward = RewardFunction.objects.create(owner=owner, name="other", kind="judge", params={
+        "template": TEMPLATE, "endpoint": "url", "base_url": endpoint, "model": "stub-judge"})
+    refused = ask(owner_api, reward, dataset=dataset.pk, completions=["good"])
+    assert refused.status_code == 409 and refused["Location"] == first.json()["url"] == refused.json()["url"]
+    detail = refused.json()["detail"]
+    assert f"your dry run {first.json()['id']} " in detail and "one at a time" in detail
+    RewardDryRun.objects.get(pk=first.json()["id"]).finish({})
+    assert ask(owner_api, reward, dataset=dataset.pk, completions=["good"]).status_code == 202
