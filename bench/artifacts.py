@@ -92,11 +92,11 @@ def met(ok: bool) -> str:
 def trained_checkpoint(work: Path):
     """SmolLM2-135M after one cpu-demo step, saved with its optimizer state; the step context too."""
     from bench.train_step import PROMPTS_PER_STEP, synthetic_group
-    from worker.trainer import setup
-    from worker.trainer.checkpoints import TrainerState, save_checkpoint
+    from worker.trainer.training import setup
+    from worker.trainer.checkpoints.saving import TrainerState, save_checkpoint
     from worker.trainer.config import PRESETS, TrainingConfig
     from worker.trainer.models.prepare import prepare_default_model
-    from worker.trainer.step import batch_advantages, train_step
+    from worker.trainer.training.step import batch_advantages, train_step
 
     config = TrainingConfig(**{**PRESETS["cpu-demo"], "model": "default"})
     parts = setup.build_training_parts(str(prepare_default_model().path), config)
@@ -115,7 +115,7 @@ def trained_checkpoint(work: Path):
 
 
 def upload_once(url: str, token: str, folder: Path, step: int) -> float:
-    from worker.trainer.reporting.checkpoint_uploader import CheckpointUploader
+    from worker.trainer.checkpoints.uploader import CheckpointUploader
 
     uploader = CheckpointUploader(url, token, on_uploaded=lambda job: None, say=lambda level, message: None)
     started = time.perf_counter()

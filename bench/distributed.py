@@ -5,7 +5,7 @@ the share of it inside collectives, and the weight push's gather and write.
     .venv/bin/python -m bench.distributed [--model HuggingFaceTB/SmolLM2-135M-Instruct] [--steps 3]
     .venv/bin/python -m bench.distributed --gpu-only      (on a GPU machine: the one-process GPU row)
 
-Each configuration is `python -m worker.trainer.distributed.probe` (under torchrun for two
+Each configuration is `python -m worker.trainer.training.probe` (under torchrun for two
 processes): the trainer's own train_step on seeded groups, in fp32 unless --bf16 on. Bytes are
 counted from the tensors each process holds, not its RSS (printed beside them). On a 2-core CPU
 two processes do not step faster: the table says what they cost. Nothing is asserted.
@@ -25,7 +25,7 @@ MIB = 2**20
 def probe(model: str, strategy: str, processes: int, args, out: Path) -> dict:
     import torch
 
-    probe_args = ["-m", "worker.trainer.distributed.probe", "--model", model, "--out", str(out),
+    probe_args = ["-m", "worker.trainer.training.probe", "--model", model, "--out", str(out),
                   "--distributed", strategy, "--steps", str(args.steps), "--bf16", args.bf16,
                   "--prompt-tokens", str(args.prompt_tokens), "--completion-tokens", str(args.completion_tokens),
                   "--micro-batch", str(args.micro_batch), "--accumulation", str(args.accumulation)]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import httpx
 
-from worker.trainer.checkpoint_manifest import files_in
+from worker.trainer.checkpoints.manifest import files_in
 
 READ = 8 * 1024 * 1024
 
@@ -128,7 +128,7 @@ class Upload:
 
 def upload(uploads_url: str, token: str, folder: Path, step: int, timeout_s: float) -> Upload:
     """The worker's own uploader, from submit until it reports the checkpoint listed."""
-    from worker.trainer.reporting.checkpoint_uploader import CheckpointUploader
+    from worker.trainer.checkpoints.uploader import CheckpointUploader
 
     result, done = Upload(), threading.Event()
     uploader = CheckpointUploader(uploads_url, token, on_uploaded=lambda job: done.set(),

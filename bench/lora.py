@@ -28,7 +28,7 @@ MODES = {"full": {}, "lora": {"lora": True, "lora_serving": "adapter"},
 
 
 def build(mode: str, steps: int):
-    from worker.trainer import setup
+    from worker.trainer.training import setup
     from worker.trainer.config import PRESETS, TrainingConfig
     from worker.trainer.models.prepare import prepare_default_model
 
@@ -43,7 +43,7 @@ def train(ctx, config, steps: int) -> list[float]:
     import random
 
     from bench.train_step import PROMPTS_PER_STEP, synthetic_group
-    from worker.trainer.step import batch_advantages, train_step
+    from worker.trainer.training.step import batch_advantages, train_step
 
     rng, seconds = random.Random(0), []
     for step in range(steps):
@@ -56,7 +56,7 @@ def train(ctx, config, steps: int) -> list[float]:
 
 
 def checkpoint_mb(parts, folder: Path) -> float:
-    from worker.trainer.checkpoints import TrainerState, checkpoint_size, save_checkpoint
+    from worker.trainer.checkpoints.saving import TrainerState, checkpoint_size, save_checkpoint
 
     path = save_checkpoint(folder, TrainerState(step=1, model_version=1, data_position=0), parts.unwrapped_model(),
                            parts.tokenizer, parts.optimizer, parts.scheduler)

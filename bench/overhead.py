@@ -44,7 +44,7 @@ import websockets
 
 from bench.report import fmt, markdown_table, median
 from tests.support.asgi_server import AsgiServer, logged_in_client
-from worker.trainer.process_groups import stop_process_group
+from worker.trainer.processes.groups import stop_process_group
 
 ROOT = Path(__file__).resolve().parents[1]
 

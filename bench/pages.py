@@ -37,7 +37,7 @@ from tests.support.asgi_server import AsgiServer, logged_in_client
 CHROMIUM = "/usr/bin/chromium"
 FIRST_CHART_TARGET_MS = 1000
 EVENTS_PER_S = 20
-# What the trainer reports each step (worker/trainer/step.py, app.py, rollout/metrics.py,
+# What the trainer reports each step (worker/trainer/training/step.py, app.py, rollout/metrics.py,
 # algorithm/loss.py), with two reward functions.
 METRIC_NAMES = [
     "train/loss", "train/entropy", "train/grad_norm", "train/learning_rate", "train/advantage_std",

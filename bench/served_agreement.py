@@ -7,9 +7,9 @@ from pathlib import Path
 import httpx
 import torch
 
-from worker.trainer.batching import Row, micro_batches
+from worker.trainer.training.batching import Row, micro_batches
 from worker.trainer.config import TrainingConfig
-from worker.trainer.policy import completion_logprobs
+from worker.trainer.training.policy import completion_logprobs
 from worker.trainer.rollout.client import parse_choices
 
 PROMPT = "What is 12 + 30? Think, then answer."

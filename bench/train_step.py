@@ -4,7 +4,7 @@ primitive-cache sizes.
     .venv/bin/python -m bench.train_step                         # 20 steps: oneDNN's cache, shapes padded to 1 and 32
     .venv/bin/python -m bench.train_step --steps 30 --capacities 1024 256 128 64 --widths 1
 
-No vLLM, no rollout: the real `train_step` (worker/trainer/step.py) of the cpu-demo preset
+No vLLM, no rollout: the real `train_step` (worker/trainer/training/step.py) of the cpu-demo preset
 (SmolLM2-135M prepared under var/models, micro-batches of 2, 16 completions a step) on
 synthetic GSM8K-sized groups: 2 prompts of 110 random tokens x 8 completions of 100-128,
 the same groups for every run. Each cache size and padding runs in its own process with the
@@ -12,7 +12,7 @@ trainer's allocator (jemalloc where found) and `ONEDNN_PRIMITIVE_CACHE_CAPACITY`
 (oneDNN's own default) without padding is the peer. `--widths` pads packed rows, and the
 positions fed to the vocabulary projection, to a multiple of each (what
 worker/trainer/onednn_cache.shape_multiple_for picks; 1 = no padding). The
-precision is the trainer's (bf16 where it is fast: worker/trainer/precision.py); in fp32 the
+precision is the trainer's (bf16 where it is fast: worker/trainer/training/precision.py); in fp32 the
 matmuls go through MKL and the cache plays no part.
 
 Nothing is asserted: the script prints one table.
@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 from bench.report import markdown_table
-from worker.trainer.onednn_cache import CPU_BF16_SHAPE_MULTIPLE, DEFAULT_CAPACITY, SETTING
+from worker.trainer.training.onednn_cache import CPU_BF16_SHAPE_MULTIPLE, DEFAULT_CAPACITY, SETTING
 
 
 PROMPT_TOKENS, COMPLETION_TOKENS = 110, (100, 128)
@@ -55,10 +55,10 @@ def peak_gib() -> float:
 
 def child(steps: int, shape_multiple: int) -> dict:
     """Runs in the measured process: load, then `steps` training steps."""
-    from worker.trainer import setup
+    from worker.trainer.training import setup
     from worker.trainer.config import PRESETS, TrainingConfig
     from worker.trainer.models.prepare import prepare_default_model
-    from worker.trainer.step import batch_advantages, train_step
+    from worker.trainer.training.step import batch_advantages, train_step
 
     config = TrainingConfig(**{**PRESETS["cpu-demo"], "model": "default"})
     parts = setup.build_training_parts(str(prepare_default_model().path), config)
@@ -76,7 +76,7 @@ def child(steps: int, shape_multiple: int) -> dict:
 
 
 def measure(capacity: int, shape_multiple: int, steps: int) -> dict:
-    from worker.trainer.allocator import chosen_library, preload_environment
+    from worker.trainer.processes.allocator import chosen_library, preload_environment
 
     environ = {**os.environ, SETTING: str(capacity)}
     library = chosen_library(environ)

@@ -16,7 +16,7 @@ steps for both trainers:
 - peer: TRL's GRPOTrainer, use_vllm=False (generation with transformers `generate`), in
   its own subprocess, the same model, prompts, batch, lengths, learning rate, loss (dapo,
   beta 0, epsilon 0.2/0.28), the same precision as ours (bf16 autocast where ours picks it:
-  worker/trainer/precision.py), and gradient checkpointing off as in ours (TRL's
+  worker/trainer/training/precision.py), and gradient checkpointing off as in ours (TRL's
   default is on, which would make it slower). No vLLM server runs while TRL runs.
 
 Both run alone on the machine (each waits for the other to finish); "completions/s" is
@@ -39,7 +39,7 @@ import time
 from pathlib import Path
 
 from bench.report import markdown_table
-from worker.trainer.process_groups import kill_process_group
+from worker.trainer.processes.groups import kill_process_group
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -63,7 +63,7 @@ def our_config(total_steps: int):
 
 
 def trl_settings(total_steps: int, output_dir: str) -> dict:
-    from worker.trainer.setup import use_bf16
+    from worker.trainer.training.setup import use_bf16
 
     ours = our_config(total_steps)
     settings = dict(
@@ -457,9 +457,9 @@ def print_config(args) -> None:
     for name, pairs in (("trainer env", args.trainer_env), ("vLLM env", args.server_env), ("TRL env", args.trl_env)):
         if pairs:
             print(f"{name} (experiment): {' '.join(pairs)}")
-    from worker.trainer.allocator import chosen_library
+    from worker.trainer.processes.allocator import chosen_library
 
-    print(f"allocator (ours, worker/trainer/allocator.py): {chosen_library() or 'glibc malloc'}; "
+    print(f"allocator (ours, worker/trainer/processes/allocator.py): {chosen_library() or 'glibc malloc'}; "
           f"TRL: glibc malloc unless --trl-env sets LD_PRELOAD")
     print(f"machine: {os.cpu_count()} cores, {platform.machine()}, load average {os.getloadavg()[0]:.2f}")
 

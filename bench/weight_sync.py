@@ -6,7 +6,7 @@ vLLM's own reload, into one real vLLM server.
 
 The trainer's whole push (`FilesystemWeightSync.push`: write the safetensors file, pause,
 reload, reset the prefix cache, resume) in the served dtype of this machine
-(worker/trainer/precision.py), the model moved a little before every push so each one
+(worker/trainer/training/precision.py), the model moved a little before every push so each one
 carries new weights. The two ways alternate push by push and share the server, so a busy
 moment of the machine lands on both. After each pair the server's prompt log-probabilities
 under both are compared (they should agree to rounding). The server is idle between pushes:
@@ -72,7 +72,7 @@ def main() -> None:
     from worker.trainer.config import PRESETS, TrainingConfig
     from worker.trainer.inference.server import VLLMServer
     from worker.trainer.models.paths import resolve_model_path
-    from worker.trainer.precision import local_serving_device, served_dtype
+    from worker.trainer.training.precision import local_serving_device, served_dtype
     from worker.trainer.weight_sync.filesystem import FilesystemWeightSync
 
     model_dir = resolve_model_path(args.model)

@@ -102,7 +102,7 @@ def start_from_spec(run: Run) -> dict:
 
 def shared_disk_marker(output_dir: Path) -> dict:
     """Writes a fresh secret beside the run's output: a worker that can read it shares this disk
-    and needs not upload its checkpoints (worker/trainer/checkpoint_keeping.py)."""
+    and needs not upload its checkpoints (worker/trainer/checkpoints/keeping.py)."""
     marker = Path(output_dir) / ".control-plane-disk"
     marker.parent.mkdir(parents=True, exist_ok=True)
     secret = secrets.token_urlsafe(24)

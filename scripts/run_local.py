@@ -26,7 +26,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from worker.trainer.process_groups import kill_process_group
+from worker.trainer.processes.groups import kill_process_group
 
 ROOT = Path(__file__).resolve().parent.parent
 STARTUP_TIMEOUT_S = 90

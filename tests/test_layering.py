@@ -22,7 +22,7 @@ ALLOWED_FROM_WORKER = {
     "worker.announcement": "what a live worker answers when the control plane asks the fleet",
     "worker.devices": "a worker's devices as it announces them (GPUs, CPU cores, RAM)",
     "worker.trainer.config": "the training config schema",
-    "worker.trainer.checkpoint_manifest": "what an uploaded checkpoint holds, checked before it is listed",
+    "worker.trainer.checkpoints.manifest": "what an uploaded checkpoint holds, checked before it is listed",
     "worker.trainer.events": "the event schema of the ingest",
     "worker.trainer.spec": "the launch spec a started run freezes",
     "worker.trainer.data.generators": "built-in dataset generators, previewed by the control plane",

@@ -15,15 +15,15 @@ from pathlib import Path
 from worker.gpu_split import GpuSplit, split_for_device
 from worker.settings import WorkerSettings
 from worker.trainer.distributed.launch_failure import first_failure
-from worker.trainer.precision import answer_for_children
-from worker.trainer.private_files import write_private
-from worker.trainer.process_groups import ended_how
+from worker.trainer.training.precision import answer_for_children
+from worker.trainer.processes.private_files import write_private
+from worker.trainer.processes.groups import ended_how
 from worker.trainer.reporting.client import IngestClient
 from worker.trainer.reporting.reporter import Reporter
 from worker.trainer.reporting.session import ReportingSession
-from worker.trainer.run_folder import on_this_worker
+from worker.trainer.checkpoints.run_folder import on_this_worker
 from worker.trainer.spec import LaunchSpec
-from worker.trainer.output_lines import log_parts
+from worker.trainer.processes.output_lines import log_parts
 from worker.trainer_process import TrainerProcess, trainer_command
 
 log = logging.getLogger(__name__)

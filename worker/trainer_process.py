@@ -14,9 +14,9 @@ from pathlib import Path
 from collections.abc import Callable
 
 from worker.trainer.inference.cpu_sharing import allowed_cpus
-from worker.trainer.process_groups import stop_process_group
-from worker.trainer.process_lifetime import kill_me_with_parent
-from worker.trainer.output_lines import last_redraw
+from worker.trainer.processes.groups import stop_process_group
+from worker.trainer.processes.lifetime import kill_me_with_parent
+from worker.trainer.processes.output_lines import last_redraw
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 

@@ -18,7 +18,7 @@ from runs.background import enqueue
 from runs.events import publish
 from runs.live_messages import CheckpointMessage
 from runs.models import Checkpoint, CheckpointUpload, Run, UploadState
-from worker.trainer.checkpoint_manifest import CheckpointManifest
+from worker.trainer.checkpoints.manifest import CheckpointManifest
 
 log = logging.getLogger(__name__)
 FINALIZE_TASK = "finalize_checkpoint"

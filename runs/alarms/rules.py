@@ -89,7 +89,7 @@ RULES = (
                                                                                  "above {threshold:.3g}"),
     ), slow=False),
     # The share of groups whose rewards are all equal (std below the advantage's floor), which
-    # the training step reports (worker/trainer/step.py): their advantages, and gradients, are 0.
+    # the training step reports (worker/trainer/training/step.py): their advantages, and gradients, are 0.
     Rule("no_learning_signal", (Signal("rollout/frac_reward_zero_std", "alarm_equal_rewards_max", True,
                                        "{value:.0%} of groups with all-equal rewards (above {threshold:.0%})"),),
          slow=True),

@@ -19,7 +19,7 @@ from django.conf import settings
 
 from runs.artifacts.checkpoint_files import CheckpointFile
 from runs.artifacts.stores import StoreUnavailable, artifact_store, step_folder
-from worker.trainer.checkpoint_manifest import CheckpointManifest, safe_relative_path
+from worker.trainer.checkpoints.manifest import CheckpointManifest, safe_relative_path
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 its manifest in the background, listed only once whole, downloadable wherever the worker ran.
 Every test runs with both artifact stores: the filesystem and an S3 bucket on a real
 S3-compatible server. The finishing task runs here as the consumer would run it
-(`finish_in_background`); tests/worker/trainer/reporting/test_checkpoint_uploader.py runs it in a
+(`finish_in_background`); tests/worker/trainer/checkpoints/test_uploader.py runs it in a
 real consumer behind a live server."""
 import errno
 import hashlib
@@ -17,7 +17,7 @@ from django.utils import timezone
 from runs.actions.checkpoints import finalize_upload
 from runs.artifacts import checkpoint_store as store
 from runs.models import Checkpoint, CheckpointUpload, Run, RunReward, UploadState
-from worker.trainer.checkpoint_manifest import ARCHIVE_MANIFEST
+from worker.trainer.checkpoints.manifest import ARCHIVE_MANIFEST
 
 FILES = {"model.safetensors": bytes(range(256)) * 40, "trainer_state.pt": b"state" * 100,
          "optimizer/.metadata": b"dcp", "optimizer/__0_0.distcp": b"moments" * 50,

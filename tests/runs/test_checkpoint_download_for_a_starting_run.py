@@ -1,6 +1,6 @@
 """The worker of a run that starts from an uploaded checkpoint downloads it with its own run's
 token: the tar holds the checkpoint's folder and, beside it, the manifest its files were checked
-against on upload, as a resume's archive does (worker/trainer/checkpoint_fetch.py checks them)."""
+against on upload, as a resume's archive does (worker/trainer/checkpoints/fetch.py checks them)."""
 import io
 import json
 import tarfile
@@ -9,7 +9,7 @@ import pytest
 
 from runs.models import Checkpoint
 from tests.runs.test_api_checkpoint_upload import FILES, complete, manifest, upload_all
-from worker.trainer.checkpoint_manifest import ARCHIVE_MANIFEST
+from worker.trainer.checkpoints.manifest import ARCHIVE_MANIFEST
 
 
 @pytest.fixture(autouse=True)

@@ -133,10 +133,10 @@ def write_real_checkpoint(data_dir: Path, folder: Path) -> dict:
     moved (step 10, with its optimizer): what a run trained from it would have saved."""
     import torch
 
-    from worker.trainer.checkpoints import TrainerState, save_checkpoint
+    from worker.trainer.checkpoints.saving import TrainerState, save_checkpoint
     from worker.trainer.config import TrainingConfig
     from worker.trainer.models.tiny import build_tiny_model
-    from worker.trainer.setup import build_training_parts
+    from worker.trainer.training.setup import build_training_parts
 
     build_tiny_model(data_dir / "models" / MODEL)
     parts = build_training_parts(MODEL, TrainingConfig(model=MODEL, max_steps=20))

@@ -12,7 +12,7 @@ import pytest
 torch_distributed = pytest.importorskip("torch.distributed")
 
 from worker.trainer.distributed.crew import Crew, OrderChannel  # noqa: E402
-from worker.trainer.distributed.follower import Follower  # noqa: E402
+from worker.trainer.follower import Follower  # noqa: E402
 from worker.trainer.distributed.order_codec import OrderRefused  # noqa: E402
 from worker.trainer.distributed.topology import Topology  # noqa: E402
 

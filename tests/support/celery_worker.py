@@ -4,7 +4,7 @@ import sys
 from pathlib import Path
 
 from tests.support.asgi_server import ROOT, AsgiServer
-from worker.trainer.process_groups import stop_process_group
+from worker.trainer.processes.groups import stop_process_group
 
 
 def start_worker(server: AsgiServer, queues: str, env: dict | None = None, log_path: Path | None = None,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from scripts.run_local import consumer_args
 from tests.support.asgi_server import ROOT, AsgiServer
-from worker.trainer.process_groups import stop_process_group
+from worker.trainer.processes.groups import stop_process_group
 
 READY_TIMEOUT_S = 60
 

@@ -10,7 +10,7 @@ from worker import tasks
 from worker.settings import WorkerSettings, WorkerSettingsError
 from worker.supervisor import RunSupervisor
 from worker.trainer.config import TrainingConfig
-from worker.trainer.process_groups import ended_how
+from worker.trainer.processes.groups import ended_how
 from worker.trainer.spec import LaunchSpec
 from worker.trainer_process import RateLimiter, TrainerProcess, trainer_command
 
@@ -55,7 +55,7 @@ def test_the_trainer_is_told_the_supervisors_precision(tmp_path, monkeypatch):
     # The server was launched in the dtype the supervisor found fastest; the trainer must not
     # time its own answer (while that server loads) and write weights in another dtype.
     import worker.supervisor as supervisor_module
-    from worker.trainer import precision
+    from worker.trainer.training import precision
 
     started = {}
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from worker.trainer.output_lines import LOG_FORMAT
+from worker.trainer.processes.output_lines import LOG_FORMAT
 
 
 def main(argv=None) -> int:
@@ -35,6 +35,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    from worker.trainer.allocator import reexec_with_chosen_allocator
+    from worker.trainer.processes.allocator import reexec_with_chosen_allocator
     reexec_with_chosen_allocator()  # before torch is imported (see allocator.py)
     sys.exit(main())

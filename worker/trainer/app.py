@@ -13,15 +13,15 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from worker.trainer.checkpoint_keeping import keeper_for
-from worker.trainer.checkpoints import TrainerState, load_trainer_state, save_checkpoint
+from worker.trainer.checkpoints.keeping import keeper_for
+from worker.trainer.checkpoints.saving import TrainerState, load_trainer_state, save_checkpoint
 from worker.trainer.data.loading import load_dataset, render_prompt, reward_columns
 from worker.trainer.data.order import ConsumedFrontier, PromptOrder
 from worker.trainer.distributed.crew import Crew
 from worker.trainer.distributed.topology import SINGLE, Topology
 from worker.trainer.inference.cpu_sharing import CoreHandover, allowed_cpus, generation_cpus, sharing_mode
 from worker.trainer.inference.time_slicing import GenerationPause
-from worker.trainer.process_lifetime import kill_me_with_parent, process_age_s
+from worker.trainer.processes.lifetime import kill_me_with_parent, process_age_s
 from worker.trainer.reporting.session import ReportingSession
 from worker.trainer.rewards.loader import RewardLoader, check_reward_specs, needs_sandbox, served_judge_specs
 from worker.trainer.rewards.sandbox import SandboxPool
@@ -45,8 +45,8 @@ if TYPE_CHECKING:
     from worker.trainer.rollout.scoring import RewardFunction
     from worker.trainer.environments.base import Environment
     from worker.trainer.evaluation.evaluator import Evaluator
-    from worker.trainer.setup import TrainingParts
-    from worker.trainer.step import StepContext
+    from worker.trainer.training.setup import TrainingParts
+    from worker.trainer.training.step import StepContext
     from worker.trainer.weight_sync import WeightSync
 
 log = logging.getLogger("worker.trainer")
@@ -229,7 +229,7 @@ class Trainer:
 
     def _load_policy(self) -> None:
         """Model, tokenizer, optimizer and schedule; a checkpoint's state when resuming."""
-        from worker.trainer.setup import build_training_parts
+        from worker.trainer.training.setup import build_training_parts
 
         # The other processes load the same checkpoint now, beside this one: told earlier, they
         # would wait in the first collective while this one fetched datasets (no timeout to spare).
@@ -274,7 +274,7 @@ class Trainer:
 
     def _fetch_checkpoint_to_resume(self) -> None:
         """A resumed run's checkpoint, downloaded when another worker wrote it (checkpoint_fetch.py)."""
-        from worker.trainer.checkpoint_fetch import local_checkpoint
+        from worker.trainer.checkpoints.fetch import local_checkpoint
 
         if not self.spec.resume_from:
             return
@@ -289,7 +289,7 @@ class Trainer:
         """init_checkpoint's folder, downloaded with this run's token (which may fetch that one
         checkpoint of another run and no other), beside the run's own checkpoints. A resume
         starts from the run's own checkpoint instead."""
-        from worker.trainer.checkpoint_fetch import local_checkpoint
+        from worker.trainer.checkpoints.fetch import local_checkpoint
 
         if self.spec.resume_from or not self.spec.init_from:
             self.spec = self.spec.model_copy(update={"init_from": None})
@@ -523,7 +523,7 @@ class Trainer:
             self.config, before_micro_batch=self.core_handover.before_micro_batch if self.core_handover else None)
 
     def _train(self) -> str:
-        from worker.trainer.step import batch_advantages, train_step
+        from worker.trainer.training.step import batch_advantages, train_step
 
         self.core_handover = self._hand_over_cores()
         ctx = self._step_context()
@@ -690,7 +690,7 @@ def run_trainer(spec: dict) -> str:
         # stop, or the worker dying) would leave the ranks training on, orphaned.
         kill_me_with_parent()
     if not topology.leads:
-        from worker.trainer.distributed.follower import Follower
+        from worker.trainer.follower import Follower
 
         return Follower(launch, topology).run()
     return Trainer(launch, topology).run()

@@ -339,7 +339,7 @@ class TrainingConfig(BaseModel):
         from worker.trainer.models.paths import ModelNotFoundError, ModelRefused, is_model_dir, resolve_model_path
 
         try:
-            from worker.trainer.lora import local_settings_problem
+            from worker.trainer.training.lora import local_settings_problem
             local = resolve_model_path(self.model)
         except (ImportError, ModelNotFoundError, ModelRefused):
             return None
@@ -355,7 +355,7 @@ class TrainingConfig(BaseModel):
 
     @property
     def lora_targets(self) -> list[str]:
-        """lora_target_modules as names; empty: the family's defaults (worker/trainer/lora.py)."""
+        """lora_target_modules as names; empty: the family's defaults (worker/trainer/training/lora.py)."""
         return [name.strip() for name in self.lora_target_modules.split(",") if name.strip()]
 
     @property

@@ -41,7 +41,7 @@ from runs.artifacts.pieces import of_file
 from runs.artifacts.stores import StoreUnavailable, artifact_store, step_folder
 from runs.models import Checkpoint, Run
 from runs.starting_checkpoint import starts_from
-from worker.trainer.checkpoint_manifest import ARCHIVE_MANIFEST, CheckpointManifest
+from worker.trainer.checkpoints.manifest import ARCHIVE_MANIFEST, CheckpointManifest
 
 
 def checkpoint_folder(run: Run, reported_path: str) -> Path:
@@ -129,7 +129,7 @@ def checkpoint_for(request, run_id: int, checkpoint_id: int) -> Checkpoint:
 
 def manifest_members(checkpoint: Checkpoint) -> list[bytes]:
     """The manifest the checkpoint's files were checked against on upload, as the worker's fetch
-    reads it beside the folder (worker/trainer/checkpoint_fetch.py); none when not kept."""
+    reads it beside the folder (worker/trainer/checkpoints/fetch.py); none when not kept."""
     if not (checkpoint.in_store and checkpoint.files):
         return []
     kept = CheckpointManifest(step=checkpoint.step, model_version=checkpoint.model_version,

@@ -7,7 +7,7 @@ then completes with the manifest, and polls until the control plane has finished
 - `PUT  /api/runs/<id>/uploads/<step>/files/<path>`: a chunk, at the offset in `Upload-Offset`, with
   its sha256 in `Upload-Chunk-Sha256`: hashed as it arrives, a chunk that arrived otherwise is a 422
   to send again; 409 with `received` when the offset is not where the file ends;
-- `POST /api/runs/<id>/uploads/<step>/complete`: the manifest (worker/trainer/checkpoint_manifest.py).
+- `POST /api/runs/<id>/uploads/<step>/complete`: the manifest (worker/trainer/checkpoints/manifest.py).
   It answers at once, whatever the size: 202 `finishing` while a background task
   (runs/actions/checkpoints.py) reads every file once against the manifest and moves the folder
   into the store; a second complete meanwhile gets the same answer, not a second finish;
@@ -43,7 +43,7 @@ from runs.api.views.run_dataset import run_for_token
 from runs.artifacts import checkpoint_store as store
 from runs.artifacts.stores import StoreUnavailable, step_folder
 from runs.models import CheckpointUpload, UploadBusy, UploadState
-from worker.trainer.checkpoint_manifest import ARCHIVE_MANIFEST, CheckpointManifest, UploadDeclaration
+from worker.trainer.checkpoints.manifest import ARCHIVE_MANIFEST, CheckpointManifest, UploadDeclaration
 
 CHUNK = 1024 * 1024
 RECEIVED = inline_serializer("UploadReceived", {"received": serializers.IntegerField()})

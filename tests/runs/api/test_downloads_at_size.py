@@ -14,9 +14,9 @@ import pytest
 
 from tests.support.asgi_server import AsgiServer, logged_in_client
 from tests.support.cutting_proxy import CuttingProxy
-from worker.trainer.checkpoint_fetch import local_checkpoint
+from worker.trainer.checkpoints.fetch import local_checkpoint
 from worker.trainer.data.fetch import dataset_file
-from worker.trainer.fetching import Patience
+from worker.trainer.reporting.fetching import Patience
 from worker.trainer.spec import DatasetSpec
 
 MB = 2 ** 20

@@ -2,7 +2,7 @@
 import pytest
 
 from worker.trainer.app import Trainer
-from worker.trainer.checkpoints import TrainerState
+from worker.trainer.checkpoints.saving import TrainerState
 from worker.trainer.config import TrainingConfig
 from worker.trainer.rollout.groups import Completion, Group
 from worker.trainer.rollout.metrics import rollout_metrics

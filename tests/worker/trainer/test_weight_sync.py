@@ -143,7 +143,7 @@ def test_a_float32_server_gets_the_master_weights_unrounded(tmp_path):
 
 
 def test_by_default_files_are_written_in_what_a_local_server_serves(tmp_path, monkeypatch):
-    import worker.trainer.precision as precision
+    import worker.trainer.training.precision as precision
 
     monkeypatch.setattr(precision, "bf16_is_fast", lambda: False)
     expected = "bfloat16" if torch.cuda.is_available() else "float32"

@@ -166,7 +166,7 @@ def test_a_lora_run_serves_each_pushed_adapter_and_merged_weights_alike(tiny_mod
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from worker.trainer import lora
+    from worker.trainer.training import lora
     from worker.trainer.inference.server import VLLMServer
     from worker.trainer.weight_sync.filesystem import FilesystemWeightSync
     from worker.trainer.weight_sync.lora_adapter import ADAPTER_NAME, LoraAdapterSync

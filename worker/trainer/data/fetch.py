@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from worker.trainer.fetching import (PATIENCE, Download, FetchError, Patience, WrongBytes, sha256_of,
+from worker.trainer.reporting.fetching import (PATIENCE, Download, FetchError, Patience, WrongBytes, sha256_of,
                                      with_retries)
 from worker.trainer.models.paths import data_dir
 from worker.trainer.spec import DatasetSpec

@@ -3,7 +3,7 @@ the others: a run that fails says "rank 1 was killed by SIGKILL", not only that 
 import re
 from dataclasses import dataclass
 
-from worker.trainer.process_groups import ended_how
+from worker.trainer.processes.groups import ended_how
 
 ROOT_CAUSE = "Root Cause (first observed failure)"
 RANK = re.compile(r"^\s*rank\s*:\s*(\d+)")

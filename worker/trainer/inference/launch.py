@@ -12,13 +12,13 @@ from importlib import metadata
 from pathlib import Path
 from typing import Literal
 
-from worker.trainer.allocator import without_preloaded_allocator
+from worker.trainer.processes.allocator import without_preloaded_allocator
 from worker.trainer.config import TrainingConfig
 from worker.trainer.inference.api_key_guard import KEY_VARIABLE
 from worker.trainer.inference.cpu_sharing import SERVER_CPUS_VARIABLE, allowed_cpus, format_cpus, generation_cpus
 from worker.trainer.inference.parallelism import parallel_args
 from worker.trainer.inference.worker_extension import EXTENSION_CLASS
-from worker.trainer.precision import served_dtype
+from worker.trainer.training.precision import served_dtype
 
 PROJECT_ROOT = str(Path(__file__).resolve().parents[3])
 WRAPPER_MODULE = "worker.trainer.inference.vllm_cli"
@@ -93,7 +93,7 @@ def build_launch(model: str, config: TrainingConfig, *, port: int, device: Devic
     `model` is passed as given: resolve it first (worker.trainer.models.paths). On GPUs,
     `gpu_ids` (for example "0" or "2,3") sets CUDA_VISIBLE_DEVICES; without it the parent's
     value is passed through. `dtype` defaults to the fastest for `device` on this machine
-    (worker/trainer/precision.py); weight sync writes in the same. On a CPU whose cores
+    (worker/trainer/training/precision.py); weight sync writes in the same. On a CPU whose cores
     the config splits (inference/cpu_sharing.py), the server is pinned to its share of
     `cpus` (default: the cores this process may use). Tensor and data parallel sizes above 1
     become vLLM's flags on GPUs and are refused on a CPU (inference/parallelism.py). With

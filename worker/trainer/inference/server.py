@@ -22,7 +22,7 @@ import httpx
 from worker.trainer.config import TrainingConfig
 from worker.trainer.inference.api_key_guard import bearer
 from worker.trainer.inference.launch import Device, Launch, build_launch, installed_device
-from worker.trainer.process_groups import signal_group, stop_process_group
+from worker.trainer.processes.groups import signal_group, stop_process_group
 
 HEALTH_POLL_S = 0.5
 

@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> None:
     if argv is not None:
         sys.argv = ["vllm", *argv]
     pin_to_cpus()
-    from worker.trainer.process_lifetime import kill_group_when_parent_dies
+    from worker.trainer.processes.lifetime import kill_group_when_parent_dies
 
     # Started in its own session by VLLMServer: if the trainer or worker that started it
     # dies (even by SIGKILL), the engine core and workers go too, not just this process.

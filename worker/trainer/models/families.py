@@ -1,7 +1,7 @@
 """The model families the trainer trains, and what each does to its logits after the output head.
 
 The trainer computes log-probs from the decoder and the head directly, only at the positions
-that predict completion tokens (worker/trainer/policy.py), so it must also apply what the
+that predict completion tokens (worker/trainer/training/policy.py), so it must also apply what the
 family's own forward applies after the head: Gemma-2/3 soft-cap the logits, Cohere multiplies
 them by a scale, Granite divides them. A family not listed here is refused, never trained with
 log-probs that silently differ from the model's (tests/worker/trainer/models/test_families.py

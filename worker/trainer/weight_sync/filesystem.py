@@ -6,7 +6,7 @@ import shutil
 import time
 from pathlib import Path
 
-from worker.trainer.precision import local_serving_device, served_dtype
+from worker.trainer.training.precision import local_serving_device, served_dtype
 from worker.trainer.weight_sync.server_api import ServerPause, VllmAdminClient
 from worker.trainer.weight_sync.streamed_safetensors import SafetensorsRewriter
 

@@ -7,7 +7,7 @@ import pytest
 
 from tests.support.asgi_server import AsgiServer, free_port
 from worker.trainer.data.fetch import DatasetFetchError, dataset_file
-from worker.trainer.fetching import Patience
+from worker.trainer.reporting.fetching import Patience
 from worker.trainer.spec import DatasetSpec
 
 NO_WAITING = Patience(window_s=0.5, first_wait_s=0.05, max_wait_s=0.1)

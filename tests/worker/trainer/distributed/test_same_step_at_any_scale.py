@@ -1,6 +1,6 @@
 """One training step is the same step in one process, in two under DDP and in two under FSDP2.
 
-The probe (worker/trainer/distributed/probe.py) takes one AdamW step (lr 1e-3, eps 1e-8, fp32)
+The probe (worker/trainer/training/probe.py) takes one AdamW step (lr 1e-3, eps 1e-8, fp32)
 on a seeded batch of 4 groups x 4 completions, 4 micro-batches of 2 rows, through the trainer's
 own step code, with the gradient clipped (its norm is above MAX_GRAD_NORM, so clipping runs on
 sharded gradients too) and a KL term against a reference model (sharded too under FSDP2), and
@@ -29,7 +29,7 @@ FSDP2_SHARE_OF_DDP = 0.6
 
 
 def run_probe(model_dir, out, distributed: str, processes: int) -> dict:
-    probe = ["-m", "worker.trainer.distributed.probe", "--model", str(model_dir), "--out", str(out),
+    probe = ["-m", "worker.trainer.training.probe", "--model", str(model_dir), "--out", str(out),
              "--keep-tensors", "--distributed", distributed, "--max-grad-norm", str(MAX_GRAD_NORM), "--beta", "0.04"]
     if processes > 1:
         probe = ["-m", "torch.distributed.run", "--standalone", "--nproc-per-node", str(processes), *probe]

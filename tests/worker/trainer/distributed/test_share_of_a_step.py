@@ -1,7 +1,7 @@
 import pytest
 
 from worker.trainer.distributed.topology import Topology
-from worker.trainer.step import share_of
+from worker.trainer.training.step import share_of
 
 
 def test_each_process_takes_every_nth_micro_batch():

@@ -99,7 +99,7 @@ class Trainers:
         return sorted(int(f.name.removeprefix("step-")) for f in folders if not f.name.endswith(".partial"))
 
     def checkpoint(self, step: int) -> Path:
-        from worker.trainer.checkpoints import checkpoint_dir
+        from worker.trainer.checkpoints.saving import checkpoint_dir
 
         return checkpoint_dir(self.output_dir, step)
 
@@ -161,9 +161,9 @@ def assert_optimizer_whole_on_one_process(checkpoint: Path, model: Path, step: i
     from torch.distributed.checkpoint.format_utils import dcp_to_torch_save
     from torch.distributed.checkpoint.state_dict import get_optimizer_state_dict
 
-    from worker.trainer.checkpoints import OPTIMIZER_DIR, load_trainer_state
+    from worker.trainer.checkpoints.saving import OPTIMIZER_DIR, load_trainer_state
     from worker.trainer.config import TrainingConfig
-    from worker.trainer.setup import build_training_parts
+    from worker.trainer.training.setup import build_training_parts
 
     parts = build_training_parts(str(model), TrainingConfig(model=str(model), max_steps=MAX_STEPS),
                                  resume_from=str(checkpoint))

@@ -7,7 +7,7 @@ import pytest
 
 from worker.trainer.inference.readiness import ServerNotReady, wait_for_health
 from worker.trainer.inference.server import free_port
-from worker.trainer.process_lifetime import process_age_s
+from worker.trainer.processes.lifetime import process_age_s
 
 
 class Health(BaseHTTPRequestHandler):

@@ -81,7 +81,7 @@ class TestCpuLaunch:
 
     @pytest.mark.parametrize("bf16_fast, served", [(True, "bfloat16"), (False, "float32")])
     def test_the_served_dtype_is_bf16_only_where_this_cpu_computes_it_fast(self, monkeypatch, bf16_fast, served):
-        import worker.trainer.precision as precision
+        import worker.trainer.training.precision as precision
 
         monkeypatch.setattr(precision, "bf16_is_fast", lambda: bf16_fast)
         launch = build_launch("m", TrainingConfig(), port=1, device="cpu", environ={})

@@ -6,12 +6,12 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from worker.trainer.batching import Row, micro_batches  # noqa: E402
+from worker.trainer.training.batching import Row, micro_batches  # noqa: E402
 from worker.trainer.models.families import (  # noqa: E402
     FAMILY_LOGITS, LogitTransform, UnsupportedFamily, family_problem, logit_transform_of,
 )
 from worker.trainer.models.tiny import tiny_family_config  # noqa: E402
-from worker.trainer.policy import completion_logprobs  # noqa: E402
+from worker.trainer.training.policy import completion_logprobs  # noqa: E402
 
 VOCAB = 64
 # Prompts and completions longer than the tiny models' sliding window (4).
@@ -108,7 +108,7 @@ def test_a_config_naming_a_local_model_of_an_unknown_family_is_refused_on_the_mo
 
 
 def test_the_trainer_refuses_an_unknown_family_before_loading_weights(tmp_path):
-    from worker.trainer.setup import refuse_unsupported_family
+    from worker.trainer.training.setup import refuse_unsupported_family
 
     config = transformers.PretrainedConfig()
     config.model_type = "rwkv"

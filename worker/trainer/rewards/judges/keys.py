@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import httpx
 
-from worker.trainer.fetching import PATIENCE, TIMEOUT, FetchError, NotAnswered, Patience, refuse_unless_ok, \
+from worker.trainer.reporting.fetching import PATIENCE, TIMEOUT, FetchError, NotAnswered, Patience, refuse_unless_ok, \
     with_retries
 from worker.trainer.spec import RewardSpec
 

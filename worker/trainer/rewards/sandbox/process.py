@@ -10,7 +10,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from worker.trainer.process_groups import kill_process_group
+from worker.trainer.processes.groups import kill_process_group
 from worker.trainer.rewards.sandbox import protocol
 from worker.trainer.rewards.sandbox.errors import SandboxError
 from worker.trainer.rewards.sandbox.isolation import ALLOW_NETWORK, Isolation, refusal

@@ -11,7 +11,7 @@ import pytest
 from tests.support.trainers import logged_lines
 from worker.trainer.app import Trainer
 from worker.trainer.config import TrainingConfig
-from worker.trainer.fetching import Patience
+from worker.trainer.reporting.fetching import Patience
 from worker.trainer.rewards.judges.keys import ApiKeysError, fetch_api_keys, needs_api_keys
 from worker.trainer.spec import LaunchSpec, RewardSpec
 

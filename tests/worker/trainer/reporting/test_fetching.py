@@ -10,9 +10,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from tests.support.asgi_server import free_port
-from worker.trainer.checkpoint_fetch import CheckpointFetchError, local_checkpoint
+from worker.trainer.checkpoints.fetch import CheckpointFetchError, local_checkpoint
 from worker.trainer.data.fetch import DatasetFetchError, dataset_file
-from worker.trainer.fetching import CHUNK, FETCH_PATIENCE_S, MAX_WAIT_S, Download, Patience
+from worker.trainer.reporting.fetching import CHUNK, FETCH_PATIENCE_S, MAX_WAIT_S, Download, Patience
 from worker.trainer.spec import DatasetSpec
 
 CONTENT = b'{"prompt": "What is 1 + 1?", "answer": "#### 2"}\n' * 10
@@ -112,7 +112,7 @@ def test_without_a_way_to_say_it_each_wait_is_a_warning_the_worker_forwards_to_t
                                                                                            tmp_path, caplog):
     server = scripted([(200, {}, CONTENT)])
     time = FakeTime(on_sleep=lambda pauses: server.start())
-    with caplog.at_level(logging.WARNING, logger="worker.trainer.fetching"):
+    with caplog.at_level(logging.WARNING, logger="worker.trainer.reporting.fetching"):
         dataset_file(spec(port), "run-token", cache_dir=tmp_path, patience=time.patience())
     assert [record.levelname for record in caplog.records] == ["WARNING"]
     assert "the dataset is not fetched yet" in caplog.records[0].getMessage()

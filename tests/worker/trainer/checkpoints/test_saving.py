@@ -6,7 +6,7 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from worker.trainer.checkpoints import (  # noqa: E402
+from worker.trainer.checkpoints.saving import (  # noqa: E402
     TrainerState, checkpoint_dir, checkpoint_size, load_trainer_state, save_checkpoint,
 )
 

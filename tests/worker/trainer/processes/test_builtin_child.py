@@ -1,6 +1,6 @@
-"""What the process for built-ins answers (worker/trainer/builtin_child.py), asked in-process:
+"""What the process for built-ins answers (worker/trainer/processes/builtin_child.py), asked in-process:
 a built-in reward's values, a built-in environment's reply, and a failure as an error it names."""
-from worker.trainer.builtin_child import answer
+from worker.trainer.processes.builtin_child import answer
 
 
 def test_a_built_in_reward_answers_its_values():

@@ -13,11 +13,11 @@ import torch
 
 from worker.trainer.algorithm.advantages import group_advantages
 from worker.trainer.algorithm.loss import LossInputs, LossSettings, grpo_loss
-from worker.trainer.batching import micro_batches, rows_of
+from worker.trainer.training.batching import micro_batches, rows_of
 from worker.trainer.distributed.sharding import full_tensor, gradient_sync, summed_over_processes
 from worker.trainer.distributed.topology import SINGLE, Topology
-from worker.trainer.lora import reference_forward
-from worker.trainer.policy import step_logprobs
+from worker.trainer.training.lora import reference_forward
+from worker.trainer.training.policy import step_logprobs
 from worker.trainer.rollout.groups import Group
 
 if TYPE_CHECKING:

@@ -2,8 +2,8 @@
 import pytest
 import torch
 
-from worker.trainer import precision
-from worker.trainer.setup import use_bf16
+from worker.trainer.training import precision
+from worker.trainer.training.setup import use_bf16
 
 
 @pytest.fixture

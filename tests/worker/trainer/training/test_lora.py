@@ -8,16 +8,16 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 pytest.importorskip("peft")
 
-from worker.trainer import lora  # noqa: E402
-from worker.trainer.batching import Row, micro_batches  # noqa: E402
-from worker.trainer.checkpoints import MERGED_DIR, TrainerState, save_checkpoint  # noqa: E402
+from worker.trainer.training import lora  # noqa: E402
+from worker.trainer.training.batching import Row, micro_batches  # noqa: E402
+from worker.trainer.checkpoints.saving import MERGED_DIR, TrainerState, save_checkpoint  # noqa: E402
 from worker.trainer.config import TrainingConfig, errors_by_field  # noqa: E402
 from worker.trainer.models.families import FAMILY_LOGITS  # noqa: E402
 from worker.trainer.models.tiny import tiny_family_config  # noqa: E402
-from worker.trainer.policy import completion_logprobs  # noqa: E402
+from worker.trainer.training.policy import completion_logprobs  # noqa: E402
 from worker.trainer.rollout.groups import Completion, Group  # noqa: E402
-from worker.trainer.setup import build_training_parts  # noqa: E402
-from worker.trainer.step import StepContext, batch_advantages, loss_settings_of, train_step  # noqa: E402
+from worker.trainer.training.setup import build_training_parts  # noqa: E402
+from worker.trainer.training.step import StepContext, batch_advantages, loss_settings_of, train_step  # noqa: E402
 
 VOCAB = 64
 ROWS = [Row([5, 6, 7], [21, 22, 23], [-2.0] * 3, 1.0, group=0), Row([5, 6, 7], [24, 25], [-2.0] * 2, -1.0, group=0)]

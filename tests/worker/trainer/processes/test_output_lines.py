@@ -4,7 +4,7 @@ import logging
 
 import pytest
 
-from worker.trainer.output_lines import LOG_FORMAT, UNPARSED_SOURCE, last_redraw, log_parts
+from worker.trainer.processes.output_lines import LOG_FORMAT, UNPARSED_SOURCE, last_redraw, log_parts
 
 
 def formatted(level: int, name: str, message: str) -> str:

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from worker.trainer.checkpoint_manifest import ARCHIVE_MANIFEST, CheckpointManifest, files_in
-from worker.trainer.fetching import (PATIENCE, Download, FetchError, Patience, WrongBytes, sha256_of,
+from worker.trainer.checkpoints.manifest import ARCHIVE_MANIFEST, CheckpointManifest, files_in
+from worker.trainer.reporting.fetching import (PATIENCE, Download, FetchError, Patience, WrongBytes, sha256_of,
                                      with_retries)
 
 log = logging.getLogger(__name__)

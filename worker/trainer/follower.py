@@ -8,7 +8,7 @@ import logging
 import os
 from pathlib import Path
 
-from worker.trainer.checkpoints import load_trainer_state, partial_dir, write_shared_parts
+from worker.trainer.checkpoints.saving import load_trainer_state, partial_dir, write_shared_parts
 from worker.trainer.distributed.crew import OrderChannel
 from worker.trainer.distributed.order_codec import OrderRefused
 from worker.trainer.distributed.gathered_weights import gather_in_turn
@@ -38,7 +38,7 @@ class Follower:
             raise
 
     def _load(self, resume_from: str | None) -> None:
-        from worker.trainer.setup import build_training_parts
+        from worker.trainer.training.setup import build_training_parts
 
         self.parts = parts = build_training_parts(self.spec.model, self.config, resume_from=resume_from,
                                                   topology=self.topology)
@@ -48,7 +48,7 @@ class Follower:
         log.info("rank %d of %d ready (pid %d)", self.topology.rank, self.topology.world_size, os.getpid())
 
     def _obey(self, order) -> None:
-        from worker.trainer.step import batch_advantages, train_step
+        from worker.trainer.training.step import batch_advantages, train_step
 
         if order.what == "train":
             groups = order.payload["groups"]

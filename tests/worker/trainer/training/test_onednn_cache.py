@@ -1,5 +1,5 @@
 """Shapes are padded only where oneDNN's primitive cache is in play."""
-from worker.trainer.onednn_cache import CPU_BF16_SHAPE_MULTIPLE, shape_multiple_for
+from worker.trainer.training.onednn_cache import CPU_BF16_SHAPE_MULTIPLE, shape_multiple_for
 
 
 def test_shapes_are_padded_only_for_bf16_on_a_cpu():

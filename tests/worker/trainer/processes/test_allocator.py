@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from worker.trainer import allocator
-from worker.trainer.allocator import (PRELOADED, SETTING, chosen_library, preload_environment,
+from worker.trainer.processes import allocator
+from worker.trainer.processes.allocator import (PRELOADED, SETTING, chosen_library, preload_environment,
                                       without_preloaded_allocator)
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[4]
 
 
 def test_auto_picks_the_first_library_that_exists(tmp_path):

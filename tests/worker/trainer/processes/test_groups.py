@@ -4,7 +4,7 @@ import subprocess
 import sys
 import time
 
-from worker.trainer.process_groups import kill_process_group, signal_group, stop_process_group
+from worker.trainer.processes.groups import kill_process_group, signal_group, stop_process_group
 
 # A group leader with a child of its own; with IGNORE_TERM both ignore SIGTERM.
 FAMILY = """

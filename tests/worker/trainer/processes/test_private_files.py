@@ -5,7 +5,7 @@ import stat
 
 import pytest
 
-from worker.trainer.private_files import write_private
+from worker.trainer.processes.private_files import write_private
 
 
 @pytest.fixture

@@ -8,14 +8,14 @@ from worker.trainer.config import switched_on
 from worker.trainer.distributed.strategy import Choice, choose_strategy
 from worker.trainer.distributed.topology import SINGLE, Topology
 from worker.trainer.models.paths import resolve_model_path
-from worker.trainer.policy import PolicyForward
-from worker.trainer.precision import bf16_is_fast
+from worker.trainer.training.policy import PolicyForward
+from worker.trainer.training.precision import bf16_is_fast
 
 if TYPE_CHECKING:
     from accelerate import Accelerator
     from transformers import PreTrainedTokenizerBase
 
-    from worker.trainer.step import StepContext
+    from worker.trainer.training.step import StepContext
 
 
 @dataclass(kw_only=True)
@@ -47,7 +47,7 @@ class TrainingParts:
     def step_context(self, config, **options) -> "StepContext":
         """What train_step needs from these parts and the config's step settings; `options`
         sets the rest (share_prompts, shape_multiple, before_micro_batch)."""
-        from worker.trainer.step import StepContext, loss_settings_of
+        from worker.trainer.training.step import StepContext, loss_settings_of
 
         return StepContext(
             model=self.trained, optimizer=self.optimizer, scheduler=self.scheduler, accelerator=self.accelerator,
@@ -59,7 +59,7 @@ class TrainingParts:
     def training_context(self, config, before_micro_batch=None) -> "StepContext":
         """The step context every process of a run builds alike: the same packing and padding
         give the same micro-batches, so each process enters as many reductions (step.py)."""
-        from worker.trainer.onednn_cache import shape_multiple_for
+        from worker.trainer.training.onednn_cache import shape_multiple_for
 
         return self.step_context(config, share_prompts=use_shared_prompts(config.share_prompts, self.on_gpu),
                                  shape_multiple=shape_multiple_for(self.on_gpu,
@@ -69,7 +69,7 @@ class TrainingParts:
     def served_model(self):
         """What the weight sync sends to vLLM: the model, or with LoRA a lora.ServedLora (the
         adapter, or the merged weights), made once: it remembers where the adapter's tensors are."""
-        from worker.trainer.lora import served_weights
+        from worker.trainer.training.lora import served_weights
 
         if self._served is None:
             self._served = served_weights(self.unwrapped_model())
@@ -86,7 +86,7 @@ def build_training_parts(base_model: str, config, resume_from: str | None = None
     (distributed/strategy.py). The base model is a name resolved here, where a path the operator
     does not allow is refused (models/paths.py); a checkpoint's folder is one the trainer fetched
     or was given by the control plane."""
-    from worker.trainer import lora
+    from worker.trainer.training import lora
 
     base_model = resolve_model_path(base_model)
     if config.lora:
@@ -128,7 +128,7 @@ def device_memory(device: torch.device) -> int | None:
 
 
 def use_bf16(setting: str) -> bool:
-    """auto: where bf16 is faster than fp32 (worker/trainer/precision.py)."""
+    """auto: where bf16 is faster than fp32 (worker/trainer/training/precision.py)."""
     return switched_on(setting, auto=bf16_is_fast())
 
 

@@ -7,10 +7,10 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[4]
 LEADER = """
 import json, subprocess, sys, time
-from worker.trainer.process_lifetime import kill_group_when_parent_dies
+from worker.trainer.processes.lifetime import kill_group_when_parent_dies
 watching = kill_group_when_parent_dies(poll_s=0.1)
 child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
 print(json.dumps({"watching": watching, "child": child.pid}), flush=True)
@@ -52,6 +52,6 @@ def test_a_process_that_does_not_lead_its_group_never_watches():
     # A child in its parent's group: killing "its" group would kill the parent's.
     result = subprocess.run(
         [sys.executable, "-c",
-         "from worker.trainer.process_lifetime import kill_group_when_parent_dies as k; print(k())"],
+         "from worker.trainer.processes.lifetime import kill_group_when_parent_dies as k; print(k())"],
         cwd=ROOT, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)
     assert result.stdout.strip() == "False", result.stderr

@@ -4,12 +4,12 @@ The vocabulary projection is the most expensive layer of a small model (for
 SmolLM2-135M, 28M of its 135M parameters). Running the decoder on every
 position but the projection only on positions that predict a completion token
 skips it for the whole prompt and the padding. Batches may pack several completions
-behind one prompt (worker/trainer/batching.py). What a family's forward does to the logits
+behind one prompt (worker/trainer/training/batching.py). What a family's forward does to the logits
 after the head (soft-capping, scaling) is applied here too (models/families.py).
 """
 import torch
 
-from worker.trainer.batching import MicroBatch, within_window
+from worker.trainer.training.batching import MicroBatch, within_window
 from worker.trainer.models.families import LogitTransform, logit_transform_of
 
 

@@ -9,9 +9,9 @@ checkpoint listed at once by an event and pruned at once.
 import threading
 from pathlib import Path
 
-from worker.trainer.checkpoints import TrainerState, checkpoint_size, prune_checkpoints
-from worker.trainer.reporting.checkpoint_uploader import CheckpointUploader, UploadJob
-from worker.trainer.run_folder import shares_the_control_planes_disk
+from worker.trainer.checkpoints.saving import TrainerState, checkpoint_size, prune_checkpoints
+from worker.trainer.checkpoints.uploader import CheckpointUploader, UploadJob
+from worker.trainer.checkpoints.run_folder import shares_the_control_planes_disk
 from worker.trainer.spec import LaunchSpec
 
 UPLOAD_WAIT_S = 600.0  # at the end of a run, how long the last uploads may still take

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import httpx
 
-from worker.trainer.checkpoint_manifest import CheckpointManifest, ManifestFile, files_in
+from worker.trainer.checkpoints.manifest import CheckpointManifest, ManifestFile, files_in
 
 log = logging.getLogger(__name__)
 CHUNK = 8 * 1024 * 1024

@@ -107,7 +107,7 @@ def within_window(mask: torch.Tensor, positions: torch.Tensor, window: int) -> t
 def collate(packs: list[PackedRow], pad_id: int, shape_multiple: int = 1) -> MicroBatch:
     """`shape_multiple` > 1 right-pads the rows to a multiple of it (and the policy pads the
     positions it feeds to the vocabulary projection likewise), so that micro-batches repeat a
-    few shapes (worker/trainer/onednn_cache.py says why that matters on a CPU)."""
+    few shapes (worker/trainer/training/onednn_cache.py says why that matters on a CPU)."""
     width = -(-max(len(p.ids) for p in packs) // shape_multiple) * shape_multiple
     completions = [(b, row, sources) for b, p in enumerate(packs) for row, sources in zip(p.rows, p.sources)]
     longest = max(len(row.completion_ids) for _, row, _ in completions)

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from worker.trainer.run_folder import on_this_worker, worker_output_dir
+from worker.trainer.checkpoints.run_folder import on_this_worker, worker_output_dir
 from worker.trainer.spec import LaunchSpec
 
 

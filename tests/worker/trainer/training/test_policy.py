@@ -4,8 +4,8 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from worker.trainer.batching import Row, collate, micro_batches, pack, packing_mask  # noqa: E402
-from worker.trainer.policy import completion_logprobs, padded_to_multiple  # noqa: E402
+from worker.trainer.training.batching import Row, collate, micro_batches, pack, packing_mask  # noqa: E402
+from worker.trainer.training.policy import completion_logprobs, padded_to_multiple  # noqa: E402
 
 
 def tiny_model():

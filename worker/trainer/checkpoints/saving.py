@@ -61,7 +61,7 @@ def save_checkpoint(output_dir: Path, state: TrainerState, model, tokenizer, opt
     last one). `on_folder_ready`: called once the folder exists, for the other processes to
     write their parts (write_shared_parts) beside the leader's."""
     from worker.trainer.distributed.sharding import is_sharded
-    from worker.trainer.lora import has_adapter, save_merged_model
+    from worker.trainer.training.lora import has_adapter, save_merged_model
 
     final, partial = checkpoint_dir(output_dir, state.step), partial_dir(output_dir, state.step)
     shutil.rmtree(partial, ignore_errors=True)

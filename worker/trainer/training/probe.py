@@ -3,8 +3,8 @@ processes torchrun starts: what the step computed (loss, gradients, updated para
 it held and took (bytes of parameters, gradients and optimizer state; seconds; the share spent
 in collectives).
 
-    python -m worker.trainer.distributed.probe --model DIR --out result.pt [--distributed ddp]
-    python -m torch.distributed.run --standalone --nproc-per-node 2 -m worker.trainer.distributed.probe ...
+    python -m worker.trainer.training.probe --model DIR --out result.pt [--distributed ddp]
+    python -m torch.distributed.run --standalone --nproc-per-node 2 -m worker.trainer.training.probe ...
 
 The equivalence test compares its results across process counts; bench/distributed.py prints
 them; run by hand on a new GPU machine, it shows that a (multi-GPU) step works there.
@@ -76,7 +76,7 @@ def communication_seconds(profile) -> float:
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m worker.trainer.distributed.probe", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m worker.trainer.training.probe", description=__doc__)
     parser.add_argument("--model", required=True)
     parser.add_argument("--out", required=True, type=Path)
     parser.add_argument("--distributed", default="auto", choices=("auto", "none", "ddp", "fsdp2"))
@@ -98,8 +98,8 @@ def main(argv=None) -> None:
 
 def run_probe(args, topology: Topology) -> dict:
     from worker.trainer.distributed.gathered_weights import gather_in_turn
-    from worker.trainer.setup import build_training_parts
-    from worker.trainer.step import batch_advantages, train_step
+    from worker.trainer.training.setup import build_training_parts
+    from worker.trainer.training.step import batch_advantages, train_step
     from worker.trainer.weight_sync.filesystem import unique_state_dict
     from worker.trainer.weight_sync.streamed_safetensors import SafetensorsRewriter
 

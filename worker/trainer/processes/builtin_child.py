@@ -7,7 +7,7 @@ and every other request waits; here the parent (runs/builtin_process.py) kills t
 its time is up. No confinement (that is the reward sandbox's job, for user code): only a cap on
 memory, and an environment holding nothing of the server's.
 
-Started as `python -m worker.trainer.builtin_child <memory bytes>`; protocol as the sandbox's
+Started as `python -m worker.trainer.processes.builtin_child <memory bytes>`; protocol as the sandbox's
 (length-prefixed JSON frames, worker/trainer/rewards/sandbox/protocol.py):
     {"id", "op": "reward", "builtin", "params", "prompts", "completions", "columns"} → {"values"}
     {"id", "op": "env_step", "builtin", "params", "tool_format", "messages", "row"}  → {"reply"}

@@ -18,9 +18,9 @@ import pytest
 from tests.support.asgi_server import SEED_RUN, AsgiServer, logged_in_client
 from tests.support.controlplane_consumer import running_consumer
 from tests.support.s3_server import CREDENTIALS
-from worker.trainer.checkpoint_keeping import CheckpointKeeper, keeper_for, shares_the_control_planes_disk
-from worker.trainer.checkpoints import TrainerState
-from worker.trainer.reporting.checkpoint_uploader import CheckpointUploader
+from worker.trainer.checkpoints.keeping import CheckpointKeeper, keeper_for, shares_the_control_planes_disk
+from worker.trainer.checkpoints.saving import TrainerState
+from worker.trainer.checkpoints.uploader import CheckpointUploader
 from worker.trainer.spec import SharedDiskSpec
 
 
@@ -191,7 +191,7 @@ def test_a_worker_on_the_control_planes_disk_lists_by_event_and_uploads_nothing(
 
 
 def test_a_worker_that_never_saw_the_run_fetches_the_checkpoint_it_resumes_from(control_plane, tmp_path):
-    from worker.trainer.checkpoint_fetch import CheckpointFetchError, local_checkpoint
+    from worker.trainer.checkpoints.fetch import CheckpointFetchError, local_checkpoint
 
     server, seeded, url = control_plane
     said = Said()
@@ -234,7 +234,7 @@ def flip_a_byte(path):
 
 def test_a_fetched_checkpoint_whose_file_differs_from_the_manifest_is_fetched_once_more_then_named(control_plane,
                                                                                                    tmp_path):
-    from worker.trainer.checkpoint_fetch import CheckpointFetchError, local_checkpoint
+    from worker.trainer.checkpoints.fetch import CheckpointFetchError, local_checkpoint
 
     server, seeded, _ = control_plane
     written, archive = uploaded_checkpoint(control_plane, tmp_path)
@@ -251,7 +251,7 @@ def test_a_fetched_checkpoint_whose_file_differs_from_the_manifest_is_fetched_on
 
 
 def test_a_checkpoint_that_arrived_wrong_once_is_fetched_again_and_resumed_from(control_plane, tmp_path):
-    from worker.trainer.checkpoint_fetch import local_checkpoint
+    from worker.trainer.checkpoints.fetch import local_checkpoint
 
     server, seeded, _ = control_plane
     written, archive = uploaded_checkpoint(control_plane, tmp_path)
@@ -272,7 +272,7 @@ def test_a_checkpoint_that_arrived_wrong_once_is_fetched_again_and_resumed_from(
 
 
 def test_a_checkpoint_listed_before_checksums_were_kept_is_fetched_unchecked_and_says_so(control_plane, tmp_path):
-    from worker.trainer.checkpoint_fetch import local_checkpoint
+    from worker.trainer.checkpoints.fetch import local_checkpoint
 
     server, seeded, _ = control_plane
     written, archive = uploaded_checkpoint(control_plane, tmp_path)
