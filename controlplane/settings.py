@@ -157,7 +157,7 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 4 * 1024 * 1024
 # Bodies are refused before a byte of them is read (runs/api/request_guard.py): above
 # REQUEST_BODY_MAX_MB, or these routes' own limits. An ingest batch holds up to 5000 events with
 # sampled completions (worker/trainer/events.py). A checkpoint comes in chunks of 8 MiB
-# (worker/trainer/reporting/checkpoint_uploader.py): the chunk limit may not be set below that.
+# (worker/trainer/checkpoints/uploader.py): the chunk limit may not be set below that.
 REQUEST_BODY_MAX_BYTES = env_int("REQUEST_BODY_MAX_MB", 4, minimum=1) * 1024 * 1024
 INGEST_BATCH_MAX_BYTES = env_int("INGEST_BATCH_MAX_MB", 32, minimum=1) * 1024 * 1024
 CHECKPOINT_CHUNK_MAX_BYTES = env_int("CHECKPOINT_CHUNK_MAX_MB", 64, minimum=8) * 1024 * 1024
@@ -170,7 +170,7 @@ RUN_CHECKPOINT_QUOTA_BYTES = env_int("RUN_CHECKPOINT_QUOTA_GB", 500, minimum=1) 
 RUN_HEARTBEAT_TIMEOUT_S = env_int("RUN_HEARTBEAT_TIMEOUT_S", 60, minimum=5)
 # A run's token is refused this long after the run succeeded, failed or was cancelled. A trainer
 # that failed or was cancelled still uploads its last checkpoints for up to 600 s
-# (worker/trainer/checkpoint_keeping.py UPLOAD_WAIT_S), then flushes its last events (30 s).
+# (worker/trainer/checkpoints/keeping.py UPLOAD_WAIT_S), then flushes its last events (30 s).
 # A lost run's token stays: its worker may be alive and report again; a resume issues a new one.
 RUN_TOKEN_GRACE_S = env_int("RUN_TOKEN_GRACE_S", 660, minimum=0)
 
