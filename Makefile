@@ -8,12 +8,13 @@ PYTHON ?= python3
 VENV_PYTHON := .venv/bin/python
 
 .DEFAULT_GOAL := help
-.PHONY: help run worker test test-fast deps dev-deps trainer-stack browser
+.PHONY: help run worker test test-fast test-learning deps dev-deps trainer-stack browser
 
 help:
 	@echo "make run        set up .venv, migrate, create the first admin, start the server and a worker"
 	@echo "make test       the whole suite on the embedded defaults, then again on PostgreSQL and Redis"
 	@echo "make test-fast  the embedded pass only, without tests marked slow"
+	@echo "make test-learning  the runs that must learn something measurable (10 minutes each)"
 	@echo "make worker     only a Celery worker (QUEUES=a,b; CELERY_BROKER_URL for another machine)"
 
 run: deps trainer-stack
@@ -27,6 +28,9 @@ test: dev-deps trainer-stack browser
 
 test-fast: dev-deps trainer-stack browser
 	$(VENV_PYTHON) scripts/run_tests.py --fast $(ARGS)
+
+test-learning: dev-deps trainer-stack
+	$(VENV_PYTHON) -m pytest -m learning $(ARGS)
 
 # Both create .venv when missing and reinstall only when a requirements file changed.
 deps:

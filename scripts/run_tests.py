@@ -10,7 +10,10 @@
 
 3. slow: the end-to-end tests marked `slow` (real vLLM, worker and faults, several
    minutes), on the embedded defaults: under CI=true or SLOW=1 only, so that a
-   developer's `make test` stays a few minutes long.
+   developer's `make test` stays a few minutes long;
+4. learning: the runs that must learn something measurable (marked `learning`, 8-10
+   minutes each), under LEARNING=1 only (`make test-learning`): CI's 90 minutes cannot
+   hold them beside the rest.
 
 The services pass is skipped with a message when the services do not answer,
 except under CI=true, where that is a failure: CI must test the real parts.
@@ -65,7 +68,14 @@ def slow_pass() -> Outcome:
     name = "slow end-to-end (embedded)"
     if not (in_ci() or _flag("SLOW")):
         return Outcome(name, "skipped: set SLOW=1 to run the end-to-end tests (CI does)")
-    return run_pytest(name, ["-m", "slow"], pass_env({}))
+    return run_pytest(name, ["-m", "slow and not learning"], pass_env({}))
+
+
+def learning_pass() -> Outcome:
+    name = "learning (runs that must learn)"
+    if not _flag("LEARNING"):
+        return Outcome(name, "skipped: set LEARNING=1 (or `make test-learning`) to run them")
+    return run_pytest(name, ["-m", "learning"], pass_env({}))
 
 
 def lint_pass() -> Outcome:
@@ -169,7 +179,7 @@ def main(argv: list[str]) -> int:
     if not fast:
         outcomes.append(services_pass(extra))
         if not extra:  # a developer's ARGS selection is not widened to the slow tests
-            outcomes.append(slow_pass())
+            outcomes += [slow_pass(), learning_pass()]
     summary(outcomes)
     return 1 if any(outcome.failed for outcome in outcomes) else 0
 

@@ -20,7 +20,7 @@ import math
 import pytest
 
 # Two vLLM servers (policy and judge) start on this machine's cores beside the trainer.
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
+pytestmark = [pytest.mark.slow, pytest.mark.learning, pytest.mark.timeout(1200)]
 
 PAYS = {"template": "Does this text start with a digit? Answer yes or no.\nText: {completion}", "mode": "choice",
         "labels": {"yes": 1.0, "no": 0.0}, "max_answer_tokens": 4}
