@@ -1,0 +1,1 @@
+"""The API's calls by resource, each a mixin of client.api.ControlPlane over one Session."""
