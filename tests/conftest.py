@@ -13,6 +13,7 @@ from runs.models import Dataset, RewardFunction, Run, RunReward, TrainingConfig
 from worker.trainer.config import TrainingConfig as ConfigSchema
 
 from tests.support.api_clients import api_client_for
+from tests.support.asgi_server import AsgiServer
 from tests.support.s3_server import CREDENTIALS, S3Server
 
 pytest_plugins = ["tests.support.browser"]
@@ -23,11 +24,31 @@ TRAINER_TESTS = ("tests/worker/trainer/", "tests/security/test_vllm_api_key.py",
                  "tests/security/test_model_as_vllm_option.py")
 
 
+# Modules that start a control plane through AsgiServer on the tests' behalf.
+SERVER_STARTERS = ("tests.security.two_users", "tests.security.hostile_owner", "tests.security.code_author")
+DATABASE_FIXTURES = {"db", "transactional_db", "django_db_reset_sequences", "django_db_serialized_rollback",
+                     "live_server"}
+
+
 def pytest_collection_modifyitems(config, items):
-    """Marks the trainer's tests, which the services pass of `make test` need not repeat."""
+    """Marks the tests the services pass of `make test` need not repeat: the trainer's, and those
+    whose only control plane is one they start (AsgiServer gives it its own SQLite file and
+    embedded layers whatever the pass's settings, so both passes would test the same parts)."""
     for item in items:
         if any(part in item.nodeid for part in TRAINER_TESTS):
             item.add_marker(pytest.mark.trainer)
+        if starts_its_own_control_plane(item) and not touches_the_test_database(item):
+            item.add_marker(pytest.mark.own_server)
+
+
+def starts_its_own_control_plane(item) -> bool:
+    module = getattr(item, "module", None)
+    return module is not None and any(
+        value is AsgiServer or getattr(value, "__name__", None) in SERVER_STARTERS for value in vars(module).values())
+
+
+def touches_the_test_database(item) -> bool:
+    return item.get_closest_marker("django_db") is not None or bool(DATABASE_FIXTURES & set(item.fixturenames))
 
 
 @pytest.fixture(autouse=True)
