@@ -35,7 +35,9 @@ class Reporter:
         self.max_batch_bytes = max_batch_bytes
         self.on_reply = on_reply
         self.last_reply: IngestReply | None = None
-        self._pending = deque(self.outbox.unacked())
+        # Offline, nothing is sent: what an earlier reporter left unacknowledged stays on disk for
+        # one with a client (a supervisor's), instead of a backlog that could never drain.
+        self._pending: deque[dict] = deque(self.outbox.unacked() if client is not None else ())
         self._seq = self.outbox.last_seq()
         self._lock = threading.Lock()
         self._wake = threading.Event()
@@ -87,13 +89,15 @@ class Reporter:
         return len(self._pending)
 
     def _run(self) -> None:
+        if self.client is None:
+            return  # offline: nothing is ever pending
         backoff = self.flush_interval_s
         while not self._stopping.is_set():
             self._wake.wait(timeout=backoff)
             self._wake.clear()
             try:
                 while self._pending and not self._stopping.is_set():
-                    self._send_one_batch()
+                    self._send_one_batch(self.client)
                 backoff = self.flush_interval_s
             except IngestUnreachable as exc:
                 backoff = min(max(backoff * 2, 0.5), self.max_backoff_s)
@@ -101,7 +105,8 @@ class Reporter:
 
     def _next_batch(self) -> list[dict]:
         """The oldest pending events, up to max_batch of them and max_batch_bytes of JSON (one at least)."""
-        batch, size = [], 0
+        batch: list[dict] = []
+        size = 0
         for event in list(self._pending)[:self.max_batch]:
             size += len(json.dumps(event, separators=(",", ":")))
             if batch and size > self.max_batch_bytes:
@@ -109,10 +114,10 @@ class Reporter:
             batch.append(event)
         return batch
 
-    def _send_one_batch(self) -> None:
+    def _send_one_batch(self, client: IngestClient) -> None:
         batch = self._next_batch()
         try:
-            reply = self.client.send(batch)
+            reply = client.send(batch)
         except IngestRejected as exc:
             log.error("control plane refused %d events (seq %d-%d), skipping them: %s",
                       len(batch), batch[0]["seq"], batch[-1]["seq"], exc)
