@@ -78,7 +78,7 @@ def generation_tokens_per_s(server, model_name: str, sequences: int = 16, tokens
 def serve(config, model_dir: str, parts, syncs: int, folder: Path) -> dict:
     """Weight syncs into a real server (their seconds and each one's write), then its decoding speed."""
     from worker.trainer.inference.server import VLLMServer
-    from worker.trainer.weight_sync import make_weight_sync
+    from worker.trainer.weight_sync.backends import make_weight_sync
     from worker.trainer.weight_sync.lora_adapter import ADAPTER_NAME
 
     with VLLMServer.for_config(model_dir, config, log_path=folder / "vllm.log") as server:

@@ -19,7 +19,7 @@ from django.conf import settings
 
 from runs.artifacts.bucket_reads import BucketObjectReader
 from runs.artifacts.checkpoint_files import CheckpointFile
-from runs.artifacts.stores import StoreUnavailable, checkpoint_key, run_key
+from runs.artifacts.store_layout import StoreUnavailable, checkpoint_key, run_key
 
 def transfer_config() -> TransferConfig:
     """Files above ARTIFACT_STORE_MULTIPART_MB go in parts of that size, four at once: a part that

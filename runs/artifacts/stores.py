@@ -15,10 +15,12 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from runs.artifacts.checkpoint_files import CheckpointFile, folder_files
+from runs.artifacts.store_layout import StoreUnavailable, checkpoint_key, run_key, step_folder
 
-
-class StoreUnavailable(Exception):
-    """The store could not take or give the files now (unreachable, refused); worth trying later."""
+# Callers take the layout and the error from here, beside artifact_store(); they live in
+# store_layout.py, which the bucket's store imports too.
+__all__ = ["ArtifactStore", "FilesystemStore", "StoreUnavailable", "artifact_store", "checkpoint_key", "run_key",
+           "step_folder"]
 
 
 class ArtifactStore(Protocol):
@@ -33,19 +35,6 @@ class ArtifactStore(Protocol):
 
     def remove_run(self, run_id: int) -> None:
         """Everything kept for the run."""
-
-
-def run_key(run_id: int) -> str:
-    return f"runs/{run_id}"
-
-
-def step_folder(step: int) -> str:
-    """A checkpoint folder's name, as the trainer writes it (step-0000040)."""
-    return f"step-{step:07d}"
-
-
-def checkpoint_key(run_id: int, step: int) -> str:
-    return f"{run_key(run_id)}/checkpoints/{step_folder(step)}"
 
 
 class FilesystemStore:

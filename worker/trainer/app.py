@@ -34,7 +34,7 @@ from worker.trainer.rollout.scoring import Scorer
 from worker.trainer.rollout.staleness import StalenessPolicy
 from worker.trainer.rollout.worker import PromptSource, RolloutWorker, scoring_threads
 from worker.trainer.spec import LaunchSpec
-from worker.trainer.weight_sync import make_weight_sync
+from worker.trainer.weight_sync.backends import make_weight_sync
 from worker.trainer.weight_sync.server_api import ServerPause, VllmAdminClient
 
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from worker.trainer.evaluation.evaluator import Evaluator
     from worker.trainer.training.setup import TrainingParts
     from worker.trainer.training.step import StepContext
-    from worker.trainer.weight_sync import WeightSync
+    from worker.trainer.weight_sync.interface import WeightSync
 
 log = logging.getLogger("worker.trainer")
 
@@ -500,7 +500,7 @@ class Trainer:
     def _give_server_our_weights(self) -> None:
         """The first push. A LoRA run's adapter goes alone where the server loads adapters, and
         rollouts then name it; where the server refuses, it is given merged weights instead."""
-        from worker.trainer.weight_sync import WeightSyncError
+        from worker.trainer.weight_sync.interface import WeightSyncError
         from worker.trainer.weight_sync.lora_adapter import ADAPTER_NAME, LoraAdapterSync
 
         try:

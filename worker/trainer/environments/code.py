@@ -1,8 +1,9 @@
 """An environment written in Python by a user: `step(messages, row)` (and optionally `start(row)`
 and `TOOLS`) run in the reward sandbox, never in the trainer (README: Environments)."""
 from worker.trainer.environments.base import Environment, Tool, prompt_messages
+from worker.trainer.environments.setup_error import EnvironmentSetupError
 from worker.trainer.environments.source_check import source_problems
-from worker.trainer.rewards.sandbox import SandboxError
+from worker.trainer.rewards.sandbox.errors import SandboxError
 
 START_ROLES = ("system", "user", "assistant", "tool")
 
@@ -15,8 +16,6 @@ class CodeEnvironment(Environment):
     def loaded(cls, sandbox, source: str, name: str) -> "CodeEnvironment":
         """Checked and loaded once before the first episode: code that does not load fails the run
         here, with the line to fix."""
-        from worker.trainer.environments.loading import EnvironmentSetupError
-
         if problems := source_problems(source):
             raise EnvironmentSetupError(f"environment {name!r}: {'; '.join(problems)}")
         try:

@@ -2,12 +2,11 @@
 from worker.trainer.environments.base import Environment, ExtraReward
 from worker.trainer.environments.builtins import CalculatorEnvironment, FeedbackEnvironment
 from worker.trainer.environments.catalog import BUILTIN_ENVIRONMENTS
+from worker.trainer.environments.code import CodeEnvironment
+from worker.trainer.environments.setup_error import EnvironmentSetupError
+from worker.trainer.environments.verifiers_env import load_verifiers_environment
 from worker.trainer.rollout.scoring import RewardFunction
 from worker.trainer.spec import EnvironmentSpec
-
-
-class EnvironmentSetupError(ValueError):
-    """The environment cannot be used as specified; the run fails at start saying why."""
 
 
 def tool_format_for(setting: str, rendering) -> str:
@@ -21,13 +20,9 @@ def load_environment(spec: EnvironmentSpec, tool_format: str, sandbox=None) -> E
     if spec.kind == "builtin":
         return _builtin(spec, tool_format)
     if spec.kind == "code":
-        from worker.trainer.environments.code import CodeEnvironment
-
         if sandbox is None:
             raise EnvironmentSetupError(f"environment {spec.name!r} is Python code, which runs only in a sandbox")
         return CodeEnvironment.loaded(sandbox, spec.source or "", spec.name)
-    from worker.trainer.environments.verifiers_env import load_verifiers_environment
-
     return load_verifiers_environment(spec)
 
 

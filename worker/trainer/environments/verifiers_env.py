@@ -19,7 +19,7 @@ import threading
 from contextlib import contextmanager
 
 from worker.trainer.environments.base import Environment, Episode, Tool, prompt_messages
-from worker.trainer.environments.loading import EnvironmentSetupError
+from worker.trainer.environments.setup_error import EnvironmentSetupError
 from worker.trainer.environments.loop_thread import LoopThread
 from worker.trainer.environments.verifiers_check import verifiers_problem
 from worker.trainer.environments.verifiers_episode import VerifiersEpisode

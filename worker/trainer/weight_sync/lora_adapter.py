@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from worker.trainer.training.precision import local_serving_device, served_dtype
-from worker.trainer.weight_sync import WeightSyncError
+from worker.trainer.weight_sync.interface import WeightSyncError
 from worker.trainer.weight_sync.filesystem import shared_memory_dir
 from worker.trainer.weight_sync.server_api import ServerPause, VllmAdminClient
 

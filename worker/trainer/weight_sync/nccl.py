@@ -27,7 +27,7 @@ from contextlib import contextmanager
 
 from worker.trainer.distributed.sharding import full_tensor
 from worker.trainer.training.precision import served_dtype
-from worker.trainer.weight_sync import WeightSyncError
+from worker.trainer.weight_sync.interface import WeightSyncError
 from worker.trainer.weight_sync.filesystem import unique_state_dict
 from worker.trainer.weight_sync.server_api import ServerPause, VllmAdminClient
 

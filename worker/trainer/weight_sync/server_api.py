@@ -4,7 +4,7 @@ from contextlib import contextmanager
 import httpx
 
 from worker.trainer.inference.api_key_guard import bearer
-from worker.trainer.weight_sync import WeightSyncError
+from worker.trainer.weight_sync.interface import WeightSyncError
 
 
 class VllmAdminClient:

@@ -7,7 +7,7 @@ import pytest
 from tests.worker.trainer.environments.test_episodes import ScriptedServer, limits
 from worker.trainer.environments.code import CodeEnvironment
 from worker.trainer.environments.episodes import EpisodeRunner
-from worker.trainer.environments.loading import EnvironmentSetupError
+from worker.trainer.environments.setup_error import EnvironmentSetupError
 from worker.trainer.environments.rendering import ChatRendering
 from worker.trainer.rewards.sandbox import SandboxPool
 

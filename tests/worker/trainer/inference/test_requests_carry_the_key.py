@@ -60,7 +60,7 @@ def test_completions_carry_the_key(vllm):
 @pytest.mark.parametrize("backend", ["filesystem", "lora_adapter", "nccl"])
 def test_each_weight_syncs_own_client_carries_the_key(vllm, tmp_path, backend):
     pytest.importorskip("torch")
-    from worker.trainer.weight_sync import make_weight_sync
+    from worker.trainer.weight_sync.backends import make_weight_sync
 
     url, seen = vllm
     sync = make_weight_sync(backend, url, tmp_path, api_key=KEY)

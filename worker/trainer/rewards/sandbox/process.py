@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from worker.trainer.processes.groups import kill_process_group
-from worker.trainer.rewards.sandbox import protocol
+from worker.trainer.rewards.sandbox.protocol import FrameError, FrameTooLarge, read_frame, write_frame
 from worker.trainer.rewards.sandbox.errors import SandboxError
 from worker.trainer.rewards.sandbox.isolation import ALLOW_NETWORK, Isolation, refusal
 from worker.trainer.rewards.sandbox.limits import SandboxLimits
@@ -44,8 +44,8 @@ class SandboxProcess:
                 env=clean_environment(self.workdir), start_new_session=True, close_fds=True,
             )
         try:
-            hello = protocol.read_frame(self.proc.stdout.fileno(), 4096, time.monotonic() + START_TIMEOUT_S)
-        except (TimeoutError, EOFError, protocol.FrameError) as exc:
+            hello = read_frame(self.proc.stdout.fileno(), 4096, time.monotonic() + START_TIMEOUT_S)
+        except (TimeoutError, EOFError, FrameError) as exc:
             detail = self._startup_output()
             self.kill()
             # A SandboxError: a dry run shows it as the row's error, a run fails at start with it.
@@ -104,18 +104,18 @@ class SandboxProcess:
         request["id"] = next(self._ids)
         deadline = time.monotonic() + timeout_s
         try:
-            protocol.write_frame(self.proc.stdin.fileno(), request)
-            reply = protocol.read_frame(self.proc.stdout.fileno(), self.limits.reply_bytes, deadline)
+            write_frame(self.proc.stdin.fileno(), request)
+            reply = read_frame(self.proc.stdout.fileno(), self.limits.reply_bytes, deadline)
         except TimeoutError:
             self.kill()
             raise SandboxError("timeout", f"took longer than {timeout_s:g} s; the call was stopped and its "
                                           "process replaced", output=earlier_output) from None
         except (EOFError, BrokenPipeError):
             raise SandboxError("crashed", self._death_message(), output=earlier_output) from None
-        except protocol.FrameTooLarge as exc:
+        except FrameTooLarge as exc:
             self.kill()
             raise SandboxError("result_size", f"the reply is too large ({exc})", output=earlier_output) from None
-        except protocol.FrameError as exc:
+        except FrameError as exc:
             self.kill()
             raise SandboxError("protocol", f"unreadable reply ({exc}); the process was replaced") from None
         if reply.get("id") != request["id"]:
