@@ -2,6 +2,7 @@
 
     .venv/bin/python -m bench.demo_prompts                 # 40 problems, 0, 1 and 2 examples
     .venv/bin/python -m bench.demo_prompts --problems 100
+    .venv/bin/python -m bench.demo_prompts --smoke         # a tiny model, 2 problems, 1 example (bench/smoke.py)
 
 GRPO learns from groups whose rewards differ: a reward that no sample of a group earns gives it
 no signal. This samples each problem as the cpu-demo preset does (num_generations at its
@@ -15,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 from bench.report import markdown_table
+from bench.smoke import add_smoke_options, refuse_server_url_without_smoke, smoke_settings, vllm_server
 from worker.trainer.config import PRESETS, TrainingConfig
 from worker.trainer.data.generators import generate
 from worker.trainer.rewards.builtins import build_builtin
@@ -48,27 +50,32 @@ def share_of_groups_that_vary(scores: list[float], group_size: int) -> float:
     return statistics.fmean(len(set(group)) > 1 for group in groups)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--problems", type=int, default=40)
-    parser.add_argument("--examples", type=int, nargs="+", default=[0, 1, 2])
-    args = parser.parse_args()
+    parser.add_argument("--problems", type=int, default=None, help="default 40, smoke 2")
+    parser.add_argument("--examples", type=int, nargs="+", default=None, help="default 0 1 2, smoke 1")
+    add_smoke_options(parser, serves=True)
+    args = parser.parse_args(argv)
+    refuse_server_url_without_smoke(parser, args)
+    args.problems = args.problems or (2 if args.smoke else 40)
+    args.examples = args.examples or ([1] if args.smoke else [0, 1, 2])
 
     from transformers import AutoTokenizer
 
-    from worker.trainer.inference.server import VLLMServer
     from worker.trainer.models.paths import resolve_model_path
     from worker.trainer.models.prepare import prepare_default_model
 
-    prepare_default_model()
-    config = TrainingConfig(**PRESETS["cpu-demo"])
+    if args.smoke:
+        config = TrainingConfig(**smoke_settings(PRESETS["cpu-demo"]))
+    else:
+        prepare_default_model()
+        config = TrainingConfig(**PRESETS["cpu-demo"])
     model_dir = resolve_model_path(config.model)
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     n = config.num_generations
     table = []
     log = Path(tempfile.mkdtemp(prefix="bench-demo-prompts-")) / "vllm.log"
-    with VLLMServer.for_config(model_dir, config, log_path=log) as server:
-        server.wait_until_healthy()
+    with vllm_server(model_dir, config, log, args.server_url) as server:
         for examples in args.examples:
             rows = generate("arithmetic", {"count": args.problems, "difficulty": 1, "seed": 4242,
                                            "examples": examples})

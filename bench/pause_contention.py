@@ -2,6 +2,9 @@
 
     .venv/bin/python -m bench.pause_contention                # vLLM's 1 s against ours (0.1 s), 4 pauses each
     .venv/bin/python -m bench.pause_contention --spins 1 0.1 0.3 --pauses 6
+    .venv/bin/python -m bench.pause_contention --smoke        # a tiny model, 0.1 s, 1 pause (bench/smoke.py)
+
+With `--smoke --server-url URL` the server at URL is paused instead, whatever its busy-wait.
 
 vLLM's workers busy-wait for their next instruction for a while after each one (1 s in
 vLLM 0.32); the trainer pauses generation when a training step starts
@@ -22,6 +25,10 @@ import time
 from pathlib import Path
 
 from bench.report import markdown_table
+from bench.smoke import RunningServer, add_smoke_options, refuse_server_url_without_smoke, tiny_model
+
+GENERATING_S = 3  # how long the server generates before each pause
+
 
 def fixed_work(x, w, repeats: int = 40) -> float:
     import torch
@@ -32,54 +39,71 @@ def fixed_work(x, w, repeats: int = 40) -> float:
     return time.perf_counter() - started
 
 
-def measure(spin: str, pauses: int, model_dir: str, x, w) -> dict:
-    import httpx
+def measure(spin: str, pauses: int, model_dir: str, x, w, server_url: str | None = None,
+            generating_s: float = GENERATING_S) -> dict:
+    """`server_url`: pause that server (started by someone else) instead of one started with `spin`."""
+    if server_url:
+        return pause_and_work(RunningServer(server_url.rstrip("/")), pauses, x, w, generating_s)
 
     from worker.trainer.config import PRESETS, TrainingConfig
     from worker.trainer.inference.launch import WORKER_SPIN_VARIABLE, build_launch, installed_device
     from worker.trainer.inference.server import VLLMServer, free_port
-    from worker.trainer.weight_sync.server_api import VllmAdminClient
 
     config = TrainingConfig(**PRESETS["cpu-demo"])
     launch = build_launch(model_dir, config, port=free_port("127.0.0.1"), device=installed_device())
     launch.env[WORKER_SPIN_VARIABLE] = spin
     with tempfile.TemporaryDirectory() as work, \
             VLLMServer(launch, log_path=Path(work) / "vllm.log", startup_timeout_s=config.vllm_startup_timeout_s) as server:
-        server.wait_until_healthy()
-        admin = VllmAdminClient(server.url)
-        idle = min(fixed_work(x, w) for _ in range(3))
-        first, later = [], []
-        for _ in range(pauses):
-            request = threading.Thread(target=lambda: httpx.post(f"{server.url}/v1/completions", timeout=600, json={
-                "model": server.served_model_name, "prompt": "Count to 100:", "max_tokens": 128, "n": 16,
-                "ignore_eos": True}))
-            request.start()
-            time.sleep(3)
-            admin.pause("keep")
-            first.append(fixed_work(x, w))
-            later.append(sum(fixed_work(x, w) for _ in range(3)))
-            admin.resume()
-            request.join()
-        admin.close()
+        return pause_and_work(server, pauses, x, w, generating_s)
+
+
+def pause_and_work(server, pauses: int, x, w, generating_s: float) -> dict:
+    """The fixed work with the server idle, then right after each of `pauses` pauses of its generation."""
+    import httpx
+
+    from worker.trainer.weight_sync.server_api import VllmAdminClient
+
+    admin = VllmAdminClient(server.url)
+    idle = min(fixed_work(x, w) for _ in range(3))
+    first, later = [], []
+    for _ in range(pauses):
+        request = threading.Thread(target=lambda: httpx.post(f"{server.url}/v1/completions", timeout=600, json={
+            "model": server.served_model_name, "prompt": "Count to 100:", "max_tokens": 128, "n": 16,
+            "ignore_eos": True}))
+        request.start()
+        time.sleep(generating_s)
+        admin.pause("keep")
+        first.append(fixed_work(x, w))
+        later.append(sum(fixed_work(x, w) for _ in range(3)))
+        admin.resume()
+        request.join()
+    admin.close()
     return {"idle": idle, "first": statistics.mean(first), "later": statistics.mean(later)}
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--spins", nargs="+", default=["1", "0.1"], help="busy-wait seconds to compare")
-    parser.add_argument("--pauses", type=int, default=4)
+    parser.add_argument("--spins", nargs="+", default=None, help="busy-wait seconds to compare (default 1 0.1, "
+                                                                 "smoke 0.1)")
+    parser.add_argument("--pauses", type=int, default=None, help="default 4, smoke 1")
     parser.add_argument("--model", default="HuggingFaceTB/SmolLM2-135M-Instruct")
-    args = parser.parse_args()
+    add_smoke_options(parser, serves=True)
+    args = parser.parse_args(argv)
+    refuse_server_url_without_smoke(parser, args)
+    if args.server_url and args.spins:
+        parser.error("--spins: the server at --server-url keeps the busy-wait it was started with")
+    args.spins = args.spins or (["0.1"] if args.smoke else ["1", "0.1"])
+    args.pauses = args.pauses or (1 if args.smoke else 4)
 
     import torch
 
     from worker.trainer.models.paths import resolve_model_path
 
     x, w = torch.randn(1024, 576, dtype=torch.bfloat16), torch.randn(1536, 576, dtype=torch.bfloat16)
-    model_dir = resolve_model_path(args.model)
+    model_dir = tiny_model() if args.smoke else resolve_model_path(args.model)
     rows = {}
     for spin in args.spins:
-        rows[spin] = measure(spin, args.pauses, model_dir, x, w)
+        rows[spin] = measure(spin, args.pauses, model_dir, x, w, args.server_url, 0.5 if args.smoke else GENERATING_S)
         print(f"busy-wait {spin} s: done", file=sys.stderr)
 
     print(f"\nfixed work right after pausing a generating vLLM server, {args.pauses} pauses each\n")

@@ -2,7 +2,8 @@
 
     .venv/bin/pip install -r requirements-bench.txt     # trl, py-spy (benchmarks only)
     .venv/bin/python -m bench.trainer                   # 2 warm-up + 6 measured steps each, ~12 min
-    .venv/bin/python -m bench.trainer --quick           # 1 + 2 steps, a smoke run (~5 min)
+    .venv/bin/python -m bench.trainer --quick           # 1 + 2 steps (~5 min)
+    .venv/bin/python -m bench.trainer --smoke           # a tiny model, 1 + 1 steps: does it run (seconds)
 
 SmolLM2-135M-Instruct on GSM8K prompts (train split, chat template), 8 generations of at
 most 128 tokens, 16 completions (2 prompts x 8) per optimizer step, an accuracy reward
@@ -10,7 +11,9 @@ most 128 tokens, 16 completions (2 prompts x 8) per optimizer step, an accuracy 
 steps for both trainers:
 
 - ours: the cpu-demo preset (TrainingConfig + PRESETS["cpu-demo"], max_steps set to the
-  steps measured), `python -m worker.trainer --spec` in a subprocess with an offline spec,
+  steps measured) with its evaluation off (eval_steps=0: TRL evaluates nothing, and a comparison
+  measures the same work on both sides; with it, three evaluations of 64 rows fall in an 11-step
+  run), `python -m worker.trainer --spec` in a subprocess with an offline spec,
   against a vLLM server this script starts with VLLMServer.for_config (the launch the
   trainer would do itself). Numbers come from the trainer's own events JSONL.
 - peer: TRL's GRPOTrainer, use_vllm=False (generation with transformers `generate`), in
@@ -22,6 +25,9 @@ steps for both trainers:
 Both run alone on the machine (each waits for the other to finish); "completions/s" is
 completions trained over the wall time of the measured steps (from the end of the last
 warm-up step to the end of the last step), so model loading and server start are outside.
+
+`--smoke` runs both on a tiny random Llama (bench/smoke.py) for 1 + 1 steps, TRL's side only
+where TRL is installed, on the vLLM server at `--server-url` if given.
 
 Nothing is asserted: the script prints one table and the configuration used.
 """
@@ -39,27 +45,33 @@ import time
 from pathlib import Path
 
 from bench.report import markdown_table
+from bench.run_events import metrics_by_step, training_steps
+from bench.smoke import add_smoke_options, refuse_server_url_without_smoke, smoke_settings
 from worker.trainer.processes.groups import kill_process_group
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 GSM8K = Path(os.environ.get("GSM8K_DIR", ROOT.parent / "shared" / "datasets" / "gsm8k")) / "train.jsonl"
-NUM_GENERATIONS = 8
-COMPLETION_TOKENS = 128
-COMPLETIONS_PER_STEP = 16  # 2 prompts x 8 generations
 GIB = 1024 ** 3
 
 
 # --------------------------------------------------------------------------- configs
+# The same work as TRL's side: the preset evaluates held-out rows every 10 steps, TRL's run nothing.
+LIKE_FOR_LIKE = {"eval_steps": 0}
 OVERRIDES: dict = {}      # --set KEY=VALUE (an experiment: changes our config)
 TRL_OVERRIDES: dict = {}  # --trl-set KEY=VALUE (an experiment: changes TRL's config)
+SMOKE: dict = {}          # --smoke: the tiny model and sizes (bench/smoke.py)
 
 
 def our_config(total_steps: int):
     from worker.trainer.config import PRESETS, TrainingConfig
 
-    return TrainingConfig(**{**PRESETS["cpu-demo"], **OVERRIDES, "max_steps": total_steps})
+    return TrainingConfig(**{**PRESETS["cpu-demo"], **LIKE_FOR_LIKE, **SMOKE, **OVERRIDES, "max_steps": total_steps})
+
+
+def completions_per_step() -> int:
+    return our_config(1).completions_per_step
 
 
 def trl_settings(total_steps: int, output_dir: str) -> dict:
@@ -71,7 +83,7 @@ def trl_settings(total_steps: int, output_dir: str) -> dict:
         # The same micro-batches as ours (TRL's per_device_train_batch_size is one too).
         per_device_train_batch_size=ours.per_device_train_batch_size,
         gradient_accumulation_steps=ours.gradient_accumulation_steps,
-        num_generations=NUM_GENERATIONS, max_completion_length=COMPLETION_TOKENS, max_steps=total_steps,
+        num_generations=ours.num_generations, max_completion_length=ours.max_completion_length, max_steps=total_steps,
         learning_rate=ours.learning_rate, lr_scheduler_type="constant", warmup_steps=0,
         temperature=ours.temperature, top_p=1.0, beta=0.0, loss_type="dapo",
         epsilon=ours.epsilon, epsilon_high=ours.epsilon_high, scale_rewards="group", max_grad_norm=1.0,
@@ -81,11 +93,11 @@ def trl_settings(total_steps: int, output_dir: str) -> dict:
     return {**settings, **TRL_OVERRIDES}
 
 
-def our_spec(total_steps: int, output_dir: Path, server_url: str) -> dict:
+def our_spec(total_steps: int, output_dir: Path, server_url: str, data: Path) -> dict:
     config = our_config(total_steps)
     return {
         "run_id": 0, "model": config.model, "output_dir": str(output_dir), "inference_url": server_url,
-        "dataset": {"kind": "file", "path": str(GSM8K), "format": "jsonl", "prompt_column": "question"},
+        "dataset": {"kind": "file", "path": str(data), "format": "jsonl", "prompt_column": "question"},
         "rewards": [{"name": "accuracy", "kind": "builtin", "builtin": "accuracy"}],
         "config": config.model_dump(),
     }
@@ -133,9 +145,12 @@ def busy_cpu_s() -> float:
 
 
 def group_cpu_s(pgid: int) -> float:
-    """CPU-seconds used so far by the live processes of a process group (vLLM's server, engine, worker)."""
+    """CPU-seconds used so far by the live processes of a process group (vLLM's server, engine, worker);
+    0 for a server someone else started (no group of ours)."""
     from worker.trainer.inference.server import group_members
 
+    if pgid is None:
+        return 0.0
     total = 0
     for pid in group_members(pgid):
         try:
@@ -178,7 +193,7 @@ def trl_child(args) -> None:
 
     model_dir = resolve_model_path(our_config(1).model)
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    rows = [json.loads(line) for line in GSM8K.read_text().splitlines()[:2000]]
+    rows = [json.loads(line) for line in Path(args.data).read_text().splitlines()[:2000]]
     # Rendered with our chat-template code, so both trainers see the very same prompt text.
     dataset = datasets.Dataset.from_list([{"prompt": render_prompt(r["question"], tokenizer), "answer": r["answer"]}
                                           for r in rows])
@@ -225,6 +240,7 @@ def run_trl(args, work: Path) -> dict:
     out = work / "trl.json"
     argv = [sys.executable, "-m", "bench.trainer", "--_trl-child-out", str(out),
             "--_trl-child-dir", str(work / "trl-out"), "--warmup", str(args.warmup), "--steps", str(args.steps),
+            "--data", str(args.data), *(["--smoke"] if args.smoke else []),
             "--set", *args.set, "--trl-set", *args.trl_set]
     log = work / "trl.log"
     print(f"TRL GRPOTrainer: {args.warmup} + {args.steps} steps (log: {log})", flush=True)
@@ -285,6 +301,7 @@ sys.exit(code)
 
 
 def run_ours(args, work: Path) -> dict:
+    from bench.smoke import RunningServer
     from worker.trainer.inference.server import VLLMServer
     from worker.trainer.models.paths import resolve_model_path
 
@@ -296,12 +313,17 @@ def run_ours(args, work: Path) -> dict:
     server_env = parse_env(args.server_env)
     saved_env = {key: os.environ.get(key) for key in server_env}
     os.environ.update(server_env)  # inherited by `vllm serve` (the launch sets only its own keys)
-    server = VLLMServer.for_config(model_dir, config, log_path=work / "vllm.log")
-    print(f"ours: vLLM server (log: {server.log_path})", flush=True)
+    if args.server_url:
+        server, health_s = RunningServer(args.server_url.rstrip("/")), 0.0
+        print(f"ours: the vLLM server at {server.url}", flush=True)
+    else:
+        server = VLLMServer.for_config(model_dir, config, log_path=work / "vllm.log")
+        print(f"ours: vLLM server (log: {server.log_path})", flush=True)
     try:
-        server.start()
-        health_s = server.wait_until_healthy()
-        spec_path.write_text(json.dumps(our_spec(total, output, server.url)))
+        if not args.server_url:
+            server.start()
+            health_s = server.wait_until_healthy()
+        spec_path.write_text(json.dumps(our_spec(total, output, server.url, args.data)))
         log = work / "ours.log"
         print(f"ours: vLLM healthy in {health_s:.0f} s; trainer {args.warmup} + {args.steps} steps (log: {log})",
               flush=True)
@@ -313,7 +335,8 @@ def run_ours(args, work: Path) -> dict:
         server_cpu = group_cpu_s(server.pid) - server_cpu
         busy = busy_cpu_s() - busy
     finally:
-        server.stop()
+        if not args.server_url:
+            server.stop()
         for key, value in saved_env.items():
             os.environ.pop(key, None) if value is None else os.environ.__setitem__(key, value)
     if code != 0 or not rss_path.exists():
@@ -325,29 +348,26 @@ def run_ours(args, work: Path) -> dict:
 
 
 def our_numbers(events_file: Path, warmup: int) -> dict:
-    metrics = {}
-    for line in events_file.read_text().splitlines():
-        event = json.loads(line)
-        if event["type"] == "metrics":
-            metrics[event["step"]] = (event["time"], event["values"])
-    steps = sorted(metrics)
+    """Our side's figures over the measured steps, every metrics event of a step merged (run_events)."""
+    metrics = training_steps(events_file)
+    steps = list(metrics)
     measured = [s for s in steps if s > warmup]
-    first_time = metrics[warmup][0] if warmup else metrics[steps[0]][0]
-    values = [metrics[s][1] for s in measured]
+    first_time = metrics[warmup]["time"] if warmup else next(iter(metrics_by_step(events_file).values()))["time"]
+    values = [metrics[s]["values"] for s in measured]
     config = our_config(1)
     groups_per_step = config.completions_per_step // config.num_generations
-    dropped_before = metrics[warmup][1]["async/dropped_stale"] if warmup else 0
+    dropped_before = metrics[warmup]["values"]["async/dropped_stale"] if warmup else 0
     dropped = values[-1]["async/dropped_stale"] - dropped_before
 
     def series(name):
         return [v.get(name, 0.0) for v in values]
 
     return {
-        "steps": len(steps), "measured_steps": len(measured), "window_s": metrics[measured[-1]][0] - first_time,
+        "steps": len(steps), "measured_steps": len(measured), "window_s": metrics[measured[-1]]["time"] - first_time,
         "wait_s": sum(series("async/wait_for_rollouts_s")), "step_time_s": sum(series("system/step_time_s")),
         "train_s": series("system/train_seconds"), "weight_sync_s": series("system/weight_sync_s"),
         "dropped": dropped, "groups_trained": groups_per_step * len(measured),
-        "dropped_total": metrics[steps[-1]][1]["async/dropped_stale"],
+        "dropped_total": metrics[steps[-1]]["values"]["async/dropped_stale"],
         "staleness_mean": statistics.fmean(series("async/staleness_mean")),
         "staleness_max": max(series("async/staleness_max")),
         "queue_depth": series("async/queue_depth"),
@@ -390,15 +410,16 @@ def report(args, ours: dict | None, trl: dict | None) -> None:
         rows.append(("share of generated groups dropped stale", f"{drop_share:.1%} ({ours['dropped']}/{taken})",
                      "—", "—", "≤ 5%", verdict(drop_share <= 0.05)))
         syncs = [s for s in ours["weight_sync_s"] if s > 0]
-        sync_mean, sync_max = statistics.fmean(syncs), max(syncs)
-        rows.append(("weight sync s (mean / max)", f"{sync_mean:.2f} / {sync_max:.2f}", "— (no server)", "—",
-                     "≤ 0.5 s", verdict(sync_max <= 0.5)))
+        sync_cell = f"{statistics.fmean(syncs):.2f} / {max(syncs):.2f}" if syncs else "— (no sync measured)"
+        rows.append(("weight sync s (mean / max)", sync_cell, "— (no server)", "—", "≤ 0.5 s",
+                     verdict(max(syncs) <= 0.5 if syncs else None)))
         peak = ours["maxrss_bytes"] / GIB
         rows.append(("trainer peak RSS GiB", f"{peak:.2f}", f"{trl['maxrss_bytes'] / GIB:.2f}" if trl else "—",
                      f"{peak / (trl['maxrss_bytes'] / GIB):.2f}" if trl else "—", "≤ 4 GiB", verdict(peak <= 4)))
     elif trl:
         rows.append(("trainer peak RSS GiB", "—", f"{trl['maxrss_bytes'] / GIB:.2f}", "—", "≤ 4 GiB", "—"))
-    print()
+    print(f"\nThe same work on both sides: GRPO steps of {completions_per_step()} completions, no evaluation "
+          f"(ours: the cpu-demo preset with eval_steps=0; TRL's run evaluates nothing)")
     print(markdown_table(("measure", "ours", "peer (TRL)", "ratio", "target", "met?"), rows))
 
     print("\ndetails (measured steps):")
@@ -426,7 +447,7 @@ def report(args, ours: dict | None, trl: dict | None) -> None:
         gen = trl["generate_s"]
         tokens = trl["completion_tokens"]
         print(f"  TRL:  generate+score s/step {fmt_list(gen)} (share of wall {sum(gen) / trl['window_s']:.0%}); "
-              f"completion length mean {statistics.fmean(tokens) / COMPLETIONS_PER_STEP:.0f} tokens; "
+              f"completion length mean {statistics.fmean(tokens) / completions_per_step():.0f} tokens; "
               f"first step {trl['first_step_s']:.0f} s; process {trl['total_s']:.0f} s in all")
         cores = os.cpu_count()
         print(f"        CPU over the TRL process's life ({trl['total_s']:.0f} s x {cores} cores): TRL "
@@ -445,13 +466,14 @@ def print_config(args) -> None:
               "queue_maxsize", "weight_sync_steps", "weight_sync_backend", "bf16", "gradient_checkpointing",
               "loss_type", "beta", "epsilon", "epsilon_high", "temperature", "vllm_kv_cache_gib",
               "vllm_enforce_eager", "save_steps", "seed"]
-    print("config (ours): TrainingConfig + PRESETS['cpu-demo'], max_steps = warm-up + measured")
+    print(f"config (ours): TrainingConfig + PRESETS['cpu-demo'] + {LIKE_FOR_LIKE} (the same work as TRL's), "
+          f"max_steps = warm-up + measured{' + the smoke sizes' if SMOKE else ''}")
     print("  " + ", ".join(f"{name}={getattr(ours, name)}" for name in fields))
     trl = trl_settings(args.warmup + args.steps, "<tmp>")
     print("config (TRL GRPOTrainer):")
     print("  " + ", ".join(f"{k}={v}" for k, v in trl.items() if k != "output_dir"))
-    print(f"data: {GSM8K} (prompt = question through the chat template; reward = builtin accuracy on `answer`)")
-    print(f"steps: {args.warmup} warm-up + {args.steps} measured, {COMPLETIONS_PER_STEP} completions per step")
+    print(f"data: {args.data} (prompt = question through the chat template; reward = builtin accuracy on `answer`)")
+    print(f"steps: {args.warmup} warm-up + {args.steps} measured, {completions_per_step()} completions per step")
     if OVERRIDES or TRL_OVERRIDES:
         print(f"EXPERIMENT: not the default config: ours {OVERRIDES or '-'}; TRL {TRL_OVERRIDES or '-'}")
     for name, pairs in (("trainer env", args.trainer_env), ("vLLM env", args.server_env), ("TRL env", args.trl_env)):
@@ -464,9 +486,10 @@ def print_config(args) -> None:
     print(f"machine: {os.cpu_count()} cores, {platform.machine()}, load average {os.getloadavg()[0]:.2f}")
 
 
-def main() -> None:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="1 warm-up + 2 measured steps (a smoke run)")
+    parser.add_argument("--quick", action="store_true", help="1 warm-up + 2 measured steps (a few minutes)")
+    add_smoke_options(parser, serves=True)
     parser.add_argument("--warmup", type=int, default=None, help="warm-up steps, not measured (default 2)")
     parser.add_argument("--steps", type=int, default=None, help="measured steps (default 6)")
     parser.add_argument("--only", choices=("ours", "trl"), help="run one side only")
@@ -484,30 +507,74 @@ def main() -> None:
                              "gradient_accumulation_steps=2)")
     parser.add_argument("--trl-set", nargs="*", default=[], metavar="KEY=VALUE",
                         help="experiment: override TRL's GRPOConfig settings")
+    parser.add_argument("--data", type=Path, help=argparse.SUPPRESS)  # the TRL child's: the parent's prompts
     parser.add_argument("--_trl-child-out", dest="trl_child_out", help=argparse.SUPPRESS)
     parser.add_argument("--_trl-child-dir", dest="trl_child_dir", help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    args.warmup = args.warmup if args.warmup is not None else (1 if args.quick else 2)
-    args.steps = args.steps if args.steps is not None else (2 if args.quick else 6)
+    args = parser.parse_args(argv)
+    refuse_server_url_without_smoke(parser, args)
+    small = args.quick or args.smoke
+    args.warmup = args.warmup if args.warmup is not None else (1 if small else 2)
+    args.steps = args.steps if args.steps is not None else (1 if args.smoke else 2 if args.quick else 6)
+    return args
+
+
+def smoke_data(work: Path) -> Path:
+    """GSM8K's first rows where it is found, else arithmetic problems in its columns: a smoke run
+    needs no data set downloaded."""
+    from worker.trainer.data.generators import generate
+
+    path = work / "prompts.jsonl"
+    if GSM8K.is_file():
+        path.write_text("".join(GSM8K.read_text().splitlines(keepends=True)[:64]))
+    else:
+        rows = generate("arithmetic", {"count": 64, "difficulty": 1, "seed": 0})
+        path.write_text("".join(json.dumps({"question": row["prompt"], "answer": row["answer"]}) + "\n"
+                                for row in rows))
+    return path
+
+
+def sides(args) -> tuple[str, ...]:
+    """Which trainers run: both unless --only; a smoke run leaves TRL out where it is not installed."""
+    import importlib.util
+
+    wanted = (args.only,) if args.only else ("trl", "ours")
+    if "trl" in wanted and importlib.util.find_spec("trl") is None:
+        if not args.smoke:
+            raise SystemExit("TRL (the peer) is not installed: .venv/bin/pip install -r requirements-bench.txt, "
+                             "or measure our side alone with --only ours")
+        print("TRL is not installed: the smoke run leaves its side out", flush=True)
+        wanted = tuple(side for side in wanted if side != "trl")
+    return wanted
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    for settings in (OVERRIDES, TRL_OVERRIDES, SMOKE):
+        settings.clear()
     OVERRIDES.update(parse_settings(args.set))
     TRL_OVERRIDES.update(parse_settings(args.trl_set))
+    if args.smoke:
+        SMOKE.update(smoke_settings({}))
     if args.trl_child_out:
         return trl_child(args)
 
-    from worker.trainer.models.prepare import prepare_default_model
+    if not args.smoke:
+        from worker.trainer.models.prepare import prepare_default_model
 
-    prepare_default_model()
-    if not GSM8K.is_file():
-        raise SystemExit(f"GSM8K not found at {GSM8K} (set GSM8K_DIR)")
-    print_config(args)
+        prepare_default_model()
+        if not GSM8K.is_file():
+            raise SystemExit(f"GSM8K not found at {GSM8K} (set GSM8K_DIR)")
     work = Path(tempfile.mkdtemp(prefix="bench-trainer-"))
+    args.data = smoke_data(work) if args.smoke else GSM8K
+    print_config(args)
     ours = trl = None
     try:
-        if args.only != "ours":
+        running = sides(args)
+        if "trl" in running:
             if not args.no_wait:
                 wait_for_other_benchmarks()
             trl = run_trl(args, work)
-        if args.only != "trl":
+        if "ours" in running:
             if not args.no_wait:
                 wait_for_other_benchmarks()
             ours = run_ours(args, work)

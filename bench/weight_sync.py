@@ -3,6 +3,7 @@ vLLM's own reload, into one real vLLM server.
 
     .venv/bin/python -m bench.weight_sync               # SmolLM2-135M prepared under var/models, 12 syncs each
     .venv/bin/python -m bench.weight_sync --syncs 20 --model /path/to/model
+    .venv/bin/python -m bench.weight_sync --smoke       # a tiny model, 1 push each way (bench/smoke.py)
 
 The trainer's whole push (`FilesystemWeightSync.push`: write the safetensors file, pause,
 reload, reset the prefix cache, resume) in the served dtype of this machine
@@ -21,6 +22,7 @@ import tempfile
 from pathlib import Path
 
 from bench.report import markdown_table
+from bench.smoke import add_smoke_options, refuse_server_url_without_smoke, tiny_model, vllm_server
 
 TEXT = ("Natalia sold clips to 48 of her friends in April, and then she sold half as many clips in May. "
         "How many clips did Natalia sell altogether in April and May?")
@@ -60,22 +62,24 @@ def summary(name: str, rows: list[dict]) -> tuple:
     return name, ways, len(rows), mean_max("push"), mean_max("reload"), mean_max("rest")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--syncs", type=int, default=12, help="pushes by each way")
+    parser.add_argument("--syncs", type=int, default=None, help="pushes by each way (default 12, smoke 1)")
     parser.add_argument("--model", default="HuggingFaceTB/SmolLM2-135M-Instruct")
-    args = parser.parse_args()
+    add_smoke_options(parser, serves=True)
+    args = parser.parse_args(argv)
+    refuse_server_url_without_smoke(parser, args)
+    args.syncs = args.syncs or (1 if args.smoke else 12)
 
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from worker.trainer.config import PRESETS, TrainingConfig
-    from worker.trainer.inference.server import VLLMServer
     from worker.trainer.models.paths import resolve_model_path
     from worker.trainer.training.precision import local_serving_device, served_dtype
     from worker.trainer.weight_sync.filesystem import FilesystemWeightSync
 
-    model_dir = resolve_model_path(args.model)
+    model_dir = tiny_model() if args.smoke else resolve_model_path(args.model)
     dtype = served_dtype(local_serving_device())
     model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)  # the trainer's master weights
     ids = AutoTokenizer.from_pretrained(model_dir)(TEXT, add_special_tokens=False).input_ids
@@ -83,8 +87,7 @@ def main() -> None:
     results = {"direct": [], "vllm": []}
     differences = []
     with tempfile.TemporaryDirectory() as work, \
-            VLLMServer.for_config(model_dir, config, log_path=Path(work) / "vllm.log", dtype=dtype) as server:
-        server.wait_until_healthy()
+            vllm_server(model_dir, config, Path(work) / "vllm.log", args.server_url, dtype=dtype) as server:
         syncs = {"direct": FilesystemWeightSync(server.url, Path(work), dtype=dtype),
                  "vllm": FilesystemWeightSync(server.url, Path(work), dtype=dtype, direct_reload=False)}
         try:
