@@ -175,8 +175,10 @@ def read_answer(response: httpx.Response, seconds: float) -> Reply:
                      status=200, seconds=seconds)
     if isinstance(content, str) and len(content) > ANSWER_CHARS:
         content = content[:ANSWER_CHARS] + "..."
-    reply = Reply(raw=content, status=200, seconds=seconds, prompt_tokens=int(usage.get("prompt_tokens") or 0),
+    # Text or nothing: content of another shape (a list of parts, say) is no answer the parsers read.
+    reply = Reply(raw=content if isinstance(content, str) else None, status=200, seconds=seconds,
+                  prompt_tokens=int(usage.get("prompt_tokens") or 0),
                   answer_tokens=int(usage.get("completion_tokens") or 0))
-    if content is None:
+    if reply.raw is None:
         reply.error = f"the answer has no text: {json.dumps(body['choices'][0])[:MESSAGE_CHARS]}"
     return reply

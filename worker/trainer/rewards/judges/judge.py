@@ -105,38 +105,38 @@ class Judge:
 
     async def _judge_one(self, prompt: str, completion: str, columns: dict, row: int) -> JudgeAnswer:
         rendered = templates.render_completion(self.params.template, prompt, completion, columns, row)
-        if rendered.error:
+        if rendered.text is None:
             return JudgeAnswer(None, None, rendered.error, False, 0.0)
         reply, cached = await self._ask(self.request(rendered.text, self.params.max_answer_tokens))
-        if reply.error:
+        if reply.error or reply.raw is None:
             return JudgeAnswer(reply.raw, None, reply.error, cached, reply.seconds)
         parse = parsing.parse_score if self.params.mode == "score" else parsing.parse_choice
         try:
             return JudgeAnswer(reply.raw, parse(reply.raw, self.params), None, cached, reply.seconds)
         except parsing.UnreadableAnswer as exc:
-            return self._unreadable(reply, exc, cached)
+            return self._unreadable(reply.raw, exc, cached, reply.seconds)
 
     async def _judge_group(self, shown, completions, columns, rows: range) -> list[JudgeAnswer]:
         size = len(rows)
         group = [completions[row] for row in rows]
         rendered = templates.render_group(self.params.template, shown[rows.start], group, columns, rows.start)
-        if rendered.error:
+        if rendered.text is None:
             return [JudgeAnswer(None, None, rendered.error, False, 0.0)] * size
         body = self.request(rendered.text, parsing.rank_answer_tokens(self.params, size), size)
         reply, cached = await self._ask(body)
-        if reply.error:
+        if reply.error or reply.raw is None:
             return [JudgeAnswer(reply.raw, None, reply.error, cached, reply.seconds)] * size
         try:
             values = parsing.parse_rank(reply.raw, size)
         except parsing.UnreadableAnswer as exc:
-            return [self._unreadable(reply, exc, cached)] * size
+            return [self._unreadable(reply.raw, exc, cached, reply.seconds)] * size
         return [JudgeAnswer(reply.raw, value, None, cached, reply.seconds) for value in values]
 
-    def _unreadable(self, reply: Reply, exc: Exception, cached: bool) -> JudgeAnswer:
+    def _unreadable(self, raw: str, exc: Exception, cached: bool, seconds: float) -> JudgeAnswer:
         if not cached:
             self.metrics.record_unreadable()
-        raw = reply.raw if len(reply.raw) <= RAW_CHARS else reply.raw[:RAW_CHARS] + "..."
-        return JudgeAnswer(reply.raw, None, f"unreadable answer ({exc}): {raw!r}", cached, reply.seconds)
+        shown = raw if len(raw) <= RAW_CHARS else raw[:RAW_CHARS] + "..."
+        return JudgeAnswer(raw, None, f"unreadable answer ({exc}): {shown!r}", cached, seconds)
 
     # --- the request ----------------------------------------------------------------------------
 
