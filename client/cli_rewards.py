@@ -6,11 +6,15 @@ JSON file (--params-file), with --set KEY=VALUE on top (dotted keys reach nested
 --api-key-file names, or from GRPO_JUDGE_API_KEY; never from a flag's value, which the shell's
 history and `ps` would keep. The server stores it encrypted and never answers it again.
 """
+import argparse
 import json
 import os
-import sys
 from pathlib import Path
 
+from client.cli_inputs import InputRefused, read_json_object, read_secret, read_text, set_dotted
+from client.cli_jobs import follow_dry_run
+from client.cli_output import Subparsers, add_json_flag, add_page_flag, print_json
+from client.api import ControlPlane
 from client.tables import print_table
 
 KEY_ENV = "GRPO_JUDGE_API_KEY"
@@ -19,38 +23,38 @@ KEY_FLAG_REFUSAL = ("--api-key is not taken: a key on the command line shows in 
 KINDS = ("builtin", "code", "judge", "reward_model")
 
 
-class InputRefused(Exception):
-    """A local file or flag that cannot be used; the message says which and why."""
-
-
 def names_key_flag(argv: list[str]) -> bool:
     """`--api-key VALUE` would otherwise reach argparse, whose usage error echoes it (or takes it as
     the abbreviation of --api-key-file and prints it as a missing file's name)."""
     return any(arg == "--api-key" or arg.startswith("--api-key=") for arg in argv)
 
 
-def add_parser(areas) -> None:
-    rewards = areas.add_parser("rewards", help="list, show, create, delete reward functions (judges included)")
-    verbs = rewards.add_subparsers(required=True, metavar="{list,show,create,delete}")
+def add_parser(areas: Subparsers) -> None:
+    rewards = areas.add_parser("rewards", help="list, show, create, delete, dry-run reward functions (judges "
+                                               "included)")
+    verbs = rewards.add_subparsers(required=True, metavar="{list,show,create,delete,dry-run}")
     listing = verbs.add_parser("list", help="your reward functions")
-    listing.add_argument("--json", action="store_true", help="the API's answer as JSON")
+    add_page_flag(listing)
+    add_json_flag(listing)
     listing.set_defaults(command=list_rewards)
     show = verbs.add_parser("show", help="one reward function, its params in full")
-    show.add_argument("reward", type=int)
-    show.add_argument("--json", action="store_true")
+    show.add_argument("reward", type=int, help="reward function id")
+    add_json_flag(show)
     show.set_defaults(command=show_reward)
     delete = verbs.add_parser("delete", help="delete a reward function no run uses")
-    delete.add_argument("reward", type=int)
+    delete.add_argument("reward", type=int, help="reward function id")
     delete.set_defaults(command=delete_reward)
     add_create_parser(verbs)
+    add_dry_run_parser(verbs)
 
 
-def add_create_parser(verbs) -> None:
+def add_create_parser(verbs: Subparsers) -> None:
     create = verbs.add_parser("create", allow_abbrev=False, help="a built-in, code, a judge or a reward model",
                               description=__doc__)
-    create.add_argument("--name", required=True)
-    create.add_argument("--kind", required=True, choices=KINDS)
-    create.add_argument("--description", default="")
+    create.add_argument("--name", required=True, help="a name of yours no other reward function has")
+    create.add_argument("--kind", required=True, choices=KINDS, help="what scores: a built-in, Python code, "
+                                                                     "a judge model or a reward model")
+    create.add_argument("--description", default="", help="what it rewards, for people")
     create.add_argument("--builtin", default="", help="kind builtin: its name (accuracy, length...)")
     create.add_argument("--source-file", type=Path, help="kind code: the Python file defining reward()")
     create.add_argument("--params-file", type=Path, help="a JSON object of params; flags below go on top")
@@ -66,12 +70,26 @@ def add_create_parser(verbs) -> None:
                         help="any param (repeat; dotted keys for nested ones)")
     create.add_argument("--api-key-file", type=Path,
                         help=f"judge with --base-url: a file holding the endpoint's API key (else ${KEY_ENV})")
-    create.add_argument("--json", action="store_true")
+    add_json_flag(create)
     create.set_defaults(command=create_reward)
 
 
-def list_rewards(api, args):
-    answer = api.rewards()
+def add_dry_run_parser(verbs: Subparsers) -> None:
+    dry_run = verbs.add_parser("dry-run", help="score typed completions for a dataset's first rows, or a run's "
+                                               "samples at a step (a judge or reward model: followed until done)")
+    dry_run.add_argument("reward", type=int, help="reward function id")
+    dry_run.add_argument("--dataset", type=int, help="dataset whose first rows the completions answer")
+    dry_run.add_argument("--completion", action="append", default=[], metavar="TEXT",
+                         help="a completion for the next row (repeat: one per row)")
+    dry_run.add_argument("--run", type=int, help="score this run's samples instead (with --step)")
+    dry_run.add_argument("--step", type=int, help="with --run: the step whose samples are scored")
+    dry_run.add_argument("--rows", type=int, help="how many rows (default: one per --completion)")
+    add_json_flag(dry_run)
+    dry_run.set_defaults(command=dry_run_reward)
+
+
+def list_rewards(api: ControlPlane, args: argparse.Namespace) -> None:
+    answer = api.rewards(args.page)
     if args.json:
         return print_json(answer)
     print_table(("id", "name", "kind", "what", "api key"),
@@ -79,7 +97,7 @@ def list_rewards(api, args):
                  for r in answer["results"]])
 
 
-def show_reward(api, args):
+def show_reward(api: ControlPlane, args: argparse.Namespace) -> None:
     reward = api.reward(args.reward)
     if args.json:
         return print_json(reward)
@@ -94,13 +112,9 @@ def show_reward(api, args):
         print(json.dumps(reward["params"], indent=2))
 
 
-def create_reward(api, args):
-    try:
-        params, source = reward_params(args), read_text(args.source_file, "--source-file") if args.source_file else ""
-        key = api_key(args, params)
-    except InputRefused as exc:
-        print(f"grpo: {exc}", file=sys.stderr)
-        return 2
+def create_reward(api: ControlPlane, args: argparse.Namespace) -> None:
+    params, source = reward_params(args), read_text(args.source_file, "--source-file") if args.source_file else ""
+    key = api_key(args, params)
     reward = api.create_reward(args.name, args.kind, params, builtin=args.builtin, source=source,
                                description=args.description, api_key=key)
     if args.json:
@@ -109,9 +123,21 @@ def create_reward(api, args):
     print(f"reward {reward['id']} {reward['name']!r} created: {reward['kind']} {what(reward)}".rstrip() + key_note)
 
 
-def delete_reward(api, args):
+def delete_reward(api: ControlPlane, args: argparse.Namespace) -> None:
     api.delete_reward(args.reward)
     print(f"reward {args.reward} deleted")
+
+
+def dry_run_reward(api: ControlPlane, args: argparse.Namespace) -> None:
+    asked = {"dataset": args.dataset, "rows": args.rows, "run": args.run, "step": args.step,
+             "completions": args.completion or None}
+    answer = api.dry_run_reward(args.reward, **{name: value for name, value in asked.items() if value is not None})
+    if "state" in answer:  # a judge or a reward model: queued for the control plane's consumer
+        answer = follow_dry_run(lambda: api.reward_dry_run(args.reward, answer["id"]))
+    if args.json:
+        return print_json(answer)
+    for row in answer["rows"]:
+        print(f"row {row['index']}: scores {row['scores']}" + (f" ({row['error']})" if row.get("error") else ""))
 
 
 def what(reward: dict) -> str:
@@ -125,8 +151,8 @@ def what(reward: dict) -> str:
     return params.get("model", "")
 
 
-def reward_params(args) -> dict:
-    params = read_json_object(args.params_file) if args.params_file else {}
+def reward_params(args: argparse.Namespace) -> dict:
+    params = read_json_object(args.params_file, "--params-file") if args.params_file else {}
     if args.template_file:
         params["template"] = read_text(args.template_file, "--template-file")
     shorthands = {"template": args.template, "model": args.model, "mode": args.mode, "base_url": args.base_url}
@@ -140,33 +166,12 @@ def reward_params(args) -> dict:
     return params
 
 
-def api_key(args, params: dict) -> str | None:
+def api_key(args: argparse.Namespace, params: dict) -> str | None:
     """The key from --api-key-file, else from GRPO_JUDGE_API_KEY for an endpoint judge; None: none sent."""
-    if args.api_key_file:
-        key = read_text(args.api_key_file, "--api-key-file").strip()
-        if not key:
-            raise InputRefused(f"--api-key-file {args.api_key_file} is empty")
-        return key
-    if args.kind == "judge" and params.get("endpoint") == "url":
-        return os.environ.get(KEY_ENV, "").strip() or None
-    return None
+    endpoint_judge = args.kind == "judge" and params.get("endpoint") == "url"
+    return read_secret(args.api_key_file, "--api-key-file", os.environ.get(KEY_ENV, "") if endpoint_judge else "")
 
 
-def read_text(path: Path, flag: str) -> str:
-    try:
-        return path.read_text()
-    except (OSError, UnicodeError) as exc:
-        raise InputRefused(f"{flag} {path}: {exc.strerror if isinstance(exc, OSError) else exc}") from None
-
-
-def read_json_object(path: Path) -> dict:
-    try:
-        value = json.loads(read_text(path, "--params-file"))
-    except ValueError as exc:
-        raise InputRefused(f"--params-file {path} is not JSON: {exc}") from None
-    if not isinstance(value, dict):
-        raise InputRefused(f"--params-file {path} holds a {type(value).__name__}, not an object of params")
-    return value
 
 
 def label_value(pair: str) -> tuple[str, float]:
@@ -177,24 +182,3 @@ def label_value(pair: str) -> tuple[str, float]:
     except ValueError:
         pass
     raise InputRefused(f"--label takes LABEL=NUMBER (e.g. --label correct=1), not {pair!r}")
-
-
-def set_dotted(params: dict, pair: str) -> None:
-    """KEY=VALUE into params, `a.b` reaching nested objects; a value that reads as JSON is sent as it."""
-    name, sep, raw = pair.partition("=")
-    if not sep or not name:
-        raise InputRefused(f"--set takes KEY=VALUE, not {pair!r}")
-    *parents, last = name.split(".")
-    place = params
-    for part in parents:
-        place = place.setdefault(part, {})
-        if not isinstance(place, dict):
-            raise InputRefused(f"--set {name}: {part} is not an object")
-    try:
-        place[last] = json.loads(raw)
-    except ValueError:
-        place[last] = raw
-
-
-def print_json(answer) -> None:
-    print(json.dumps(answer, indent=2))

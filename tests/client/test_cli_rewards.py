@@ -1,6 +1,7 @@
 """`grpo rewards` against a live control plane: a judge made from flags with its API key read from
 a file (stored encrypted, never printed, reaching the run's worker alone), a reward model from a
-JSON file, a key passed as a flag refused without echoing it, and refusals exiting 2."""
+JSON file, a key passed as a flag refused without echoing it, the API's refusals exiting 1 and a
+local file that cannot be used exiting 2."""
 import json
 
 import httpx
@@ -108,10 +109,10 @@ def test_a_reward_model_from_a_params_file_is_shown_with_its_defaults(server, ca
     assert "reward_model org/rm-small" in out and '"batch_size": 16' in out and '"max_length": 1024' in out
 
 
-def test_refused_params_and_unreadable_files_exit_2_saying_why(server, capsys, tmp_path):
+def test_refused_params_exit_1_and_unreadable_files_exit_2_saying_why(server, capsys, tmp_path):
     code, _, err = grpo(server, capsys, "rewards", "create", "--name", "bad", "--kind", "judge",
                         "--template", "Rate {prompt}.", "--model", "/etc")
-    assert code == 2 and err.startswith("refused: HTTP 400: params: ") and "{completion}" in err
+    assert code == 1 and err.startswith("refused: HTTP 400: params: ") and "{completion}" in err
     code, _, err = grpo(server, capsys, "rewards", "create", "--name", "bad", "--kind", "judge",
                         "--api-key-file", str(tmp_path / "missing.key"))
     assert code == 2 and "--api-key-file" in err and "missing.key" in err
@@ -127,4 +128,4 @@ def test_a_reward_is_deleted(server, capsys):
     pk = json.loads(out)["id"]
     assert grpo(server, capsys, "rewards", "delete", str(pk))[1].strip() == f"reward {pk} deleted"
     code, _, err = grpo(server, capsys, "rewards", "show", str(pk))
-    assert code == 2 and "404" in err
+    assert code == 1 and "404" in err

@@ -1,0 +1,58 @@
+"""How every `grpo` command answers: a table (or a few lines) for people by default, one JSON
+document on stdout with --json for scripts, and progress on stderr for work that takes a while."""
+import argparse
+import json
+import sys
+from typing import Any, TypeAlias
+
+from tqdm import tqdm
+
+from client.downloads import Progress
+
+# What add_subparsers returns: each area module adds its verbs to it.
+Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+
+
+def add_json_flag(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--json", action="store_true", help="print the API's answer as one JSON document")
+
+
+def add_page_flag(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--page", type=int, default=1, help="which page of the listing (the API's pages)")
+
+
+def print_json(answer: Any) -> None:
+    print(json.dumps(answer, indent=2))
+
+
+def say(words: str) -> None:
+    """A line of progress or a note, on stderr: stdout stays the command's answer."""
+    print(words, file=sys.stderr, flush=True)
+
+
+def show_json(answer: Any) -> None:
+    """A nested answer for people: indented JSON, keys in the API's order."""
+    print(json.dumps(answer, indent=2, ensure_ascii=False))
+
+
+class ByteProgress:
+    """A bar of bytes so far of the total, on stderr, for a download; `callback` feeds it."""
+
+    def __init__(self, description: str):
+        self.bar = tqdm(desc=description, unit="B", unit_scale=True, unit_divisor=1024, file=sys.stderr,
+                        dynamic_ncols=True, mininterval=0.5)
+
+    def callback(self) -> Progress:
+        def advance(done: int, total: int | None) -> None:
+            if total is not None and self.bar.total != total:
+                self.bar.total = total
+            self.bar.update(done - self.bar.n)
+        return advance
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def one_line(text: str, width: int = 60) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= width else flat[:width - 1] + "…"
