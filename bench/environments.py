@@ -4,6 +4,7 @@ do episodes cost against one-shot rollouts?
     .venv/bin/python -m bench.environments learning              # the calculator, 15 minutes of training
     .venv/bin/python -m bench.environments learning --minutes 5  # a shorter look
     .venv/bin/python -m bench.environments cost                  # episodes against one-shot rollouts
+    .venv/bin/python -m bench.environments --smoke               # both on a tiny model, 2 steps, 1 group (bench/smoke.py)
 
 learning: the calculator environment (arithmetic at difficulty 3, where a calculator helps) with
 the accuracy reward; prints final-answer accuracy and the correct-tool-use rate (episodes that
@@ -23,6 +24,7 @@ from pathlib import Path
 
 from bench.learning import evaluations, step_metrics
 from bench.report import markdown_table
+from bench.smoke import add_smoke_options, refuse_server_url_without_smoke, smoke_settings, vllm_server
 from worker.trainer.config import PRESETS, TrainingConfig
 
 TARGET_GAIN = 0.2
@@ -53,22 +55,28 @@ def gain_row(label: str, first: float, last: float, note: str = "") -> tuple[str
 
 def learning(args) -> None:
     from worker.trainer.app import Trainer
-    from worker.trainer.inference.server import VLLMServer
     from worker.trainer.models.paths import resolve_model_path
     from worker.trainer.models.prepare import prepare_default_model
     from worker.trainer.spec import LaunchSpec
 
-    prepare_default_model()
-    config = TrainingConfig(**{**PRESETS["cpu-demo"], "max_steps": 100_000, "max_turns": 3, "max_tool_calls": 2,
-                               "max_completion_length": 96, "max_episode_tokens": 192, "max_prompt_length": 512,
-                               "eval_steps": 15, "eval_examples": 48})
+    settings = {**PRESETS["cpu-demo"], "max_steps": 100_000, "max_turns": 3, "max_tool_calls": 2,
+                "max_completion_length": 96, "max_episode_tokens": 192, "max_prompt_length": 512,
+                "eval_steps": 15, "eval_examples": 48}
+    if args.smoke:  # two steps of episodes of 2 turns, evaluated before the first and after the last
+        settings = smoke_settings(settings, max_turns=2, max_episode_tokens=32, eval_steps=2)
+    else:
+        prepare_default_model()
+    config = TrainingConfig(**settings)
     output = Path(tempfile.mkdtemp(prefix="bench-environments-"))
-    with VLLMServer.for_config(resolve_model_path(config.model), config, log_path=output / "vllm.log") as server:
-        server.wait_until_healthy()
+    with vllm_server(resolve_model_path(config.model), config, output / "vllm.log", args.server_url) as server:
         trainer = Trainer(LaunchSpec.model_validate(calculator_spec(output, server.url, config)))
-        threading.Timer(args.minutes * 60, trainer.report.cancel_requested.set).start()
+        deadline = threading.Timer(args.minutes * 60, trainer.report.cancel_requested.set)
+        deadline.start()
         started = time.monotonic()
-        outcome = trainer.run()
+        try:
+            outcome = trainer.run()
+        finally:
+            deadline.cancel()  # a run that ended by itself (a smoke run's steps)
         trained_s = time.monotonic() - started
     events_file = output / "events" / "events-trainer-1.jsonl"
     steps = step_metrics(events_file)
@@ -117,13 +125,15 @@ def cost(args) -> None:
     from worker.trainer.environments.base import prompt_messages
     from worker.trainer.environments.episodes import EpisodeLimits, EpisodeRunner, EpisodeSampler
     from worker.trainer.environments.rendering import ChatRendering
-    from worker.trainer.inference.server import VLLMServer
     from worker.trainer.models.paths import resolve_model_path
     from worker.trainer.models.prepare import prepare_default_model
     from worker.trainer.rollout.client import CompletionsClient
 
-    prepare_default_model()
-    config = TrainingConfig(**PRESETS["cpu-demo"])
+    if args.smoke:
+        config = TrainingConfig(**smoke_settings(PRESETS["cpu-demo"]))
+    else:
+        prepare_default_model()
+        config = TrainingConfig(**PRESETS["cpu-demo"])
     model_dir = resolve_model_path(config.model)
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     rendering = ChatRendering(tokenizer)
@@ -131,8 +141,7 @@ def cost(args) -> None:
     prompt_ids = rendering.ids(rendering.text(messages, generation_prompt=True))
     per_turn = args.tokens // args.turns
     output = Path(tempfile.mkdtemp(prefix="bench-environments-cost-"))
-    with VLLMServer.for_config(model_dir, config, log_path=output / "vllm.log") as server:
-        server.wait_until_healthy()
+    with vllm_server(model_dir, config, output / "vllm.log", args.server_url) as server:
         fixed = {"temperature": 1.0, "ignore_eos": True}
 
         async def measure():
@@ -164,9 +173,15 @@ def cost(args) -> None:
     print(markdown_table(("rollouts", "generated tokens", "seconds", "tokens / s"), rows))
 
 
-def main() -> None:
+# What `--smoke` without a mode runs of each: the smallest sizes.
+SMOKE_LEARNING = {"minutes": 5.0}
+SMOKE_COST = {"tokens": 8, "turns": 2, "groups": 1, "generations": 2}
+
+
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    modes = parser.add_subparsers(required=True, dest="mode")
+    add_smoke_options(parser, serves=True)
+    modes = parser.add_subparsers(dest="mode", help="with --smoke, none runs both at their smallest")
     learn = modes.add_parser("learning")
     learn.add_argument("--minutes", type=float, default=15.0)
     learn.set_defaults(run=learning)
@@ -176,8 +191,15 @@ def main() -> None:
     spend.add_argument("--groups", type=int, default=4)
     spend.add_argument("--generations", type=int, default=8)
     spend.set_defaults(run=cost)
-    args = parser.parse_args()
-    args.run(args)
+    args = parser.parse_args(argv)
+    refuse_server_url_without_smoke(parser, args)
+    if args.mode:
+        args.run(args)
+    elif args.smoke:
+        learning(argparse.Namespace(**vars(args), **SMOKE_LEARNING))
+        cost(argparse.Namespace(**vars(args), **SMOKE_COST))
+    else:
+        parser.error("name a mode: learning or cost (or --smoke for both at their smallest)")
 
 
 if __name__ == "__main__":

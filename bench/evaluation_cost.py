@@ -3,6 +3,7 @@ run without (eval_steps=0), one after the other on the same vLLM server, the lat
 
     .venv/bin/python -m bench.evaluation_cost                # 30 steps each, eval_steps=10
     .venv/bin/python -m bench.evaluation_cost --steps 60     # the demo's whole length
+    .venv/bin/python -m bench.evaluation_cost --smoke        # a tiny model, 2 steps, eval_steps=2 (bench/smoke.py)
 
 Prints the wall time of each run (the trainer's set-up included, the server's start not), the
 training loop's waits for an evaluation to end before a weight sync, and the ratio (target:
@@ -17,6 +18,7 @@ from pathlib import Path
 
 from bench.learning import demo_spec, evaluations, step_metrics
 from bench.report import markdown_table
+from bench.smoke import add_smoke_options, refuse_server_url_without_smoke, smoke_settings, vllm_server
 from worker.trainer.config import PRESETS, TrainingConfig
 
 TARGET = 1.10
@@ -39,22 +41,27 @@ def one_run(server_url: str, config: TrainingConfig, output: Path) -> dict:
             "evaluations": len(evals), "eval_s": sum(e["eval/seconds"] for e in evals.values())}
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--steps", type=int, default=30)
-    parser.add_argument("--eval-steps", type=int, default=PRESETS["cpu-demo"]["eval_steps"])
-    args = parser.parse_args()
+    parser.add_argument("--steps", type=int, default=None, help="default 30, smoke 2")
+    parser.add_argument("--eval-steps", type=int, default=None,
+                        help=f"default the preset's ({PRESETS['cpu-demo']['eval_steps']}), smoke 2")
+    add_smoke_options(parser, serves=True)
+    args = parser.parse_args(argv)
+    refuse_server_url_without_smoke(parser, args)
+    args.steps = args.steps or (2 if args.smoke else 30)
+    args.eval_steps = args.eval_steps or (2 if args.smoke else PRESETS["cpu-demo"]["eval_steps"])
 
-    from worker.trainer.inference.server import VLLMServer
     from worker.trainer.models.paths import resolve_model_path
     from worker.trainer.models.prepare import prepare_default_model
 
-    prepare_default_model()
-    evaluated = TrainingConfig(**{**PRESETS["cpu-demo"], "max_steps": args.steps, "eval_steps": args.eval_steps})
+    preset = smoke_settings(PRESETS["cpu-demo"]) if args.smoke else PRESETS["cpu-demo"]
+    if not args.smoke:
+        prepare_default_model()
+    evaluated = TrainingConfig(**{**preset, "max_steps": args.steps, "eval_steps": args.eval_steps})
     plain = evaluated.model_copy(update={"eval_steps": 0})
     work = Path(tempfile.mkdtemp(prefix="bench-evaluation-cost-"))
-    with VLLMServer.for_config(resolve_model_path(evaluated.model), evaluated, log_path=work / "vllm.log") as server:
-        server.wait_until_healthy()
+    with vllm_server(resolve_model_path(evaluated.model), evaluated, work / "vllm.log", args.server_url) as server:
         # The peer first: the server's caches warm up on it, which favours the evaluated run if anything.
         peer = one_run(server.url, plain, work / "plain")
         ours = one_run(server.url, evaluated, work / "evaluated")

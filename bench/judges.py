@@ -5,7 +5,11 @@ Not a test: it starts real vLLM servers and the real trainer, prints tables and 
     .venv/bin/python -m bench.judges                      # both parts, about 15 minutes
     .venv/bin/python -m bench.judges --only throughput    # judged completions per second, about 4 minutes
     .venv/bin/python -m bench.judges --only runs --steps 12
-    .venv/bin/python -m bench.judges --quick              # a smoke run of both (8-12 minutes)
+    .venv/bin/python -m bench.judges --quick              # 8 calls a level, 2 steps a run (8-12 minutes)
+    .venv/bin/python -m bench.judges --smoke              # a tiny model judging, 1 call a level, 2 steps a run
+
+`--smoke` (bench/smoke.py): bench/smoke.py's tiny Llama is the policy and the judge; with
+`--server-url` the server there is both (the judge then an endpoint judge at that URL).
 
 throughput: a score judge (worker/trainer/rewards/judges/judge.py) served by the worker's own
 vLLM (judges/served.py: the default model, SmolLM2-135M-Instruct, on the CPU) judges distinct
@@ -29,9 +33,12 @@ import os
 import statistics
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from bench.report import fmt, markdown_table
+from bench.smoke import add_smoke_options, refuse_server_url_without_smoke, smoke_settings, tiny_model, vllm_server
 
 CONCURRENCY = (1, 8, 32)
 DEFAULT_MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
@@ -65,12 +72,19 @@ def questions(count: int, offset: int) -> tuple[list[str], list[str]]:
     return prompts, completions
 
 
-def judge_throughput(endpoint, concurrency: int, count: int, offset: int) -> dict:
+def smoke_judge(server_url: str | None) -> dict:
+    """The score judge on the tiny model: served by the worker, or the endpoint at `server_url`."""
+    if server_url:
+        return {**SCORE_JUDGE, "endpoint": "url", "base_url": server_url.rstrip("/") + "/v1", "model": "policy"}
+    return {**SCORE_JUDGE, "model": tiny_model()}
+
+
+def judge_throughput(endpoint, concurrency: int, count: int, offset: int, judge: dict = SCORE_JUDGE) -> dict:
     """Judged completions a second through the Judge, and how its answers went."""
     from worker.trainer.rewards.judges.catalog import JudgeParams
     from worker.trainer.rewards.judges.judge import Judge
 
-    params = JudgeParams.model_validate({**SCORE_JUDGE, "limits": {"max_concurrency": concurrency}})
+    params = JudgeParams.model_validate({**judge, "limits": {"max_concurrency": concurrency}})
     prompts, completions = questions(count, offset)
     with Judge(JUDGE_NAME, params, endpoint, on_warning=lambda message: None) as judge:
         started = time.perf_counter()
@@ -82,14 +96,14 @@ def judge_throughput(endpoint, concurrency: int, count: int, offset: int) -> dic
             "unanswered": sum(answer.value is None for answer in answers), "hits": metrics["cache_hits"]}
 
 
-def peer_throughput(endpoint, concurrency: int, count: int, offset: int) -> float:
+def peer_throughput(endpoint, concurrency: int, count: int, offset: int, judge: dict = SCORE_JUDGE) -> float:
     """The same requests posted straight with httpx, `concurrency` in flight: completions a second."""
     import httpx
 
     from worker.trainer.rewards.judges.catalog import JudgeParams
     from worker.trainer.rewards.judges.judge import Judge
 
-    params = JudgeParams.model_validate(SCORE_JUDGE)
+    params = JudgeParams.model_validate(judge)
     prompts, completions = questions(count, offset)
     with Judge(JUDGE_NAME, params, endpoint) as judge:  # only to write the very bodies the judge sends
         bodies = [judge.request(params.template.format(prompt=p, completion=c), params.max_answer_tokens)
@@ -110,17 +124,28 @@ def peer_throughput(endpoint, concurrency: int, count: int, offset: int) -> floa
     return count / (time.perf_counter() - started)
 
 
-def throughput_rows(count: int, output: Path) -> list[tuple]:
-    from worker.trainer.config import PRESETS, TrainingConfig
+@contextmanager
+def judge_endpoint(judge: dict, config, output: Path) -> Iterator:
+    """Where `judge` is asked: its URL, or a server of its model started for it (ServedJudges)."""
+    from worker.trainer.rewards.judges.judge import JudgeEndpoint
     from worker.trainer.rewards.judges.served import ServedJudges
     from worker.trainer.spec import RewardSpec
 
-    config = TrainingConfig(**PRESETS["cpu-demo"])
-    spec = RewardSpec.model_validate({"name": JUDGE_NAME, "kind": "judge", "params": SCORE_JUDGE})
-    rows, offset = [], 0
+    if judge["endpoint"] == "url":  # a vLLM server: constrained as the worker's own judges are
+        yield JudgeEndpoint(base_url=judge["base_url"], model=judge["model"], vllm=True)
+        return
+    spec = RewardSpec.model_validate({"name": JUDGE_NAME, "kind": "judge", "params": judge})
     with ServedJudges([spec], config, output) as served:
-        endpoint = served.endpoint(DEFAULT_MODEL)
-        judge_throughput(endpoint, 4, 4, 10_000)  # warm-up: the server's first requests compile
+        yield served.endpoint(judge["model"])
+
+
+def throughput_rows(count: int, output: Path, judge: dict = SCORE_JUDGE) -> list[tuple]:
+    from worker.trainer.config import PRESETS, TrainingConfig
+
+    config = TrainingConfig(**PRESETS["cpu-demo"])
+    rows, offset = [], 0
+    with judge_endpoint(judge, config, output) as endpoint:
+        judge_throughput(endpoint, 4, 4, 10_000, judge)  # warm-up: the server's first requests compile
         for number, concurrency in enumerate(CONCURRENCY):
             # Ours first at one level, the peer first at the next: the machine's drift weighs on both.
             order = ("ours", "peer") if number % 2 == 0 else ("peer", "ours")
@@ -128,7 +153,7 @@ def throughput_rows(count: int, output: Path) -> list[tuple]:
             calls = max(count, concurrency)  # enough to fill the level
             for side in order:
                 run = judge_throughput if side == "ours" else peer_throughput
-                measured[side] = run(endpoint, concurrency, calls, offset)
+                measured[side] = run(endpoint, concurrency, calls, offset, judge)
                 offset += calls
             ours, peer = measured["ours"], measured["peer"]
             rows.append((concurrency, f"{ours['per_s']:.2f}", f"{peer:.2f}", f"{ours['per_s'] / peer:.2f}",
@@ -139,30 +164,29 @@ def throughput_rows(count: int, output: Path) -> list[tuple]:
 
 # --- runs --------------------------------------------------------------------------------------
 
-def run_spec(output: Path, server_url: str, config, judged: bool) -> dict:
+def run_spec(output: Path, server_url: str, config, judged: bool, judge: dict = SCORE_JUDGE) -> dict:
     from bench.learning import demo_spec
 
     spec = demo_spec(output, server_url, config)
     spec["rewards"][0]["verifier"] = True  # accuracy: the judge's disagreement is measured against it
     spec["eval_rewards"] = []
     if judged:
-        spec["rewards"].append({"name": JUDGE_NAME, "kind": "judge", "weight": JUDGE_WEIGHT, "params": SCORE_JUDGE})
+        spec["rewards"].append({"name": JUDGE_NAME, "kind": "judge", "weight": JUDGE_WEIGHT, "params": judge})
     return spec
 
 
-def train(config, judged: bool, root: Path) -> tuple[str, list[dict], float]:
+def train(config, judged: bool, root: Path, judge: dict = SCORE_JUDGE,
+          server_url: str | None = None) -> tuple[str, list[dict], float]:
     """One run: its outcome, its steps' metrics and its wall time."""
     from bench.learning import step_metrics
     from worker.trainer.app import Trainer
-    from worker.trainer.inference.server import VLLMServer
     from worker.trainer.models.paths import resolve_model_path
     from worker.trainer.spec import LaunchSpec
 
     output = root / ("judged" if judged else "rules")
-    with VLLMServer.for_config(str(resolve_model_path(config.model)), config, log_path=output / "vllm.log") as server:
-        server.wait_until_healthy()
+    with vllm_server(str(resolve_model_path(config.model)), config, output / "vllm.log", server_url) as server:
         started = time.monotonic()
-        outcome = Trainer(LaunchSpec.model_validate(run_spec(output, server.url, config, judged))).run()
+        outcome = Trainer(LaunchSpec.model_validate(run_spec(output, server.url, config, judged, judge))).run()
         seconds = time.monotonic() - started
     return outcome, step_metrics(output / "events" / "events-trainer-1.jsonl"), seconds
 
@@ -204,48 +228,54 @@ def judge_rows(steps: list[dict]) -> list[tuple]:
     ]
 
 
-def runs_tables(steps_count: int, root: Path) -> tuple[list[tuple], list[tuple]]:
+def runs_tables(steps_count: int, root: Path, judge: dict = SCORE_JUDGE, smoke: bool = False,
+                server_url: str | None = None) -> tuple[list[tuple], list[tuple]]:
     from worker.trainer.config import PRESETS, TrainingConfig
 
-    config = TrainingConfig(**{**PRESETS["cpu-demo"], "max_steps": steps_count, "eval_steps": 0, "save_steps": 1000,
-                               "seed": 0})
+    preset = smoke_settings(PRESETS["cpu-demo"]) if smoke else PRESETS["cpu-demo"]
+    config = TrainingConfig(**{**preset, "max_steps": steps_count, "eval_steps": 0, "save_steps": 1000, "seed": 0})
     rows, judged_steps = [], []
     for judged in (False, True):
-        outcome, steps, seconds = train(config, judged, root)
+        outcome, steps, seconds = train(config, judged, root, judge, server_url)
         rows.append(run_row("rules + judge" if judged else "rules only (peer)", outcome, steps, seconds))
         judged_steps = steps if judged else judged_steps
     return rows, judge_rows(judged_steps)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", choices=("throughput", "runs"))
     parser.add_argument("--calls", type=int, default=64, help="completions judged per concurrency and side")
     parser.add_argument("--steps", type=int, default=10, help="steps of each training run")
-    parser.add_argument("--quick", action="store_true", help="8 calls a level and 2 steps a run: a smoke run")
-    args = parser.parse_args()
-    calls, steps = (8, 2) if args.quick else (args.calls, args.steps)
+    parser.add_argument("--quick", action="store_true", help="8 calls a level and 2 steps a run (minutes)")
+    add_smoke_options(parser, serves=True)
+    args = parser.parse_args(argv)
+    refuse_server_url_without_smoke(parser, args)
+    calls, steps = (1, 2) if args.smoke else (8, 2) if args.quick else (args.calls, args.steps)
+    judge = smoke_judge(args.server_url) if args.smoke else SCORE_JUDGE
 
-    from worker.trainer.models.prepare import prepare_default_model
+    if not args.smoke:
+        from worker.trainer.models.prepare import prepare_default_model
 
-    prepare_default_model()
+        prepare_default_model()
     root = Path(tempfile.mkdtemp(prefix="bench-judges-"))
     print(f"bench.judges: output in {root}; {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
     if args.only in (None, "throughput"):
-        rows = throughput_rows(calls, root / "throughput")
-        print(f"\nJudged completions per second: a score judge served by vLLM on the CPU ({DEFAULT_MODEL}), "
+        rows = throughput_rows(calls, root / "throughput", judge)
+        print(f"\nJudged completions per second: a score judge served by vLLM on the CPU ({judge['model']}), "
               f"{calls} distinct completions per level and side (at least as many as the level's calls); peer: the "
               "same requests straight from httpx\n")
         print(markdown_table(("concurrent calls", "judge /s", "peer /s", "judge/peer", "latency s mean",
                               "most in flight", "no value", "cache hits"), rows))
     if args.only in (None, "runs"):
-        rows, judged = runs_tables(steps, root)
+        rows, judged = runs_tables(steps, root, judge, args.smoke, args.server_url)
         print(f"\nA step with a judge against rule rewards: cpu-demo preset, {steps} steps each, evaluation off, "
               f"step time over the steps after the first {SKIP_STEPS}; target: wait for rollouts ≤ "
               f"{WAIT_TARGET:.0%} of the step\n")
         print(markdown_table(("rewards", "outcome", "steps", "s / step", "wait for rollouts", "reward mean",
                               "wall min"), rows))
-        print(f"\nThe judge in the judged run ({JUDGE_NAME!r}, weight {JUDGE_WEIGHT}, served: {DEFAULT_MODEL})\n")
+        print(f"\nThe judge in the judged run ({JUDGE_NAME!r}, weight {JUDGE_WEIGHT}, {judge['endpoint']}: "
+              f"{judge['model']})\n")
         print(markdown_table(("measure", "value", "note"), judged))
     print(f"\nload average at the end {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 

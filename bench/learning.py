@@ -6,23 +6,26 @@ held out of the training data).
     .venv/bin/python -m bench.learning --steps 20               # a shorter look
     .venv/bin/python -m bench.learning --preset cpu-demo-lora   # the demo with a LoRA adapter
     .venv/bin/python -m bench.learning --set learning_rate=1e-5 temperature=1.0   # an experiment
+    .venv/bin/python -m bench.learning --smoke                  # a tiny model, 2 steps (bench/smoke.py)
 
 Prints the mean total reward of the first and last five steps, the run's held-out accuracy at
 each evaluation (before the first step to after the last), the entropy at the end and what the
 run's alarms watch (KL to the sampler, groups with all-equal rewards).
 """
 import argparse
-import json
 import statistics
 import tempfile
 import time
 from pathlib import Path
 
 from bench.report import markdown_table
+from bench.run_events import events_of, training_steps
+from bench.smoke import add_smoke_options, refuse_server_url_without_smoke, smoke_settings, vllm_server
 from bench.trainer import parse_settings
 from worker.trainer.config import PRESETS, TrainingConfig
 
 EXAMPLES = 1  # worked examples before each problem, as in the demo's dataset (runs/actions/demo.py)
+SMOKE_EVAL_STEPS = 2
 ENTROPY_TARGET = 0.05
 
 
@@ -38,14 +41,9 @@ def demo_spec(output_dir: Path, server_url: str, config: TrainingConfig) -> dict
     }
 
 
-def events(events_file: Path, kind: str) -> list[dict]:
-    return [event for line in events_file.read_text().splitlines()
-            if (event := json.loads(line))["type"] == kind]
-
-
 def evaluations(events_file: Path) -> dict[int, dict]:
     """The eval/ metrics of each evaluation, by step."""
-    return {event["step"]: event["values"] for event in events(events_file, "metrics")
+    return {event["step"]: event["values"] for event in events_of(events_file, "metrics")
             if "eval/pass@1" in event["values"]}
 
 
@@ -85,13 +83,8 @@ def evaluation_rows(evals: dict[int, dict]) -> list[tuple[str, str, str]]:
 
 
 def step_metrics(events_file: Path) -> list[dict]:
-    """The metrics of each training step, in step order (setup metrics left out)."""
-    steps = {}
-    for line in events_file.read_text().splitlines():
-        event = json.loads(line)
-        if event["type"] == "metrics" and "rollout/reward_mean" in event["values"]:
-            steps[event["step"]] = event["values"]
-    return [steps[step] for step in sorted(steps)]
+    """The metrics of each training step, every event of a step merged, in step order (set-up left out)."""
+    return [merged["values"] for merged in training_steps(events_file).values()]
 
 
 def first_and_last_rows(steps: list[dict]) -> list[tuple[str, str, str]]:
@@ -132,28 +125,32 @@ def pipeline_rows(steps: list[dict], groups_per_step: int, skip: int = 5) -> lis
     ]
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", type=int, default=None, help="steps to train; default the preset's")
     parser.add_argument("--preset", choices=("cpu-demo", "cpu-demo-lora"), default="cpu-demo")
     parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="config changes (an experiment)")
-    args = parser.parse_args()
+    add_smoke_options(parser, serves=True)
+    args = parser.parse_args(argv)
+    refuse_server_url_without_smoke(parser, args)
 
     from worker.trainer.app import Trainer
-    from worker.trainer.inference.server import VLLMServer
     from worker.trainer.models.paths import resolve_model_path
     from worker.trainer.models.prepare import prepare_default_model
     from worker.trainer.spec import LaunchSpec
 
-    prepare_default_model()
-    settings = {**PRESETS[args.preset], **parse_settings(args.set)}
+    preset = PRESETS[args.preset]
+    if args.smoke:  # evaluated before the first step and after the last, as the preset's run is
+        preset = smoke_settings(preset, eval_steps=SMOKE_EVAL_STEPS)
+    else:
+        prepare_default_model()
+    settings = {**preset, **parse_settings(args.set)}
     if args.steps:
         settings["max_steps"] = args.steps
     config = TrainingConfig(**settings)
     model_dir = resolve_model_path(config.model)
     output = Path(tempfile.mkdtemp(prefix="bench-learning-"))
-    with VLLMServer.for_config(model_dir, config, log_path=output / "vllm.log") as server:
-        server.wait_until_healthy()
+    with vllm_server(model_dir, config, output / "vllm.log", args.server_url) as server:
         trainer = Trainer(LaunchSpec.model_validate(demo_spec(output, server.url, config)))
         started = time.monotonic()
         outcome = trainer.run()
