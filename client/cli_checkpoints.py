@@ -2,7 +2,7 @@
 model or a LoRA adapter) with progress and going on after a broken connection, and pushed to the
 Hugging Face Hub, followed until pushed.
 
-The Hub token comes from the file --hub-token-file names, or from HF_TOKEN; never from a flag's
+The Hub token comes from the file --hub-secret-file names, or from HF_TOKEN; never from a flag's
 value, which the shell's history and `ps` would keep. The control plane uses it for that push
 only and never stores it.
 """
@@ -25,7 +25,7 @@ from client.waiting import follow
 
 TOKEN_ENV = "HF_TOKEN"
 TOKEN_FLAG_REFUSAL = ("--hub-token is not taken: a token on the command line shows in `ps` and the shell's "
-                      f"history. Put it alone in a file and pass --hub-token-file PATH, or set {TOKEN_ENV}")
+                      f"history. Put it alone in a file and pass --hub-secret-file PATH, or set {TOKEN_ENV}")
 
 
 def names_token_flag(argv: list[str]) -> bool:
@@ -69,7 +69,7 @@ def add_push_parser(verbs: Subparsers) -> None:
     push.add_argument("--part", choices=PARTS, default="model", help="model (default): ready to serve; adapter: a "
                                                                      "LoRA adapter; all: the whole checkpoint")
     push.add_argument("--public", action="store_true", help="create the repository public (default: private)")
-    push.add_argument("--hub-token-file", type=Path,
+    push.add_argument("--hub-secret-file", type=Path,
                       help=f"a file holding a Hub token with write access (else ${TOKEN_ENV})")
     push.add_argument("--wait", action="store_true", help="follow the push until it is pushed or failed")
     add_json_flag(push)
@@ -113,9 +113,9 @@ def default_name(args: argparse.Namespace) -> Path:
 
 
 def push_checkpoint(api: ControlPlane, args: argparse.Namespace) -> None:
-    token = read_secret(args.hub_token_file, "--hub-token-file", os.environ.get(TOKEN_ENV, ""))
+    token = read_secret(args.hub_secret_file, "--hub-secret-file", os.environ.get(TOKEN_ENV, ""))
     if token is None:
-        raise InputRefused(f"a push needs a Hub token with write access: --hub-token-file PATH, or set {TOKEN_ENV}")
+        raise InputRefused(f"a push needs a Hub token with write access: --hub-secret-file PATH, or set {TOKEN_ENV}")
     push = api.push_checkpoint(args.run, args.checkpoint, args.repo_id, token, part=args.part,
                                private=not args.public)
     if args.wait:
