@@ -6,6 +6,6 @@ RUN_NOT_SUCCEEDED = 3  # `runs watch`: the run ended failed, cancelled or lost
 UNREACHABLE = 4  # the server could not be reached (or the connection broke); nothing may have been done
 INTERRUPTED = 130  # Ctrl-C
 
-SUMMARY = (f"Exit codes: {OK} done; {REFUSED} the API refused, or the work it took on failed (the reason on stderr); {USAGE} a usage error "
-           f"(a flag, a local file); {RUN_NOT_SUCCEEDED} `runs watch`: the run ended not succeeded; "
-           f"{UNREACHABLE} the server could not be reached; {INTERRUPTED} interrupted.")
+SUMMARY = (f"Exit codes: {OK} done; {REFUSED} the API refused, or the work it took on failed (the reason on "
+           f"stderr); {USAGE} a usage error (a flag, a local file); {RUN_NOT_SUCCEEDED} `runs watch`: the run "
+           f"ended not succeeded; {UNREACHABLE} the server could not be reached; {INTERRUPTED} interrupted.")
