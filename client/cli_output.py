@@ -36,21 +36,24 @@ def show_json(answer: Any) -> None:
 
 
 class ByteProgress:
-    """A bar of bytes so far of the total, on stderr, for a download; `callback` feeds it."""
+    """A bar of bytes so far of the total, on stderr, for a download; `callback` feeds it. The bar
+    shows from the first bytes on, so that a refused download prints its reason alone."""
 
     def __init__(self, description: str):
-        self.bar = tqdm(desc=description, unit="B", unit_scale=True, unit_divisor=1024, file=sys.stderr,
-                        dynamic_ncols=True, mininterval=0.5)
+        self.description = description
+        self.bar: tqdm | None = None
 
     def callback(self) -> Progress:
         def advance(done: int, total: int | None) -> None:
-            if total is not None and self.bar.total != total:
-                self.bar.total = total
+            if self.bar is None:
+                self.bar = tqdm(desc=self.description, total=total, unit="B", unit_scale=True, unit_divisor=1024,
+                                file=sys.stderr, dynamic_ncols=True, mininterval=0.5)
             self.bar.update(done - self.bar.n)
         return advance
 
     def close(self) -> None:
-        self.bar.close()
+        if self.bar is not None:
+            self.bar.close()
 
 
 def one_line(text: str, width: int = 60) -> str:

@@ -13,7 +13,6 @@ import httpx
 from client.session import answer_of
 
 Progress = Callable[[int, int | None], None]  # (bytes so far, total or None)
-CHUNK = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -49,7 +48,7 @@ def download(http: httpx.Client, url: str, dest: Path, params: dict[str, Any] | 
             out.seek(start)
             out.truncate()
             done = start
-            for chunk in answer.iter_bytes(CHUNK):
+            for chunk in answer.iter_bytes():  # as they arrive: a break loses nothing that came
                 out.write(chunk)
                 done += len(chunk)
                 if progress:
