@@ -18,8 +18,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from worker.trainer.rewards.sandbox import SandboxError, protocol
-from worker.trainer.rewards.sandbox.results import ResultError, check_values
+from worker.trainer.for_control_plane.sandbox import ResultError, SandboxError, check_values, protocol
 
 ROOT = Path(__file__).resolve().parents[1]
 POOL_SIZE = 2

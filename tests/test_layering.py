@@ -1,13 +1,16 @@
-"""The layering rules of ../shared/design/ARCHITECTURE.md, checked by scanning imports with `ast`.
+"""The layering rules of docs/architecture.md, checked by scanning imports with `ast`.
 
 - worker/trainer/ runs on a GPU node from a JSON spec: no Django, Celery, Channels or DRF,
   nothing from the control plane, and nothing from the Celery side of worker/;
 - worker/ (the Celery side) never touches the database: no Django, no `runs`;
 - the control plane imports from worker/ only the schemas both sides share and the few
-  modules it is meant to use (ALLOWED_FROM_WORKER);
+  modules it is meant to use (ALLOWED_FROM_WORKER); the trainer's behaviour (dry runs, checks,
+  catalogs) only through one door, worker/trainer/for_control_plane/, light to import;
 - only runs/events.py sends to the channel layer.
 """
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,40 +18,27 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 FRAMEWORKS = ("django", "celery", "channels", "channels_redis", "rest_framework", "drf_spectacular")
 CONTROL_PLANE = ("runs", "controlplane")
-
+TRAINER_DOOR = "worker.trainer.for_control_plane"
+# The schemas both sides share: the trainer may not import Django, so they live on its side.
+SHARED_SCHEMAS = {
+    "worker.trainer.config": "the training config schema, with its presets and alarms",
+    "worker.trainer.spec": "the launch spec a started run freezes",
+    "worker.trainer.events": "the event schema of the ingest",
+    "worker.trainer.checkpoints.manifest": "what an uploaded checkpoint holds, checked before it is listed",
+    "worker.trainer.models.paths": "where a model name resolves under DATA_DIR, and which names a run may give",
+    "worker.trainer.hub_ids": "what a dataset's hub id may be (a name, never a path), checked before it is saved",
+}
 # What runs/ and controlplane/ may import from worker/, and why.
 ALLOWED_FROM_WORKER = {
     "worker.broker": "the queue names and the Celery settings both sides must agree on",
     "worker.announcement": "what a live worker answers when the control plane asks the fleet",
     "worker.devices": "a worker's devices as it announces them (GPUs, CPU cores, RAM)",
-    "worker.trainer.config": "the training config schema",
-    "worker.trainer.checkpoints.manifest": "what an uploaded checkpoint holds, checked before it is listed",
-    "worker.trainer.events": "the event schema of the ingest",
-    "worker.trainer.spec": "the launch spec a started run freezes",
-    "worker.trainer.data.generators": "built-in dataset generators, previewed by the control plane",
-    "worker.trainer.models.paths": "where a model name resolves under DATA_DIR, and which names a run may give",
-    "worker.trainer.hub_ids": "what a dataset's hub id may be (a name, never a path), checked before it is saved",
-    "worker.trainer.rewards.builtins": "built-in rewards, scored in dry runs",
-    "worker.trainer.rewards.catalog": "the built-in rewards' parameters, shown as forms",
-    "worker.trainer.rewards.source_check": "the static check of reward code before it is saved",
-    "worker.trainer.rewards.sandbox": "the sandbox that runs reward code in dry runs",
-    "worker.trainer.rewards.sandbox.results": "what a sandbox call returns",
-    "worker.trainer.environments.catalog": "the built-in environments' parameters, checked and shown as forms",
-    "worker.trainer.environments.source_check": "the static check of environment code before it is saved",
-    "worker.trainer.environments.verifiers_check": "whether a verifiers environment can be loaded",
-    "worker.trainer.environments.base": "the Environment a dry run's built-in is wrapped as, its steps in a "
-                                        "process a time limit stops",
-    "worker.trainer.environments.episodes": "the episode runner, which plays dry runs as it plays runs",
-    "worker.trainer.environments.loading": "the environment a run would load, played in dry runs",
-    "worker.trainer.environments.rendering": "the chat template's text for a dry run against the model",
-    "worker.trainer.environments.tool_calls": "the tool schemas a dry run against the model renders",
-    "worker.trainer.rollout.groups": "the completion a dry run's sampler hands the episode runner",
-    "worker.trainer.rewards.judges.catalog": "judges' and reward models' parameters, checked and shown as forms",
-    "worker.trainer.rewards.judges.judge": "the judge a dry run calls (in the consumer), as runs do",
-    "worker.trainer.rewards.judges.reward_model": "the reward model a dry run loads (in the consumer)",
-    "worker.trainer.inference.launch": "a served judge's dry run starts its model in vLLM (in the consumer)",
-    "worker.trainer.inference.server": "the vLLM server process a served judge's dry run starts and stops",
+    **SHARED_SCHEMAS,
+    TRAINER_DOOR: "the trainer's behaviour the control plane uses: dry runs (sandbox, episodes, judges and "
+                  "reward models, a served judge's vLLM), source and machine checks, the catalogs shown as forms",
 }
+# Never loaded by importing the door: the web process imports it at start-up.
+HEAVY_MODULES = ("torch", "vllm", "transformers", "peft")
 CHANNEL_LAYER_OWNER = "runs/events.py"
 
 
@@ -103,14 +93,51 @@ def test_the_celery_side_never_touches_the_database():
     assert violations(python_files("worker"), lambda module: is_within(module, ("django",) + CONTROL_PLANE)) == []
 
 
+def is_allowed_from_worker(module: str) -> bool:
+    # `from worker.trainer.config import TrainingConfig` also yields `...config.TrainingConfig`.
+    return (module in ALLOWED_FROM_WORKER or module.rsplit(".", 1)[0] in ALLOWED_FROM_WORKER
+            or is_within(module, (TRAINER_DOOR,)))
+
+
 def test_the_control_plane_imports_from_worker_only_the_shared_modules():
     def forbidden(module):
-        if not is_within(module, ("worker",)) or module == "worker":
-            return False
-        # `from worker.trainer.config import TrainingConfig` also yields `...config.TrainingConfig`.
-        return module not in ALLOWED_FROM_WORKER and module.rsplit(".", 1)[0] not in ALLOWED_FROM_WORKER
+        return is_within(module, ("worker",)) and module != "worker" and not is_allowed_from_worker(module)
 
     assert violations(python_files(*CONTROL_PLANE), forbidden) == []
+
+
+def test_the_control_plane_reaches_trainer_behaviour_only_through_its_door():
+    def forbidden(module):
+        return (is_within(module, ("worker.trainer",)) and not is_within(module, (TRAINER_DOOR,))
+                and module not in SHARED_SCHEMAS and module.rsplit(".", 1)[0] not in SHARED_SCHEMAS)
+
+    assert violations(python_files(*CONTROL_PLANE), forbidden) == []
+
+
+def is_within_any(package: str, modules) -> bool:
+    return any(is_within(module, (package,)) for module in modules)
+
+
+def test_each_module_the_control_plane_may_import_from_worker_is_imported():
+    """An entry nothing imports any more is taken off the list, so that the list stays the truth."""
+    imported = {module for path in python_files(*CONTROL_PLANE) for module in imported_modules(path.read_text())}
+    unused = [entry for entry in ALLOWED_FROM_WORKER if not is_within_any(entry, imported)]
+    assert unused == []
+
+
+def door_modules() -> list[str]:
+    folder = ROOT / TRAINER_DOOR.replace(".", "/")
+    return [TRAINER_DOOR] + [f"{TRAINER_DOOR}.{path.stem}" for path in sorted(folder.glob("*.py"))
+                             if path.stem != "__init__"]
+
+
+def test_the_door_opens_without_torch_vllm_or_transformers():
+    """Every module of the door, served_models included, imported in a fresh interpreter."""
+    script = ("import importlib, sys\n"
+              f"for name in {door_modules()!r}: importlib.import_module(name)\n"
+              f"print(sorted(name for name in {HEAVY_MODULES!r} if name in sys.modules))")
+    loaded = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert loaded.stdout.strip() == "[]"
 
 
 def channel_layer_sends(source: str) -> int:

@@ -49,6 +49,8 @@ class RunSupervisor:
             if not self._still_wanted():
                 return "skipped"
             self.report.status("starting")
+            if problems := self._config_problems_here():
+                return self._refused_here(problems)
             # Both load their models at once; the trainer waits for /health itself (and
             # enforces the start-up timeout), so the watch below sees either one die.
             self._start_server()
@@ -90,6 +92,19 @@ class RunSupervisor:
         if reply is None:
             raise RuntimeError("the control plane did not answer; not starting a run nobody can follow")
         return reply.status == "queued" and not reply.cancel_requested
+
+    def _config_problems_here(self) -> list[tuple[str, str]]:
+        """The config against the model on this worker, before anything starts: the schema does not
+        read the machine it validates on (worker/trainer/machine_checks.py), and here the model must be."""
+        from worker.trainer.machine_checks import problems_here
+
+        config = self.spec.config.model_copy(update={"model": self._prepared_model()})
+        return problems_here(config, model_must_be_here=True)
+
+    def _refused_here(self, problems: list[tuple[str, str]]) -> str:
+        """Fails the run naming each config field to change and why, with no child started."""
+        named = "; ".join(f"config.{field}: {message}" for field, message in problems)
+        return self._failed(f"the run's config cannot train on this worker: {named}", [])
 
     def _start_server(self) -> None:
         from worker.trainer.inference.launch import new_api_key

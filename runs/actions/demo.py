@@ -12,7 +12,7 @@ from runs.config_values import complete_config
 from runs.datasets.validation import generator_fields
 from runs.models import Dataset, RewardFunction, Run, TrainingConfig
 from worker.trainer.config import PRESETS
-from worker.trainer.rewards.catalog import BUILTINS
+from worker.trainer.for_control_plane.rewards import BUILTINS
 
 DEMO_DATASET = {
     # A new name, not new parameters under the old one: a library's "Demo: arithmetic" (no

@@ -5,7 +5,7 @@ from django.db import transaction
 
 from runs.actions.demo import DEMO_REWARDS, _new_builtin_reward, _new_dataset, _owned_or_created
 from runs.models import Dataset, Environment, EnvironmentReward, RewardFunction
-from worker.trainer.environments.catalog import BUILTIN_ENVIRONMENTS
+from worker.trainer.for_control_plane.environments import BUILTIN_ENVIRONMENTS
 
 ENVIRONMENT_DATASET = {
     "name": "Environments: arithmetic, difficulty 3", "source": "generator", "generator": "arithmetic",

@@ -10,7 +10,7 @@ import resource
 import sys
 import time
 
-from worker.trainer.rewards.sandbox import protocol
+from worker.trainer.for_control_plane.sandbox import protocol
 
 MEMORY_BYTES = 4 * 1024 ** 3
 PROGRESS_EVERY_S = 0.5

@@ -13,7 +13,7 @@ from pathlib import Path
 from django.conf import settings
 
 from runs.datasets.formats import DatasetFileError
-from worker.trainer.rewards.sandbox import protocol
+from worker.trainer.for_control_plane.sandbox import protocol
 
 ROOT = Path(__file__).resolve().parents[2]
 START_ALLOWANCE_S = 30.0  # Python, Django's settings and pyarrow imported before the first row

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from runs.datasets.check_process import inspect_path
 from runs.datasets.formats import DatasetFileError, read_rows
-from worker.trainer.data.generators import GENERATORS, generate
+from worker.trainer.for_control_plane.datasets import GENERATORS, generate
 
 PREVIEW_ROWS = 5
 PREVIEW_TEXT_LIMIT = 500

@@ -6,8 +6,8 @@ numbers); the rest of the environment (its tools, first messages, own rewards) i
 and stays here. The trainer plays built-ins in-process: there, the calculator's own bounds
 (arithmetic_tool.py) are what holds.
 """
-from worker.trainer.environments.base import Environment
-from worker.trainer.rewards.sandbox import SandboxError
+from worker.trainer.for_control_plane.episodes import Environment
+from worker.trainer.for_control_plane.sandbox import SandboxError
 
 
 class BuiltinInAProcess(Environment):

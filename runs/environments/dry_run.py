@@ -20,12 +20,9 @@ from runs.environments.rubric import score_episode
 from runs.models import Environment
 from runs.rewards.rows import json_safe
 from runs.rewards.sandbox_pool import DRY_RUN_LIMITS, shared_pool
-from worker.trainer.environments.episodes import EpisodeLimits, EpisodeRunner
-from worker.trainer.environments.loading import load_environment, tool_format_for
-from worker.trainer.environments.rendering import ChatRendering
-from worker.trainer.environments.tool_calls import tool_schema
-from worker.trainer.rewards.sandbox import SandboxError
-from worker.trainer.rollout.groups import Completion
+from worker.trainer.for_control_plane.episodes import (ChatRendering, Completion, EpisodeLimits, EpisodeRunner,
+                                                      load_environment, tool_format_for, tool_schema)
+from worker.trainer.for_control_plane.sandbox import SandboxError
 from worker.trainer.spec import EnvironmentSpec
 
 MAX_TURNS = 16

@@ -13,7 +13,7 @@ from pathlib import Path
 from django.conf import settings
 
 from worker.trainer.models.paths import ModelNotFoundError, ModelRefused, is_model_dir, resolve_model_path
-from worker.trainer.rollout.groups import Completion
+from worker.trainer.for_control_plane.episodes import Completion
 
 MAX_NEW_TOKENS = 128  # per assistant turn: enough for an answer or a tool call, short enough to wait for
 

@@ -4,7 +4,7 @@ the environment's own rewards (a cost per tool call, ...) as the trainer adds th
 from runs.models import Environment
 from runs.rewards.dry_run import score_rows
 from runs.rewards.rows import DryRunRow, prompt_text
-from worker.trainer.environments.loading import extra_reward_functions
+from worker.trainer.for_control_plane.episodes import extra_reward_functions
 
 
 def score_episode(environment: Environment, env, row: dict, prompt_column: str, record) -> dict:

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ValidationError
 
 from runs.config_values import complete_config
 from worker.trainer.config import GROUPS, PRESETS, TrainingConfig, errors_by_field, field_groups
+from worker.trainer.for_control_plane.machine import problems_here
 
 CONFIG_PREFIX = "cfg-"
 # A save that loses the race for a unique name (checked first, then refused by the database).
@@ -186,8 +187,12 @@ def default_values() -> dict:
 
 def validated_config(raw: dict, base: dict | None = None) -> tuple[dict | None, dict[str, list[str]]]:
     """(complete values, {}) or (None, errors by field): `raw` over `base` over the defaults,
-    checked by the schema (cross-field rules included)."""
+    checked by the schema (cross-field rules included), then against the model where it is on this
+    machine, as the API's serializer checks it."""
     try:
-        return complete_config(base, raw), {}
+        values = complete_config(base, raw)
     except ValidationError as exc:
         return None, errors_by_field(exc)
+    if problems := problems_here(TrainingConfig.model_validate(values)):  # the model as this machine holds it
+        return None, {field: [message] for field, message in problems}
+    return values, {}

@@ -10,7 +10,7 @@ from runs.builtin_process import shared_builtins
 from runs.models import RewardFunction
 from runs.rewards.rows import DryRunRow, json_safe
 from runs.rewards.sandbox_pool import shared_pool
-from worker.trainer.rewards.sandbox import SandboxError
+from worker.trainer.for_control_plane.sandbox import SandboxError
 
 
 def score_rows(reward: RewardFunction, rows: list[DryRunRow]) -> dict:

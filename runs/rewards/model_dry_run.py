@@ -24,7 +24,7 @@ from runs.environments.model_play import local_model_path
 from runs.models import RewardDryRun, RewardFunction
 from runs.rewards.endpoint_hosts import endpoint_problem
 from runs.rewards.rows import DryRunRow, json_safe
-from worker.trainer.rewards.judges.catalog import JudgeParams, RewardModelParams
+from worker.trainer.for_control_plane.judges import JudgeParams, RewardModelParams
 
 TASK = "score_reward_dry_run"
 QUEUED_KINDS = (RewardFunction.Kind.JUDGE, RewardFunction.Kind.REWARD_MODEL)
@@ -144,7 +144,7 @@ class _JudgeScorer:
         self.server = self.judge = None
 
     def __enter__(self):
-        from worker.trainer.rewards.judges.judge import Judge
+        from worker.trainer.for_control_plane.served_models import Judge
 
         try:
             endpoint = self._served_endpoint() if self.params.endpoint == "served" else self._url_endpoint()
@@ -158,16 +158,14 @@ class _JudgeScorer:
 
     def _url_endpoint(self):
         from runs.rewards.secrets import unseal_api_key
-        from worker.trainer.rewards.judges.judge import JudgeEndpoint
+        from worker.trainer.for_control_plane.served_models import JudgeEndpoint
 
         key = unseal_api_key(self.reward.api_key_sealed) if self.reward.api_key_sealed else None
         return JudgeEndpoint(base_url=self.params.base_url, model=self.params.model, api_key=key)
 
     def _served_endpoint(self):
         from worker.trainer.config import TrainingConfig
-        from worker.trainer.inference.launch import new_api_key
-        from worker.trainer.inference.server import VLLMServer
-        from worker.trainer.rewards.judges.judge import JudgeEndpoint
+        from worker.trainer.for_control_plane.served_models import JudgeEndpoint, VLLMServer, new_api_key
 
         path = str(local_model_path(self.params.model))
         config = TrainingConfig(model=path, vllm_startup_timeout_s=SERVER_STARTUP_TIMEOUT_S,
@@ -214,7 +212,7 @@ class _RewardModelScorer:
         self.reward, self.model = reward, None
 
     def __enter__(self):
-        from worker.trainer.rewards.judges.reward_model import RewardModel
+        from worker.trainer.for_control_plane.served_models import RewardModel
 
         params = RewardModelParams.model_validate(self.reward.params)
         local = params.model_copy(update={"model": str(local_model_path(params.model))})

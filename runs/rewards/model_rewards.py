@@ -10,7 +10,7 @@ from pydantic import ValidationError as SchemaError
 
 from runs.rewards.endpoint_hosts import endpoint_problem
 from worker.trainer.models.paths import model_problem
-from worker.trainer.rewards.judges.catalog import JudgeParams, RewardModelParams
+from worker.trainer.for_control_plane.judges import JudgeParams, RewardModelParams
 
 JUDGE, REWARD_MODEL = "judge", "reward_model"
 SCHEMAS = {JUDGE: JudgeParams, REWARD_MODEL: RewardModelParams}

@@ -5,7 +5,7 @@ from itertools import islice
 
 from runs.datasets.formats import DatasetFileError, read_rows
 from runs.models import Dataset, Run, Sample
-from worker.trainer.data.generators import generate
+from worker.trainer.for_control_plane.datasets import generate
 
 # How far into a dataset a run's sample is looked for (by its prompt) to find its columns.
 MATCH_SCAN_ROWS = 20_000

@@ -2,7 +2,7 @@
 import atexit
 import threading
 
-from worker.trainer.rewards.sandbox import SandboxLimits, SandboxPool
+from worker.trainer.for_control_plane.sandbox import SandboxLimits, SandboxPool
 
 POOL_SIZE = 2
 # A dry run is interactive: fail sooner than a run would, and keep the processes small.

@@ -5,7 +5,6 @@ meaning there, so a researcher's existing settings carry over. Each field's
 `group` (model, generation, server, training, lora, algorithm, async, logging) drives how
 forms lay it out; its description is the one-line help text.
 """
-from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -292,12 +291,8 @@ class TrainingConfig(BaseModel):
         return self
 
     def _cross_field_problems(self):
-        from worker.trainer.models.families import local_model_problem
-
-        if problem := local_model_problem(self.model):
-            yield "model", problem
-        if self.lora and (problem := self._local_lora_problem()):
-            yield problem.field, str(problem)
+        """Rules between knobs, the same on every machine: what the model on a machine allows
+        (its family, its LoRA layers) is checked apart, by worker/trainer/machine_checks.py."""
         batch = self.per_device_train_batch_size * self.gradient_accumulation_steps
         if batch % self.num_generations:
             yield "per_device_train_batch_size", (
@@ -332,20 +327,6 @@ class TrainingConfig(BaseModel):
             yield "trainer_processes", (
                 f"trainer_processes ({processes}) must divide gradient_accumulation_steps "
                 f"({self.gradient_accumulation_steps}): each process trains an equal share of a step's micro-batches")
-
-    def _local_lora_problem(self):
-        """LoRA settings checked against the model where it is on this machine with the trainer
-        stack (a control plane without torch leaves the check to the worker)."""
-        from worker.trainer.models.paths import ModelNotFoundError, ModelRefused, is_model_dir, resolve_model_path
-
-        try:
-            from worker.trainer.training.lora import local_settings_problem
-            local = resolve_model_path(self.model)
-        except (ImportError, ModelNotFoundError, ModelRefused):
-            return None
-        if not is_model_dir(Path(local)):
-            return None
-        return local_settings_problem(local, self.lora_targets, self.lora_r)
 
     def serves_adapter(self, device: str) -> bool:
         """Whether vLLM is given a LoRA run's adapter alone rather than merged weights

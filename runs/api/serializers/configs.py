@@ -10,6 +10,7 @@ from runs.models import TrainingConfig
 from runs.starting_checkpoint import init_checkpoint_problem
 from worker.trainer.config import PRESETS, errors_by_field
 from worker.trainer.config import TrainingConfig as ConfigSchema
+from worker.trainer.for_control_plane.machine import problems_here
 from worker.trainer.models.paths import model_problem
 
 
@@ -23,6 +24,10 @@ def complete_config(*layers: dict, user=None) -> dict:
         raise serializers.ValidationError(errors_by_field(exc)) from None
     if problems := naming_problems(values, user):
         raise serializers.ValidationError(problems)
+    # What the model on this machine allows (its family, its LoRA layers): outside the schema,
+    # which answers the same everywhere (worker/trainer/machine_checks.py).
+    if problems := problems_here(ConfigSchema.model_validate(values)):
+        raise serializers.ValidationError({field: [message] for field, message in problems})
     return values
 
 

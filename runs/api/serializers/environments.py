@@ -10,9 +10,7 @@ from runs.api.serializers.fields import (
 )
 from runs.api.serializers.runs import RunRewardSerializer
 from runs.models import Dataset, Environment, EnvironmentReward
-from worker.trainer.environments.catalog import BUILTIN_ENVIRONMENTS
-from worker.trainer.environments.source_check import source_problems
-from worker.trainer.environments.verifiers_check import verifiers_problem
+from worker.trainer.for_control_plane.environments import BUILTIN_ENVIRONMENTS, source_problems, verifiers_problem
 
 KIND_FIELDS = ("kind", "builtin", "params", "source", "verifiers_id", "dataset")
 

@@ -6,8 +6,7 @@ from runs.api.serializers.fields import StrictCharField, StrictTextModelSerializ
 from runs.models import RewardFunction
 from runs.rewards.model_rewards import SCHEMAS, ParamsRefused, checked_params, takes_api_key
 from runs.rewards.secrets import seal_api_key
-from worker.trainer.rewards.catalog import BUILTINS
-from worker.trainer.rewards.source_check import source_problems
+from worker.trainer.for_control_plane.rewards import BUILTINS, source_problems
 
 MAX_API_KEY_CHARS = 4096
 

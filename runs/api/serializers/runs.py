@@ -12,10 +12,10 @@ from runs.evaluation.checks import evaluation_problems, training_problems
 from runs.fleet.gpu_check import gpu_problems
 from runs.models.run import RunAction
 from runs.rewards.authoring import run_refusal
-from worker.trainer.environments.verifiers_check import verifiers_problem
+from worker.trainer.for_control_plane.environments import verifiers_problem
 
 
-class RunRewardSerializer(serializers.ModelSerializer):
+class RunRewardSerializer(StrictTextModelSerializer):
     reward_function = VisiblePrimaryKeyField(queryset=RewardFunction.objects.all())
     name = serializers.CharField(source="reward_function.name", read_only=True)
     weight = serializers.FloatField(default=1.0, min_value=-100.0, max_value=100.0)

@@ -24,7 +24,7 @@ from runs.models import Dataset, Run
 from runs.models.dataset import CheckState
 from runs.pages.config_form import SAVED_MEANWHILE, schema_fields, values_from_form
 from worker.trainer.config import errors_by_field
-from worker.trainer.data.generators import GENERATORS
+from worker.trainer.for_control_plane.datasets import GENERATORS
 
 SOURCES = ("upload", "hub", "generator")
 # The fields each create form shows an error next to; any other error is shown above the button.

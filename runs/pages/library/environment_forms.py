@@ -4,7 +4,7 @@ The built-ins' parameter fields come from their catalog, as the reward forms' do
 import json
 
 from runs.pages.library.reward_forms import builtin_choices, params_from_form
-from worker.trainer.environments.catalog import BUILTIN_ENVIRONMENTS, DESCRIPTIONS
+from worker.trainer.for_control_plane.environments import BUILTIN_ENVIRONMENTS, DESCRIPTIONS
 
 STARTER_SOURCE = '''"""The model answers; step() replies; until step() returns None (done) or max_turns is reached.
 

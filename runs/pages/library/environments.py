@@ -21,9 +21,7 @@ from runs.pages.library import environment_forms as forms
 from runs.pages.library.reward_forms import error_lines, param_errors
 from runs.pages.watch.choices import found_models
 from runs.rewards import authoring
-from worker.trainer.environments.catalog import BUILTIN_ENVIRONMENTS
-from worker.trainer.environments.source_check import SIGNATURE
-from worker.trainer.environments.verifiers_check import installed, verifiers_problem
+from worker.trainer.for_control_plane.environments import BUILTIN_ENVIRONMENTS, SIGNATURE, installed, verifiers_problem
 
 KINDS = {"builtin": "Built-in", "code": "Python code", "verifiers": "verifiers"}
 REFUSAL = authoring.ENVIRONMENT_REFUSAL

@@ -11,7 +11,7 @@ from pydantic import BaseModel
 from pydantic.fields import PydanticUndefined
 
 from runs.rewards.model_rewards import SCHEMAS
-from worker.trainer.rewards.catalog import BUILTINS
+from worker.trainer.for_control_plane.rewards import BUILTINS
 
 LINE = re.compile(r"^line (\d+)\b")
 STARTER_SOURCE = '''def reward(prompts, completions, **columns):

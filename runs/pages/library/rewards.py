@@ -19,8 +19,7 @@ from runs.pages.library.reward_forms import (
 )
 from runs.rewards import authoring
 from runs.rewards.rows import RowsUnavailable, dataset_rows, json_safe
-from worker.trainer.rewards.catalog import BUILTINS
-from worker.trainer.rewards.source_check import SIGNATURE
+from worker.trainer.for_control_plane.rewards import BUILTINS, SIGNATURE
 
 
 def _visible(request):
