@@ -15,6 +15,11 @@ from client.cli import parser
 
 ROOT = Path(__file__).resolve().parents[2]
 MARKDOWN_LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+TOP_FOLDERS = ("bench", "client", "controlplane", "docs", "frontend", "runs", "scripts", "tests", "worker")
+# `worker/trainer/app.py` in a code span, `python -m bench.lora` in a command.
+FOLDERS = "|".join(TOP_FOLDERS)
+NAMED_PATH = re.compile(rf"`((?:{FOLDERS})/[\w./-]*)`")
+NAMED_MODULE = re.compile(rf"-m ((?:{FOLDERS})(?:\.\w+)+)")
 
 
 @pytest.fixture(scope="module")
@@ -87,6 +92,27 @@ def test_every_relative_link_in_the_readme_points_at_a_file_that_exists():
     assert [link for link in relative if not (ROOT / link).exists()] == []
 
 
+def documents() -> list[Path]:
+    return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+
+
+def module_exists(dotted: str) -> bool:
+    path = ROOT.joinpath(*dotted.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file() or (path / "__main__.py").is_file()
+
+
+def test_every_file_and_module_the_docs_name_exists():
+    """A file moved or renamed leaves no page pointing at where it was."""
+    missing = []
+    for document in documents():
+        text = document.read_text()
+        missing += [f"{document.relative_to(ROOT)}: {name}" for name in NAMED_PATH.findall(text)
+                    if not (ROOT / name.split("#")[0]).exists()]
+        missing += [f"{document.relative_to(ROOT)}: -m {name}" for name in NAMED_MODULE.findall(text)
+                    if not module_exists(name)]
+    assert missing == []
+
+
 def shown_grpo_commands(text: str) -> list[str]:
     """Each `./grpo ...` command in the text's shell blocks, continuation lines joined, comments
     cut, `a; b` split."""
@@ -100,8 +126,8 @@ def shown_grpo_commands(text: str) -> list[str]:
 
 
 def test_every_grpo_command_the_docs_show_parses():
-    sources = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
-    shown = [(path.relative_to(ROOT), command) for path in sources for command in shown_grpo_commands(path.read_text())]
+    shown = [(path.relative_to(ROOT), command)
+             for path in documents() for command in shown_grpo_commands(path.read_text())]
     assert shown, "the docs show the command line at work"
     refused = []
     for path, command in shown:
