@@ -33,6 +33,14 @@ WHY = {
 
 
 class DocumentedErrorsSchema(AutoSchema):
+    def _map_serializer(self, serializer, direction, bypass_extensions=False):
+        schema = super()._map_serializer(serializer, direction, bypass_extensions)
+        # A body that refuses unknown fields says so; the marker is the refusal's own
+        # (runs/api/strict_bodies.py), so the schema cannot promise more or less than it.
+        if direction == "request" and getattr(serializer, "refuses_unknown_fields", False):
+            schema = {**schema, "additionalProperties": False}
+        return schema
+
     def _map_serializer_field(self, field, direction, bypass_extensions=False):
         schema = super()._map_serializer_field(field, direction, bypass_extensions)
         # A field with a pattern of its own (a RegexField) gets that one, added after this.

@@ -3,7 +3,7 @@ and how a model-played one, queued for the consumer, is shown while it plays."""
 from django.urls import reverse
 from rest_framework import serializers
 
-from runs.api.serializers.fields import StrictCharField, VisiblePrimaryKeyField
+from runs.api.serializers.fields import StrictCharField, StrictRequestSerializer, VisiblePrimaryKeyField
 from runs.environments.dry_run import MAX_TURNS
 from runs.models import Dataset, EnvironmentDryRun
 from worker.trainer.config import DEFAULT_MODEL
@@ -13,7 +13,7 @@ MAX_TURN_CHARS = 20_000
 DEFAULT_TURNS = 4
 
 
-class EnvironmentDryRunRequest(serializers.Serializer):
+class EnvironmentDryRunRequest(StrictRequestSerializer):
     dataset = VisiblePrimaryKeyField(queryset=Dataset.objects.all(), required=False,
                                      help_text="Dataset whose row opens the episode (default: the environment's).")
     row = serializers.IntegerField(required=False, default=0, min_value=0, max_value=MAX_ROW,

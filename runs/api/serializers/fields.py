@@ -1,6 +1,8 @@
 """Fields shared by the API's serializers (the pages' forms validate through them too)."""
 from rest_framework import serializers
 
+from runs.api.strict_bodies import StrictBody
+
 
 class VisiblePrimaryKeyField(serializers.PrimaryKeyRelatedField):
     """A reference to another object; only objects the requesting user may see are accepted,
@@ -19,14 +21,20 @@ class StrictCharField(serializers.CharField):
         return super().to_internal_value(data)
 
 
-# Model text columns read with StrictCharField. (A comment, not a docstring: the schema would
-# show a docstring as the description of every serializer built on this one.)
-class StrictTextModelSerializer(serializers.ModelSerializer):
+# A request body of model fields: unknown fields refused, JSON types kept (runs/api/strict_bodies.py),
+# model text columns read with StrictCharField. (Comments, not docstrings: the schema would show a
+# docstring as the description of every serializer built on these.)
+class StrictTextModelSerializer(StrictBody, serializers.ModelSerializer):
     def build_standard_field(self, field_name, model_field):
         field_class, kwargs = super().build_standard_field(field_name, model_field)
         if field_class is serializers.CharField:
             field_class = StrictCharField
         return field_class, kwargs
+
+
+# A request body of declared fields, held as StrictTextModelSerializer's are.
+class StrictRequestSerializer(StrictBody, serializers.Serializer):
+    pass
 
 
 def unique_name_for_owner(serializer, model, name: str) -> str:

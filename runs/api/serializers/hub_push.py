@@ -3,11 +3,12 @@ from huggingface_hub.errors import HFValidationError
 from huggingface_hub.utils import validate_repo_id
 from rest_framework import serializers
 
+from runs.api.serializers.fields import StrictRequestSerializer
 from runs.artifacts.export import PARTS
 from runs.models import HubPush
 
 
-class PushToHubSerializer(serializers.Serializer):
+class PushToHubSerializer(StrictRequestSerializer):
     repo_id = serializers.CharField(max_length=96, help_text=(
         "The Hub repository to push to, as owner/name (a user or an organization, then the model's name); "
         "created when it does not exist."))

@@ -3,7 +3,7 @@ from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from runs.api.serializers.fields import VisiblePrimaryKeyField
+from runs.api.serializers.fields import StrictRequestSerializer, VisiblePrimaryKeyField
 from runs.models import Dataset, RewardDryRun, RewardDryRunState, RewardFunction, Run
 
 MAX_ROWS = 32
@@ -39,7 +39,7 @@ class CompletionsOfRow(serializers.Field):
         return value
 
 
-class DryRunRequest(serializers.Serializer):
+class DryRunRequest(StrictRequestSerializer):
     dataset = VisiblePrimaryKeyField(queryset=Dataset.objects.all(), required=False,
                                      help_text="Dataset whose first rows are scored (default: the run's).")
     rows = serializers.IntegerField(required=False, min_value=1, max_value=MAX_ROWS,

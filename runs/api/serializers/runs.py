@@ -15,7 +15,7 @@ from runs.rewards.authoring import run_refusal
 from worker.trainer.for_control_plane.environments import verifiers_problem
 
 
-class RunRewardSerializer(serializers.ModelSerializer):
+class RunRewardSerializer(StrictTextModelSerializer):
     reward_function = VisiblePrimaryKeyField(queryset=RewardFunction.objects.all())
     name = serializers.CharField(source="reward_function.name", read_only=True)
     weight = serializers.FloatField(default=1.0, min_value=-100.0, max_value=100.0)

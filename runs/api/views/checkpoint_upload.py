@@ -37,13 +37,14 @@ from rest_framework.views import APIView
 
 from runs.actions.checkpoints import ManifestRefused, announce_listed, complete_upload
 from runs.api.file_responses import RANGE_PARAMETERS, range_responses
+from runs.api.strict_bodies import pydantic_body
 from runs.api.views.checkpoint_download import checkpoint_tar, manifest_members, stored_files, store_unavailable
 from runs.api.views.ingest import schema_problems
 from runs.api.views.run_dataset import run_for_token
 from runs.artifacts import checkpoint_store as store
 from runs.artifacts.stores import StoreUnavailable, step_folder
 from runs.models import CheckpointUpload, UploadBusy, UploadState
-from worker.trainer.checkpoints.manifest import ARCHIVE_MANIFEST, CheckpointManifest, UploadDeclaration
+from worker.trainer.checkpoints.manifest import ARCHIVE_MANIFEST, CheckpointManifest, DeclaredFile, UploadDeclaration
 
 CHUNK = 1024 * 1024
 RECEIVED = inline_serializer("UploadReceived", {"received": serializers.IntegerField()})
@@ -198,9 +199,9 @@ class CheckpointUploadBeginView(_RunTokenView):
     parser_classes = [JSONParser]
 
     @extend_schema(summary="Declares the files of a checkpoint upload (before its chunks)",
-                   request=inline_serializer("UploadDeclaration", {"files": serializers.ListField(
-                       child=inline_serializer("DeclaredFile", {"path": serializers.CharField(),
-                                                                "size": serializers.IntegerField()}))}),
+                   request=pydantic_body(UploadDeclaration, {"files": serializers.ListField(
+                       child=pydantic_body(DeclaredFile, {"path": serializers.CharField(),
+                                                          "size": serializers.IntegerField()}))}),
                    responses={200: STATE, 400: DETAIL, 401: DETAIL, 404: DETAIL,
                               409: OpenApiResponse(DETAIL, description="The upload is being finished: ask for "
                                                                        "its state.")})
@@ -236,7 +237,7 @@ class CheckpointUploadCompleteView(_RunTokenView):
 
     @extend_schema(
         summary="Completes an upload with its manifest: checked and listed in the background",
-        request=inline_serializer("CheckpointManifest", {
+        request=pydantic_body(CheckpointManifest, {
             "step": serializers.IntegerField(), "model_version": serializers.IntegerField(),
             "local_path": serializers.CharField(), "files": serializers.ListField()}),
         responses={202: OpenApiResponse(STATE, description="Finishing: poll GET .../uploads/<step>/ (this "

@@ -48,7 +48,7 @@ class CheckpointPushView(APIView):
                    503: OpenApiResponse(description="The artifact store (a bucket) could not be reached.")})
     def post(self, request, run_id: int, checkpoint_id: int):
         checkpoint = visible_checkpoint(request.user, run_id, checkpoint_id)
-        body = PushToHubSerializer(data=request.data)
+        body = PushToHubSerializer(data=request.data, context={"request": request})
         body.is_valid(raise_exception=True)
         try:
             push = start_push(checkpoint, files_of(checkpoint), PushRequest(**body.validated_data), request.user)

@@ -8,6 +8,7 @@ from rest_framework.views import APIView
 
 from runs.actions.ingest import ingest_batch
 from runs.api.run_tokens import BEARER_REALM, WRONG_TOKEN_FOR_EVENTS, bearer_of, run_of_bearer
+from runs.api.strict_bodies import pydantic_body
 from runs.models import Run
 from worker.trainer.events import EventBatch
 
@@ -40,7 +41,7 @@ class RunEventsView(APIView):
     permission_classes = []
 
     @extend_schema(
-        request=inline_serializer("EventBatch", {"source": serializers.CharField(), "events": serializers.ListField()}),
+        request=pydantic_body(EventBatch, {"source": serializers.CharField(), "events": serializers.ListField()}),
         responses=inline_serializer("IngestReply", {
             "stored": serializers.IntegerField(), "duplicates": serializers.IntegerField(),
             "status": serializers.CharField(), "cancel_requested": serializers.BooleanField()}),

@@ -11,6 +11,7 @@ from runs.actions.lifecycle import cancel_run, clone_run, resume_run, start_run
 from runs.alarms.summary import with_alarm_summary
 from runs.api.errors import launch_checked
 from runs.api.serializers.alarms import AlarmSerializer
+from runs.api.serializers.fields import StrictRequestSerializer
 from runs.api.serializers.queries import LOG_LEVELS, LogsQuery, MetricsQuery, SamplesQuery, parsed
 from runs.api.serializers.runs import RunSerializer
 from runs.api.pagination import TelemetryPagination
@@ -20,7 +21,7 @@ from runs.api.views.owned import OwnedViewSet
 from runs.models import IllegalTransition, Run
 
 
-class CloneRequest(serializers.Serializer):
+class CloneRequest(StrictRequestSerializer):
     name = serializers.CharField(required=False, max_length=200)
 
 
@@ -69,7 +70,7 @@ class RunViewSet(OwnedViewSet):
     @extend_schema(request=CloneRequest, responses=RunSerializer)
     @action(detail=True, methods=["post"])
     def clone(self, request, pk=None):
-        body = CloneRequest(data=request.data)
+        body = CloneRequest(data=request.data, context=self.get_serializer_context())
         body.is_valid(raise_exception=True)
         clone = clone_run(self.get_object(), owner=request.user, name=body.validated_data.get("name"))
         return self._respond(clone, status.HTTP_201_CREATED)

@@ -1,0 +1,104 @@
+"""Request bodies take only the fields they name, each in its JSON type.
+
+Left to itself DRF drops a field it does not know and reads `true` as the text "True", `"5"` as
+the number 5 and `1` as true: a misspelt field is lost without a word and a wrong type is stored
+as something the client did not mean. A serializer built on StrictBody refuses both with a 400
+that names the field. Its `refuses_unknown_fields` marker is what the OpenAPI schema reads to
+say `additionalProperties: false` (runs/api/schema.py), so the schema and the refusal cannot drift.
+
+Types are held to JSON's only in a JSON request: a page's form and a multipart upload send text,
+which DRF's fields read as they always have. Read-only fields are known: they are ignored when
+sent, so an object read can be sent back as it is.
+"""
+from collections.abc import Mapping
+
+from drf_spectacular.utils import inline_serializer
+from pydantic import BaseModel
+from rest_framework import relations, serializers
+
+# Most specific first: the first class a field is an instance of gives its JSON types.
+JSON_TYPES = (
+    (serializers.BooleanField, (bool,), "a boolean"),
+    (serializers.CharField, (str,), "text (a JSON string)"),
+    (serializers.IntegerField, (int,), "an integer"),
+    (serializers.FloatField, (int, float), "a number"),
+    (relations.PrimaryKeyRelatedField, (int,), "an id (an integer)"),
+)
+
+
+# A serializer mixin: unknown fields and (in JSON) values of another type are refused, by name.
+# (A comment, not a docstring: the schema would show it as the description of every body.)
+class StrictBody:
+    refuses_unknown_fields = True
+
+    def to_internal_value(self, data):
+        problems = self.body_problems(data) if isinstance(data, Mapping) else {}
+        try:
+            values = super().to_internal_value(data)
+        except serializers.ValidationError as exc:
+            if problems and isinstance(exc.detail, dict):  # every refused field at once
+                raise serializers.ValidationError({**exc.detail, **problems}) from None
+            raise
+        if problems:
+            raise serializers.ValidationError(problems)
+        return values
+
+    def body_problems(self, data: Mapping) -> dict[str, list[str]]:
+        problems = unknown_field_problems(self.fields, data)
+        if sent_as_json(self.context.get("request")):
+            problems.update(json_type_problems(self.fields, data))
+        return problems
+
+
+def unknown_field_problems(fields: Mapping, data: Mapping) -> dict[str, list[str]]:
+    unknown = [name for name in data if name not in fields]
+    if not unknown:
+        return {}
+    taken = ", ".join(name for name, field in fields.items() if not field.read_only)
+    return {name: [f"unknown field; this body takes: {taken}"] for name in unknown}
+
+
+def json_type_problems(fields: Mapping, data: Mapping) -> dict[str, list[str]]:
+    problems = {}
+    for name, field in fields.items():
+        if name in data and not field.read_only and (wanted := json_type_problem(field, data[name])):
+            problems[name] = [wanted]
+    return problems
+
+
+def json_type_problem(field, value) -> str | None:
+    """What `field` takes, when `value` is not of that JSON type; null is left to the field."""
+    if isinstance(field, serializers.ListField) and isinstance(value, list):
+        wrong = [item for item in value if json_type_problem(field.child, item)]
+        return f"each item must be {expected_type(field.child)}" if wrong else None
+    if value is None or (kind := expected_type(field)) is None:
+        return None
+    for field_class, types, _ in JSON_TYPES:
+        if isinstance(field, field_class):
+            # bool is an int in Python, never in JSON.
+            of_type = isinstance(value, types) and (bool in types or not isinstance(value, bool))
+            return None if of_type else f"must be {kind}, not {json_name(value)}"
+    return None
+
+
+def expected_type(field) -> str | None:
+    if isinstance(field, relations.PrimaryKeyRelatedField) and field.pk_field is not None:
+        return None  # an id of another type: the field's own representation decides
+    return next((words for field_class, _, words in JSON_TYPES if isinstance(field, field_class)), None)
+
+
+def json_name(value) -> str:
+    names = {bool: "a boolean", int: "a number", float: "a number", str: "text", list: "an array", dict: "an object"}
+    return names.get(type(value), type(value).__name__)
+
+
+def sent_as_json(request) -> bool:
+    return getattr(request, "content_type", "").startswith("application/json")
+
+
+def pydantic_body(model: type[BaseModel], fields: dict) -> serializers.Serializer:
+    """The schema of a body that `model` reads (the run-token routes): `fields` as written, closed
+    (additionalProperties: false) exactly when the model forbids extra fields."""
+    described = inline_serializer(model.__name__, fields)
+    type(described).refuses_unknown_fields = model.model_config.get("extra") == "forbid"
+    return described
