@@ -57,10 +57,12 @@ def smoke_settings(settings: dict, **changes) -> dict:
 
 
 def smoke_server_config():
-    """The TrainingConfig of the one server the smoke test shares between scripts."""
+    """The TrainingConfig of the one server the smoke test shares between scripts: LoRA enabled for
+    bench.lora's adapter (full weights reload into it all the same)."""
     from worker.trainer.config import TrainingConfig
 
-    return TrainingConfig(**smoke_settings({}, vllm_max_model_len=SERVER_CONTEXT))
+    return TrainingConfig(**smoke_settings({}, vllm_max_model_len=SERVER_CONTEXT, lora=True,
+                                           lora_serving="adapter"))
 
 
 @dataclass
