@@ -3,7 +3,7 @@ samples at a step, and their evaluation examples."""
 import argparse
 
 from client.api import ControlPlane
-from client.cli_output import Subparsers, add_json_flag, one_line, print_json, show_json
+from client.cli_output import Subparsers, add_json_flag, number, one_line, print_json, show_json
 from client.tables import print_table
 
 
@@ -49,10 +49,6 @@ def compare_runs(api: ControlPlane, args: argparse.Namespace) -> None:
         print()
         print_table(("differs", *map(str, args.runs)),
                     [(d["field"], *(d["values"].get(str(run), "") for run in args.runs)) for d in differing])
-
-
-def number(value: float | None) -> str:
-    return "" if value is None else f"{value:.4g}"
 
 
 def compare_samples(api: ControlPlane, args: argparse.Namespace) -> None:

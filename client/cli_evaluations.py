@@ -3,7 +3,7 @@ examples across evaluations (learned, forgotten, unstable, never moved)."""
 import argparse
 
 from client.api import ControlPlane
-from client.cli_output import Subparsers, add_json_flag, add_page_flag, one_line, print_json, show_json
+from client.cli_output import Subparsers, add_json_flag, add_page_flag, number, one_line, print_json, show_json
 from client.tables import print_table
 
 OUTCOMES = ("passed", "failed", "flipped")
@@ -42,11 +42,12 @@ def list_evaluations(api: ControlPlane, args: argparse.Namespace) -> None:
     answer = api.evaluations(args.run)
     if args.json:
         return print_json(answer)
-    if not answer["configured"]:
-        print(f"run {args.run} does not evaluate (config eval_steps is 0)")
+    if not answer["evaluations"]:
+        print(f"run {args.run} has no evaluations" + ("" if answer["configured"] else " (config eval_steps is 0)"))
+        return None
     print_table(("step", "examples", "passing", "pass@1", "mean score", "to pass", "to fail"),
-                [(e["step"], e["examples"], e["passing"], f"{e['pass_at_1']:.3f}", e["mean_score"],
-                  e["flipped_to_pass"], e["flipped_to_fail"]) for e in answer["evaluations"]])
+                [(e["step"], e["examples"], e["passing"], f"{e['pass_at_1']:.3f}", number(e["mean_score"]),
+                  blank(e["flipped_to_pass"]), blank(e["flipped_to_fail"])) for e in answer["evaluations"]])
 
 
 def show_outcomes(api: ControlPlane, args: argparse.Namespace) -> None:
@@ -54,8 +55,8 @@ def show_outcomes(api: ControlPlane, args: argparse.Namespace) -> None:
     if args.json:
         return print_json(answer)
     print_table(("index", "passes", "was", "pass rate", "prompt"),
-                [(o["index"], o["passes"], o["previously_passed"], f"{o['pass_rate']:.2f}", one_line(o["prompt"]))
-                 for o in answer["results"]])
+                [(o["index"], o["passes"], blank(o["previously_passed"]), f"{o['pass_rate']:.2f}",
+                  one_line(o["prompt"])) for o in answer["results"]])
 
 
 def show_examples(api: ControlPlane, args: argparse.Namespace) -> None:
@@ -65,6 +66,11 @@ def show_examples(api: ControlPlane, args: argparse.Namespace) -> None:
     print_table(("index", "class", "flips", "pass rates", "prompt"),
                 [(e["index"], e["classification"], e["flips"], " ".join(rate(r) for r in e["pass_rates"]),
                   one_line(e["prompt_preview"], 50)) for e in answer["examples"]])
+
+
+def blank(value: object) -> object:
+    """What the first evaluation has no "before" for: blank rather than None."""
+    return "" if value is None else value
 
 
 def rate(value: float | None) -> str:

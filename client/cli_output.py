@@ -59,3 +59,8 @@ class ByteProgress:
 def one_line(text: str, width: int = 60) -> str:
     flat = " ".join(str(text).split())
     return flat if len(flat) <= width else flat[:width - 1] + "…"
+
+
+def number(value: float | None, digits: int = 4) -> str:
+    """A value the API may answer null for: blank when null."""
+    return "" if value is None else f"{value:.{digits}g}"

@@ -7,7 +7,7 @@ from tqdm import tqdm
 
 from client.api import FINISHED, ControlPlane
 from client.cli_inputs import pairs, weights
-from client.cli_output import Subparsers, add_json_flag, add_page_flag, one_line, print_json
+from client.cli_output import Subparsers, add_json_flag, add_page_flag, number, one_line, print_json
 from client.exit_codes import OK, RUN_NOT_SUCCEEDED
 from client.session import Json
 from client.tables import print_table
@@ -213,7 +213,7 @@ def show_samples(api: ControlPlane, args: argparse.Namespace) -> None:
     if args.json:
         return print_json(answer)
     print_table(("step", "group", "reward", "completion"),
-                [(s["step"], s["group"], f"{s['total_reward']:.3g}", one_line(s["completion"]))
+                [(s["step"], s["group"], number(s["total_reward"], 3), one_line(s["completion"]))
                  for s in answer["results"]])
 
 

@@ -1,8 +1,8 @@
 """`./grpo` over the areas beyond runs and rewards, against one live control plane: a config from
-a preset and knobs, a dataset from a generator, an environment made, listed and dry-run, a
-checkpoint downloaded with progress and gone on from a part, two runs compared, evaluations and
-workers listed; refusals, an unreachable server and a watched run that failed each exit with
-their own code and one line."""
+a preset and knobs, a dataset from a generator, an environment made, listed and dry-run, a reward
+dry-run, a checkpoint downloaded with progress and gone on from a part, two runs compared, a run's
+evaluations, outcomes and examples, and the workers listed; refusals, an unreachable server and a
+watched run that failed each exit with their own code and one line."""
 import json
 
 import httpx
@@ -19,8 +19,10 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from runs.models import Checkpoint, Run, RunReward
+from tests.support.evaluations import FIVE_CLASSES, store_evaluations
 owner = get_user_model().objects.get(username="owner")
 seed = Run.objects.get(name="live")
+store_evaluations(seed, FIVE_CLASSES)
 ended = Run.objects.create(owner=owner, name="ended", dataset=seed.dataset, config=dict(seed.config, beta=0.2))
 RunReward.objects.create(run=ended, reward_function=seed.run_rewards.get().reward_function)
 ended.enqueue()
@@ -86,6 +88,9 @@ def test_an_environment_is_made_on_a_generated_dataset_listed_and_played_with_ty
     assert [str(made["id"]), "calc", "builtin", "calculator"] == out.splitlines()[1].split()[:4]
     played = grpo_json(server, capsys, "environments", "dry-run", str(made["id"]), "--turn", "The answer is 4.")
     assert played["environment"] == made["id"] and played["player"] == "typed" and played["turns"]
+    code, out, err = grpo(server, capsys, "rewards", "dry-run", str(server.seeded["reward"]), "--dataset",
+                          str(dataset["id"]), "--completion", "no idea", "--completion", "still none")
+    assert code == 0 and out.splitlines() == ["row 0: scores [0.0]", "row 1: scores [0.0]"], err
 
 
 def test_a_checkpoint_downloads_with_progress_and_goes_on_from_a_part(server, capsys, tmp_path):
@@ -117,6 +122,19 @@ def test_two_runs_are_compared_and_the_failed_ones_evaluations_and_the_workers_l
     code, out, _ = grpo(server, capsys, "compare", "runs", *ids)
     assert code == 0 and out.splitlines()[0].split()[:3] == ["run", "name", "status"] and "config.beta" in out
     assert grpo_json(server, capsys, "evaluations", "list", ids[1])["evaluations"] == []
+
+
+def test_a_runs_evaluations_their_outcomes_and_examples_are_listed(server, capsys):
+    run = str(server.seeded["run_id"])  # seeded with tests/support/evaluations.py's FIVE_CLASSES
+    code, out, _ = grpo(server, capsys, "evaluations", "list", run)
+    assert code == 0 and [line.split()[0] for line in out.splitlines()[1:]] == ["0", "10", "20"]
+    flipped = grpo_json(server, capsys, "evaluations", "outcomes", run, "10", "--outcome", "flipped")
+    assert [o["index"] for o in flipped["results"]] == [2, 3, 4]
+    code, out, _ = grpo(server, capsys, "evaluations", "examples", run, "--classification", "learned")
+    assert code == 0 and out.splitlines()[1].split()[:3] == ["2", "learned", "1"]
+    assert grpo_json(server, capsys, "evaluations", "example", run, "3")["classification"] == "forgotten"
+    code, _, err = grpo(server, capsys, "evaluations", "outcomes", run, "15")
+    assert code == 1 and "was not evaluated at step 15; it was at steps 0, 10, 20" in err
     # The test server's in-memory broker has no worker: none answers the inspection.
     assert grpo_json(server, capsys, "workers", "list")["workers"] == []
     assert grpo(server, capsys, "workers", "list")[1].startswith("no live worker answered (asked at ")
