@@ -53,7 +53,7 @@ def test_a_spec_naming_a_checkpoint_folder_fails_the_run_before_anything_is_load
     (victims / "config.json").write_text('{"model_type": "llama"}')
     trainer = trainer_for(tmp_path, TrainingConfig(max_steps=1))
     trainer.spec = trainer.spec.model_copy(update={"model": str(victims)})  # as an older control plane sent it
-    with mock.patch("worker.trainer.app.load_dataset") as load_dataset, \
+    with mock.patch("worker.trainer.startup.datasets.load_dataset") as load_dataset, \
             mock.patch("worker.trainer.training.setup.load_policy") as load_policy:
         assert trainer.run() == "failed"
     load_dataset.assert_not_called()

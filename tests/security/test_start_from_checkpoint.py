@@ -93,7 +93,10 @@ def test_ones_own_checkpoint_is_fetched_and_its_weights_start_the_policy(server,
     pytest.importorskip("torch")
     import torch
 
-    from tests.support.trainers import logged_lines
+    from tests.support.trainers import events_session, logged_lines, starting_run
+    from worker.trainer.spec import LaunchSpec
+    from worker.trainer.startup.checkpoints import checkpoint_to_start_from
+    from worker.trainer.startup.policy import load_policy
 
     monkeypatch.setenv("DATA_DIR", str(data_dir))  # the trainer finds the prepared model by name there
     mine = server.seed["second"]
@@ -106,17 +109,16 @@ def test_ones_own_checkpoint_is_fetched_and_its_weights_start_the_policy(server,
     # A worker on another machine: the folder the checkpoint was written to is not on its disk.
     spec |= {"init_from": "/on/another/worker/step-0000010", "output_dir": str(tmp_path / "out"),
              "shared_disk": None, "uploads_url": None}
-    trainer = trainer_of(spec)
-    trainer.report.start()
-    trainer._fetch_checkpoint_to_start_from()
-    assert trainer.spec.init_from == str(tmp_path / "out" / "start-from" / "step-0000010")
-    trainer._load_policy()
-    assert trainer.state.step == 0 and trainer.state.model_version == 0
-    loaded = trainer.parts.model.state_dict()
+    run = starting_run(LaunchSpec.model_validate(json.loads(json.dumps(spec))), events_session(tmp_path).start())
+    run = run.with_spec(checkpoint_to_start_from(run))
+    assert run.spec.init_from == str(tmp_path / "out" / "start-from" / "step-0000010")
+    training, state = load_policy(run)
+    assert state.step == 0 and state.model_version == 0
+    loaded = training.model.state_dict()
     for name, tensor in expected.items():
         assert torch.equal(loaded[name], tensor), name
-    trainer.report.close()
-    assert f"started from the weights of checkpoint {mine['checkpoint']} ({trainer.spec.init_from}); optimizer " \
+    run.report.close()
+    assert f"started from the weights of checkpoint {mine['checkpoint']} ({run.spec.init_from}); optimizer " \
            "and step start afresh" in logged_lines(tmp_path)
 
 
@@ -148,10 +150,3 @@ def write_real_checkpoint(data_dir: Path, folder: Path) -> dict:
                             parts.model, parts.tokenizer, parts.optimizer, parts.scheduler)
     assert saved == folder
     return {name: tensor.detach().clone() for name, tensor in parts.model.state_dict().items()}
-
-
-def trainer_of(spec: dict):
-    from worker.trainer.app import Trainer
-    from worker.trainer.spec import LaunchSpec
-
-    return Trainer(LaunchSpec.model_validate(json.loads(json.dumps(spec))))

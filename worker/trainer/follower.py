@@ -10,10 +10,12 @@ from pathlib import Path
 
 from worker.trainer.checkpoints.saving import load_trainer_state, partial_dir, write_shared_parts
 from worker.trainer.distributed.crew import OrderChannel
-from worker.trainer.distributed.order_codec import OrderRefused
 from worker.trainer.distributed.gathered_weights import gather_in_turn
+from worker.trainer.distributed.order_codec import Order, OrderRefused
 from worker.trainer.distributed.topology import Topology
 from worker.trainer.spec import LaunchSpec
+from worker.trainer.training.setup import TrainingParts, build_training_parts
+from worker.trainer.training.step import StepContext, batch_advantages, train_step
 
 log = logging.getLogger("worker.trainer.follower")
 
@@ -22,42 +24,35 @@ class Follower:
     def __init__(self, spec: LaunchSpec, topology: Topology, channel: OrderChannel | None = None):
         self.spec, self.config, self.topology = spec, spec.config, topology
         self.channel = channel or OrderChannel(topology, spec.orders_secret)
-        self.parts = None
-        self.ctx = None
 
     def run(self) -> str:
         try:
-            self._load(self.channel.receive().payload["resume_from"])  # the first order: setup
+            parts = self._load(self.channel.receive().payload["resume_from"])  # the first order: setup
+            ctx = parts.training_context(self.config)  # the leader's: the same micro-batches
+            log.info("rank %d of %d ready (pid %d)", self.topology.rank, self.topology.world_size, os.getpid())
             while True:
                 order = self.channel.receive()
                 if order.what == "stop":
                     return "succeeded"
-                self._obey(order)
+                self._obey(order, parts, ctx)
         except OrderRefused as exc:  # this process ends; torchrun ends the others and the run fails
             log.error("rank %d: %s", self.topology.rank, exc)
             raise
 
-    def _load(self, resume_from: str | None) -> None:
-        from worker.trainer.training.setup import build_training_parts
-
-        self.parts = parts = build_training_parts(self.spec.model, self.config, resume_from=resume_from,
-                                                  topology=self.topology)
+    def _load(self, resume_from: str | None) -> TrainingParts:
+        parts = build_training_parts(self.spec.model, self.config, resume_from=resume_from, topology=self.topology)
         if resume_from and self.spec.resume_from:  # not a checkpoint started from (init_from): its weights alone
             load_trainer_state(Path(resume_from), parts.model, parts.optimizer, parts.scheduler)
-        self.ctx = parts.training_context(self.config)  # the leader's: the same micro-batches
-        log.info("rank %d of %d ready (pid %d)", self.topology.rank, self.topology.world_size, os.getpid())
+        return parts
 
-    def _obey(self, order) -> None:
-        from worker.trainer.training.step import batch_advantages, train_step
-
+    def _obey(self, order: Order, parts: TrainingParts, ctx: StepContext) -> None:
         if order.what == "train":
             groups = order.payload["groups"]
-            train_step(self.ctx, groups, batch_advantages(groups, self.config.num_generations,
-                                                          self.config.scale_rewards))
+            train_step(ctx, groups, batch_advantages(groups, self.config.num_generations, self.config.scale_rewards))
         elif order.what == "gather":
-            gather_in_turn(self.parts.unwrapped_model())
+            gather_in_turn(parts.unwrapped_model())
         elif order.what == "save":
             folder = partial_dir(Path(self.spec.output_dir), order.payload["step"])
-            write_shared_parts(folder, self.parts.unwrapped_model(), self.parts.optimizer, leads=False)
+            write_shared_parts(folder, parts.unwrapped_model(), parts.optimizer, leads=False)
         else:
             raise ValueError(f"unknown order {order.what!r} from the leading trainer process")

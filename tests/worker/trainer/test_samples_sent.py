@@ -1,9 +1,8 @@
 """What the trainer sends after a step: metrics from every group, samples from the kept ones."""
 import pytest
 
-from worker.trainer.app import Trainer
-from worker.trainer.checkpoints.saving import TrainerState
 from worker.trainer.config import TrainingConfig
+from worker.trainer.loop.step_reports import StepReports
 from worker.trainer.rollout.groups import Completion, Group
 from worker.trainer.rollout.metrics import rollout_metrics
 
@@ -33,15 +32,14 @@ def group(reward: float) -> Group:
 
 def trainer_after_steps(steps: int, **knobs) -> Recorder:
     """A trainer's reporting, as its loop calls it after each of `steps` steps of 4 groups."""
-    trainer = Trainer.__new__(Trainer)
-    trainer.config = TrainingConfig(num_generations=2, per_device_train_batch_size=8, seed=5, **knobs)
-    trainer.state, trainer.report = TrainerState(step=0, model_version=0, data_position=0), Recorder()
+    config = TrainingConfig(num_generations=2, per_device_train_batch_size=8, seed=5, **knobs)
+    recorder = Recorder()
+    reports = StepReports(recorder, config, rewards=[], eval_rewards=[])
     groups = [group(float(reward)) for reward in range(4)]
-    for _ in range(steps):
-        trainer.state.step += 1
-        trainer._maybe_log(rollout_metrics(groups))
-        trainer._maybe_send_samples(groups, [0.0] * 8, trained_version=0)
-    return trainer.report
+    for step in range(1, steps + 1):
+        reports.metrics(step, rollout_metrics(groups))
+        reports.samples(step, groups, [0.0] * 8, trained_version=0)
+    return recorder
 
 
 def test_by_default_every_completion_of_every_step_is_sent():

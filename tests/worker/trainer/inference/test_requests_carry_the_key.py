@@ -71,10 +71,10 @@ def test_each_weight_syncs_own_client_carries_the_key(vllm, tmp_path, backend):
 
 def test_readiness_and_the_served_name_carry_the_key(vllm):
     pytest.importorskip("torch")
-    from worker.trainer.app import Trainer
     from worker.trainer.inference.readiness import wait_for_health
+    from worker.trainer.startup.server import served_name_of
 
     url, seen = vllm
     wait_for_health(url, timeout_s=5, api_key=KEY)
-    assert Trainer._served_name(url, KEY) == "policy"
+    assert served_name_of(url, KEY) == "policy"
     assert seen == [("/health", f"Bearer {KEY}"), ("/v1/models", f"Bearer {KEY}")]

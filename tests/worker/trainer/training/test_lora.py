@@ -173,23 +173,25 @@ class RecordingSync:
 def test_a_server_that_refuses_the_adapter_is_given_merged_weights_and_the_log_says_why(tmp_path, monkeypatch):
     import httpx
 
-    from tests.support.trainers import logged_lines, trainer_for
-    from worker.trainer import app
+    from tests.support.trainers import events_session, logged_lines, spec_for, starting_run
+    from worker.trainer.startup import weights
+    from worker.trainer.startup.server import ServerConnection
     from worker.trainer.weight_sync.lora_adapter import LoraAdapterSync
     from worker.trainer.weight_sync.server_api import ServerPause, VllmAdminClient
 
     refusing = httpx.MockTransport(lambda request: httpx.Response(404, text='{"detail":"Not Found"}'))
-    trainer = trainer_for(tmp_path, config_for())
-    trainer.server_pause = ServerPause(VllmAdminClient("http://vllm", transport=refusing))
-    trainer.weight_sync = LoraAdapterSync("http://vllm", tmp_path, pause=trainer.server_pause)
-    trainer.parts = type("Parts", (), {"served_model": lambda self: lora.ServedLora(
+    run = starting_run(spec_for(tmp_path, config_for()), events_session(tmp_path).start())
+    server = ServerConnection("http://vllm", "policy", None,
+                              ServerPause(VllmAdminClient("http://vllm", transport=refusing)))
+    adapter_sync = run.lifecycle.started(LoraAdapterSync("http://vllm", tmp_path, pause=server.pause), lambda: None)
+    training = type("Parts", (), {"served_model": lambda self: lora.ServedLora(
         lora.attach_adapter(tiny_base(), config_for()))})()
-    trainer.served_name = "policy"
     fallback = RecordingSync()
-    monkeypatch.setattr(app, "make_weight_sync", lambda backend, *args, **kwargs: fallback)
-    trainer.report.start()
-    trainer._give_server_our_weights()
-    trainer.report.close()
-    assert len(fallback.pushed) == 1 and trainer.weight_sync is fallback
-    assert trainer.served_name == "policy"  # rollouts keep naming the base model
+    monkeypatch.setattr(weights, "make_weight_sync", lambda backend, *args, **kwargs: fallback)
+    sync, served_name = weights.give_server_our_weights(run, server, adapter_sync, run.crew, training,
+                                                        TrainerState(step=0, model_version=0, data_position=0))
+    run.report.close()
+    assert len(fallback.pushed) == 1 and sync is fallback
+    assert run.lifecycle.running == [fallback]  # stopped in the refused sync's place when the run ends
+    assert served_name == "policy"  # rollouts keep naming the base model
     assert any("did not take the LoRA adapter" in line and "HTTP 404" in line for line in logged_lines(tmp_path))

@@ -7,8 +7,9 @@ import pytest
 
 pytest.importorskip("torch")
 
-from tests.support.trainers import logged_lines, trainer_for  # noqa: E402
+from tests.support.trainers import events_session, logged_lines  # noqa: E402
 from worker.trainer.config import TrainingConfig  # noqa: E402
+from worker.trainer.loop.step_reports import StepReports  # noqa: E402
 from worker.trainer.rollout.groups import Completion, Group  # noqa: E402
 from worker.trainer.rollout.scoring import RewardFunction  # noqa: E402
 
@@ -38,21 +39,20 @@ def function(name, fn=None, **fields):
                           take_metrics=fn.take_metrics if fn else None, **fields)
 
 
-def logged(trainer, tmp_path, step, groups):
-    trainer.report.start()
-    trainer.state.step = step
-    trainer._maybe_log({"train/loss": 0.5}, groups)
-    trainer.report.close()
+def logged(tmp_path, step, groups, rewards, eval_rewards=(), config=None):
+    report = events_session(tmp_path).start()
+    reports = StepReports(report, config or TrainingConfig(max_steps=1), list(rewards), list(eval_rewards))
+    reports.metrics(step, {"train/loss": 0.5}, groups)
+    report.close()
     events = [json.loads(line) for line in (tmp_path / "out/events/events-trainer-1.jsonl").read_text().splitlines()]
     return [e["values"] for e in events if e["type"] == "metrics"], logged_lines(tmp_path)
 
 
 def test_a_logged_step_reports_each_judges_measures_and_its_disagreement_with_the_verifier(tmp_path):
     style = Measured({"calls": 2.0, "latency_s_mean": 0.25, "timeouts": 0.0, "failures": 0.0})
-    trainer = trainer_for(tmp_path)
-    trainer.rewards = [function("acc", verifier=True), function("style", style, pass_threshold=0.5)]
-    trainer.eval_rewards = [function("style", style, pass_threshold=0.5)]  # the same judge: measured once
-    [metrics], lines = logged(trainer, tmp_path, 1, [judged_group()])
+    rewards = [function("acc", verifier=True), function("style", style, pass_threshold=0.5)]
+    eval_rewards = [function("style", style, pass_threshold=0.5)]  # the same judge: measured once
+    [metrics], lines = logged(tmp_path, 1, [judged_group()], rewards, eval_rewards)
     assert metrics["train/loss"] == 0.5
     assert metrics["judge/style/calls"] == 2.0 and metrics["judge/style/latency_s_mean"] == 0.25
     assert metrics["judge/style/disagreement"] == 0.5 and metrics["judge/style/pays_refused"] == 1.0
@@ -61,9 +61,7 @@ def test_a_logged_step_reports_each_judges_measures_and_its_disagreement_with_th
 
 def test_a_judge_that_timed_out_or_failed_is_said_once_counted(tmp_path):
     flaky = Measured({"calls": 40.0, "timeouts": 3.0, "failures": 2.0})
-    trainer = trainer_for(tmp_path)
-    trainer.rewards = [function("flaky", flaky, pass_threshold=0.5)]
-    _, lines = logged(trainer, tmp_path, 1, [judged_group()])
+    _, lines = logged(tmp_path, 1, [judged_group()], [function("flaky", flaky, pass_threshold=0.5)])
     assert [line for line in lines if "flaky" in line] == [
         "judge 'flaky': 3 call(s) timed out and 2 failed of 40 since the last logged step; their completions' "
         "rewards are None"]
@@ -71,9 +69,8 @@ def test_a_judge_that_timed_out_or_failed_is_said_once_counted(tmp_path):
 
 def test_a_step_not_logged_leaves_the_measures_for_the_next_logged_one(tmp_path):
     style = Measured({"calls": 2.0})
-    trainer = trainer_for(tmp_path, TrainingConfig(max_steps=4, logging_steps=2))
-    trainer.rewards = [function("style", style, pass_threshold=0.5)]
-    metrics, _ = logged(trainer, tmp_path, 1, [judged_group()])
+    metrics, _ = logged(tmp_path, 1, [judged_group()], [function("style", style, pass_threshold=0.5)],
+                        config=TrainingConfig(max_steps=4, logging_steps=2))
     assert metrics == [] and style.taken == 0
 
 
@@ -82,8 +79,7 @@ def test_measures_that_cannot_be_taken_are_a_warning_and_the_others_still_count(
         def take_metrics(self):
             raise RuntimeError("lost count")
 
-    trainer = trainer_for(tmp_path)
-    trainer.rewards = [function("broken", Broken(), pass_threshold=0.5), function("rm", Measured({"completions": 8.0}))]
-    [metrics], lines = logged(trainer, tmp_path, 1, [judged_group()])
+    rewards = [function("broken", Broken(), pass_threshold=0.5), function("rm", Measured({"completions": 8.0}))]
+    [metrics], lines = logged(tmp_path, 1, [judged_group()], rewards)
     assert metrics["judge/rm/completions"] == 8.0 and not any(name.startswith("judge/broken/") for name in metrics)
     assert "reward 'broken': its metrics could not be taken: lost count" in lines

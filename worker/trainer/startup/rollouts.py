@@ -1,0 +1,67 @@
+"""The rollout worker: prompts in the run's seeded order, sampled against the server and
+scored in the background while the loop trains."""
+from collections.abc import Callable
+
+from worker.trainer.checkpoints.saving import TrainerState
+from worker.trainer.data.loading import render_prompt, reward_columns
+from worker.trainer.data.order import ConsumedFrontier, PromptOrder
+from worker.trainer.environments.episodes import EpisodeSampler
+from worker.trainer.rollout.client import CompletionsClient, sampling_params
+from worker.trainer.rollout.groups import task_prompt_text
+from worker.trainer.rollout.scoring import RewardFunction, Scorer
+from worker.trainer.rollout.staleness import StalenessPolicy
+from worker.trainer.rollout.worker import PromptSource, RolloutWorker, scoring_threads
+from worker.trainer.startup.environment import EnvironmentSetup
+from worker.trainer.startup.server import ServerConnection
+from worker.trainer.startup.starting_run import StartingRun
+
+
+def prompt_source(run: StartingRun, dataset, state: TrainerState, tokenizer,
+                  setup: EnvironmentSetup) -> tuple[PromptSource, ConsumedFrontier]:
+    """The prompts from the state's data position on, and the frontier of those consumed, which
+    a checkpoint saves as the position to resume from."""
+    order = PromptOrder(len(dataset), run.config.seed, position=state.data_position)
+    prompt_column, max_length = run.spec.dataset.prompt_column, run.config.max_prompt_length
+
+    def next_prompt():
+        position = order.position
+        row = dataset[order.next()]
+        columns = reward_columns(row, prompt_column)
+        task_prompt = task_prompt_text(row[prompt_column])  # what a judge reads as {prompt}
+        if setup.environment is None:
+            text = render_prompt(row[prompt_column], tokenizer)
+        else:  # the episode's first messages travel with the row (environments/episodes.py)
+            columns["prompt"] = setup.environment.start(dict(row), row[prompt_column])
+            text = setup.rendering.text(columns["prompt"], generation_prompt=True)
+        ids = tokenizer(text, add_special_tokens=False).input_ids[-max_length:]
+        return position, text, ids, columns, task_prompt
+
+    return PromptSource(next_prompt), ConsumedFrontier(state.data_position)
+
+
+def staleness_policy(run: StartingRun) -> StalenessPolicy:
+    config = run.config
+    groups_per_step = config.completions_per_step // config.num_generations
+    return StalenessPolicy(config.max_staleness, groups_per_step, config.weight_sync_steps)
+
+
+def start_rollouts(run: StartingRun, prompts: PromptSource, setup: EnvironmentSetup, server: ServerConnection,
+                   served_name: str, rewards: list[RewardFunction], staleness: StalenessPolicy,
+                   current_version: Callable[[], int], cpu_sharing: str) -> RolloutWorker:
+    """`served_name`: the model (or a LoRA run's adapter) the requests name."""
+    config = run.config
+    client = CompletionsClient(server.url, served_name, sampling_params(config),
+                               timeout_s=config.vllm_request_timeout_s, api_key=server.api_key)
+    if setup.environment is not None:
+        client = EpisodeSampler(client, setup.episode_runner(run, current_version))
+    scorer = Scorer(rewards, on_error=lambda name, message: run.warn(
+        f"reward {name!r} failed for a group, its rewards are None: {message}"))
+    in_flight = min(config.max_inflight_tasks, config.queue_maxsize, staleness.useful_ahead)
+    judged = any(function.pass_threshold is not None for function in rewards)
+    rollout = RolloutWorker(client, prompts, scorer, staleness, config.num_generations, config.max_inflight_tasks,
+                            config.queue_maxsize, current_version=current_version,
+                            # One core decodes a wave of sequences faster than a trickle.
+                            wave=staleness.half_ahead if cpu_sharing == "split_cores" else 1,
+                            scoring_threads=scoring_threads(judged, in_flight))
+    run.lifecycle.started(rollout, rollout.stop)
+    return rollout.start()
