@@ -14,7 +14,7 @@ from client.tables import print_table
 
 # What the progress bar shows, by the short name it shows.
 WATCHED_METRICS = {"rollout/reward_mean": "reward", "train/loss": "loss", "eval/pass@1": "eval pass@1"}
-VERBS = "{list,show,create,start,watch,cancel,resume,clone,delete,logs,metrics,samples,alarms}"
+VERBS = "{list,show,create,start,watch,cancel,resume,clone,delete,logs,metrics,samples,sample-steps,alarms}"
 
 
 def add_parser(areas: Subparsers) -> None:
@@ -87,11 +87,14 @@ def add_telemetry_parsers(verbs: Subparsers) -> None:
     metrics.set_defaults(command=show_metrics)
     samples = verbs.add_parser("samples", help="the completions the trainer logged, with their rewards")
     samples.add_argument("run", type=int, help="run id")
-    samples.add_argument("--step", type=int, help="only this step (steps with samples: --steps)")
-    samples.add_argument("--steps", action="store_true", help="list the steps that have samples instead")
+    samples.add_argument("--step", type=int, help="only this step (grpo runs sample-steps RUN lists them)")
     add_page_flag(samples)
     add_json_flag(samples)
     samples.set_defaults(command=show_samples)
+    steps = verbs.add_parser("sample-steps", help="the steps that have sampled completions")
+    steps.add_argument("run", type=int, help="run id")
+    add_json_flag(steps)
+    steps.set_defaults(command=show_sample_steps)
     alarms = verbs.add_parser("alarms", help="every alarm the run raised, in step order")
     alarms.add_argument("run", type=int, help="run id")
     add_json_flag(alarms)
@@ -206,15 +209,17 @@ def show_metrics(api: ControlPlane, args: argparse.Namespace) -> None:
 
 
 def show_samples(api: ControlPlane, args: argparse.Namespace) -> None:
-    if args.steps:
-        steps = api.sample_steps(args.run)
-        return print_json({"steps": steps}) if args.json else print(" ".join(map(str, steps)))
     answer = api.samples(args.run, step=args.step, page=args.page)
     if args.json:
         return print_json(answer)
     print_table(("step", "group", "reward", "completion"),
                 [(s["step"], s["group"], number(s["total_reward"], 3), one_line(s["completion"]))
                  for s in answer["results"]])
+
+
+def show_sample_steps(api: ControlPlane, args: argparse.Namespace) -> None:
+    steps = api.sample_steps(args.run)
+    print_json({"steps": steps}) if args.json else print(" ".join(map(str, steps)))
 
 
 def show_alarms(api: ControlPlane, args: argparse.Namespace) -> None:
