@@ -399,7 +399,9 @@ def field_groups() -> dict[str, list[str]]:
     """Field names by group, in declaration order, for forms and docs."""
     grouped: dict[str, list[str]] = {group: [] for group in GROUPS}
     for name, info in TrainingConfig.model_fields.items():
-        grouped[info.json_schema_extra["group"]].append(name)
+        extra = info.json_schema_extra
+        assert isinstance(extra, dict), f"{name} is not declared with knob()"
+        grouped[str(extra["group"])].append(name)
     return grouped
 
 
