@@ -21,7 +21,8 @@ HTTP_METHODS = ("get", "post", "put", "patch", "delete")
 ARGUMENTS = {"upload_dataset": {"path": __file__, "name": "x"}}
 # What the recording transport answers, whatever is asked: enough for every method to finish.
 ANSWER = {"id": 1, "results": [], "series": {}, "steps": [], "state": "done", "progress": "done",
-          "result": {"rows": []}, "status": "succeeded", "current_step": 0, "max_steps": 1, "alarms": [], "error_message": "",
+          "result": {"rows": []}, "status": "succeeded", "current_step": 0, "max_steps": 1, "alarms": [],
+          "error_message": "",
           "components": {"schemas": {"PresetEnum": {"enum": ["cpu-demo"]}}}}
 # Flags a command needs that no made-up value satisfies (one of a required pair).
 COMMAND_FLAGS = {("datasets", "create"): ["--generator", "arithmetic"]}
