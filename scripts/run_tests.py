@@ -141,7 +141,8 @@ def services_pass(extra: list[str]) -> Outcome:
     name = "services (PostgreSQL, Redis)"
     problem = services_problem()
     if problem is None:
-        marks = "not slow and not trainer and not browser and not contract and not own_server"
+        marks = ("not slow and not trainer and not browser and not contract and not own_server "
+                 "and not no_services")
         return run_pytest(name, ["-m", marks, *extra], pass_env(SERVICES))
     if in_ci():
         return Outcome(name, f"FAILED: CI=true but the services are not reachable. {problem}")

@@ -24,6 +24,8 @@ TRAINER_TESTS = ("tests/worker/trainer/", "tests/security/test_vllm_api_key.py",
                  "tests/security/test_model_as_vllm_option.py")
 
 
+# Tests that read the source tree and build from it, touching no database, broker or channel layer.
+SERVICE_FREE_TESTS = ("tests/docs/", "tests/test_layering.py", "tests/test_import_cycles.py", "tests/scripts/")
 # Modules that start a control plane through AsgiServer on the tests' behalf.
 SERVER_STARTERS = ("tests.security.two_users", "tests.security.hostile_owner", "tests.security.code_author")
 DATABASE_FIXTURES = {"db", "transactional_db", "django_db_reset_sequences", "django_db_serialized_rollback",
@@ -31,12 +33,15 @@ DATABASE_FIXTURES = {"db", "transactional_db", "django_db_reset_sequences", "dja
 
 
 def pytest_collection_modifyitems(config, items):
-    """Marks the tests the services pass of `make test` need not repeat: the trainer's, and those
-    whose only control plane is one they start (AsgiServer gives it its own SQLite file and
-    embedded layers whatever the pass's settings, so both passes would test the same parts)."""
+    """Marks the tests the services pass of `make test` need not repeat: the trainer's, those
+    that touch no service at all, and those whose only control plane is one they start
+    (AsgiServer gives it its own SQLite file and embedded layers whatever the pass's settings,
+    so both passes would test the same parts)."""
     for item in items:
         if any(part in item.nodeid for part in TRAINER_TESTS):
             item.add_marker(pytest.mark.trainer)
+        if any(part in item.nodeid for part in SERVICE_FREE_TESTS):
+            item.add_marker(pytest.mark.no_services)
         if starts_its_own_control_plane(item) and not touches_the_test_database(item):
             item.add_marker(pytest.mark.own_server)
 
