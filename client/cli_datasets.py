@@ -14,7 +14,7 @@ from client.waiting import follow
 
 def add_parser(areas: Subparsers) -> None:
     datasets = areas.add_parser("datasets", help="list, show, upload, create (Hub, generator), delete datasets")
-    verbs = datasets.add_subparsers(required=True, metavar="{list,show,upload,create,delete}")
+    verbs = datasets.add_subparsers(required=True, metavar="{list,show,upload,create,update,delete}")
     listing = verbs.add_parser("list", help="your datasets")
     add_page_flag(listing)
     add_json_flag(listing)
@@ -32,6 +32,12 @@ def add_parser(areas: Subparsers) -> None:
     add_json_flag(upload)
     upload.set_defaults(command=upload_dataset)
     add_create_parser(verbs)
+    update = verbs.add_parser("update", help="rename a dataset or change its description (its rows never change)")
+    update.add_argument("dataset", type=int, help="dataset id")
+    update.add_argument("--name", help="a new name")
+    update.add_argument("--description", help="a new description")
+    add_json_flag(update)
+    update.set_defaults(command=update_dataset)
     delete = verbs.add_parser("delete", help="delete a dataset no run uses")
     delete.add_argument("dataset", type=int, help="dataset id")
     delete.set_defaults(command=delete_dataset)
@@ -106,6 +112,14 @@ def create_dataset(api: ControlPlane, args: argparse.Namespace) -> None:
         start = read_json_object(args.params_file, "--params-file") if args.params_file else {}
         dataset = api.create_generated_dataset(args.name, args.generator, pairs(args.param, "--param", start),
                                                args.prompt_column)
+    if args.json:
+        return print_json(dataset)
+    print(describe(dataset))
+
+
+def update_dataset(api: ControlPlane, args: argparse.Namespace) -> None:
+    fields = {"name": args.name, "description": args.description}
+    dataset = api.update_dataset(args.dataset, **{name: value for name, value in fields.items() if value is not None})
     if args.json:
         return print_json(dataset)
     print(describe(dataset))

@@ -5,6 +5,7 @@ import argparse
 from pathlib import Path
 
 from client.api import ControlPlane
+from client.resources.environments import rubric as rubric_of
 from client.cli_inputs import pairs, read_json_object, read_text, weights
 from client.cli_jobs import follow_dry_run
 from client.cli_output import Subparsers, add_json_flag, add_page_flag, one_line, print_json, show_json
@@ -17,7 +18,7 @@ KINDS = ("builtin", "code", "verifiers")
 def add_parser(areas: Subparsers) -> None:
     environments = areas.add_parser("environments", help="list, show, create, delete environments; dry-run an "
                                                          "episode")
-    verbs = environments.add_subparsers(required=True, metavar="{list,show,create,delete,dry-run}")
+    verbs = environments.add_subparsers(required=True, metavar="{list,show,create,update,delete,dry-run}")
     listing = verbs.add_parser("list", help="your environments")
     add_page_flag(listing)
     add_json_flag(listing)
@@ -27,6 +28,16 @@ def add_parser(areas: Subparsers) -> None:
     add_json_flag(show)
     show.set_defaults(command=show_environment)
     add_create_parser(verbs)
+    update = verbs.add_parser("update", help="rename an environment, set params, or replace its rubric")
+    update.add_argument("environment", type=int, help="environment id")
+    update.add_argument("--name", help="a new name")
+    update.add_argument("--description", help="a new description")
+    update.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="a param, on top of the environment's (repeat)")
+    update.add_argument("--reward", action="append", default=[], metavar="ID[:WEIGHT]",
+                        help="the new rubric: a reward function with its weight (repeat)")
+    add_json_flag(update)
+    update.set_defaults(command=update_environment)
     delete = verbs.add_parser("delete", help="delete an environment no run uses")
     delete.add_argument("environment", type=int, help="environment id")
     delete.set_defaults(command=delete_environment)
@@ -102,6 +113,19 @@ def create_environment(api: ControlPlane, args: argparse.Namespace) -> None:
     if args.json:
         return print_json(environment)
     print(f"environment {environment['id']} {environment['name']!r} created: {environment['kind']}")
+
+
+def update_environment(api: ControlPlane, args: argparse.Namespace) -> None:
+    fields = {"name": args.name, "description": args.description}
+    changed = {name: value for name, value in fields.items() if value is not None}
+    if args.set:  # on top of its params: params sent alone replace them
+        changed["params"] = pairs(args.set, "--set", api.environment(args.environment)["params"])
+    if args.reward:
+        changed["rubric"] = rubric_of(weights(args.reward, "--reward"))
+    environment = api.update_environment(args.environment, **changed)
+    if args.json:
+        return print_json(environment)
+    print(f"environment {environment['id']} {environment['name']!r} updated")
 
 
 def delete_environment(api: ControlPlane, args: argparse.Namespace) -> None:

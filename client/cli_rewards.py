@@ -30,9 +30,9 @@ def names_key_flag(argv: list[str]) -> bool:
 
 
 def add_parser(areas: Subparsers) -> None:
-    rewards = areas.add_parser("rewards", help="list, show, create, delete, dry-run reward functions (judges "
-                                               "included)")
-    verbs = rewards.add_subparsers(required=True, metavar="{list,show,create,delete,dry-run}")
+    rewards = areas.add_parser("rewards", help="list, show, create, update, delete, dry-run reward functions "
+                                               "(judges included)")
+    verbs = rewards.add_subparsers(required=True, metavar="{list,show,create,update,delete,dry-run}")
     listing = verbs.add_parser("list", help="your reward functions")
     add_page_flag(listing)
     add_json_flag(listing)
@@ -41,6 +41,17 @@ def add_parser(areas: Subparsers) -> None:
     show.add_argument("reward", type=int, help="reward function id")
     add_json_flag(show)
     show.set_defaults(command=show_reward)
+    update = verbs.add_parser("update", allow_abbrev=False, help="rename, set params, replace or clear the API key")
+    update.add_argument("reward", type=int, help="reward function id")
+    update.add_argument("--name", help="a new name")
+    update.add_argument("--description", help="a new description")
+    update.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="a param, on top of the reward's (repeat; dotted keys for nested ones)")
+    key = update.add_mutually_exclusive_group()
+    key.add_argument("--api-key-file", type=Path, help="an endpoint judge: a file holding its new API key")
+    key.add_argument("--clear-api-key", action="store_true", help="an endpoint judge: forget its stored API key")
+    add_json_flag(update)
+    update.set_defaults(command=update_reward)
     delete = verbs.add_parser("delete", help="delete a reward function no run uses")
     delete.add_argument("reward", type=int, help="reward function id")
     delete.set_defaults(command=delete_reward)
@@ -121,6 +132,22 @@ def create_reward(api: ControlPlane, args: argparse.Namespace) -> None:
         return print_json(reward)
     key_note = " (API key stored)" if reward.get("api_key_set") else ""
     print(f"reward {reward['id']} {reward['name']!r} created: {reward['kind']} {what(reward)}".rstrip() + key_note)
+
+
+def update_reward(api: ControlPlane, args: argparse.Namespace) -> None:
+    fields = {"name": args.name, "description": args.description}
+    changed = {name: value for name, value in fields.items() if value is not None}
+    if args.set:  # on top of its params: params sent alone replace them
+        changed["params"] = params = api.reward(args.reward)["params"]
+        for pair in args.set:
+            set_dotted(params, pair)
+    if args.api_key_file or args.clear_api_key:
+        changed["api_key"] = "" if args.clear_api_key else read_secret(args.api_key_file, "--api-key-file", "")
+    reward = api.update_reward(args.reward, **changed)
+    if args.json:
+        return print_json(reward)
+    key_note = {True: " (API key stored)", False: ""}[bool(reward.get("api_key_set"))]
+    print(f"reward {reward['id']} {reward['name']!r} updated: {reward['kind']} {what(reward)}".rstrip() + key_note)
 
 
 def delete_reward(api: ControlPlane, args: argparse.Namespace) -> None:

@@ -14,7 +14,7 @@ from client.tables import print_table
 
 # What the progress bar shows, by the short name it shows.
 WATCHED_METRICS = {"rollout/reward_mean": "reward", "train/loss": "loss", "eval/pass@1": "eval pass@1"}
-VERBS = "{list,show,create,start,watch,cancel,resume,clone,delete,logs,metrics,samples,sample-steps,alarms}"
+VERBS = "{list,show,create,update,start,watch,cancel,resume,clone,delete,logs,metrics,samples,sample-steps,alarms}"
 
 
 def add_parser(areas: Subparsers) -> None:
@@ -40,6 +40,13 @@ def add_parser(areas: Subparsers) -> None:
     clone.add_argument("--name", help="the new run's name (default: the run's, with (copy))")
     add_json_flag(clone)
     clone.set_defaults(command=clone_run)
+    update = verbs.add_parser("update", help="rename a run, or set knobs of one not started yet")
+    update.add_argument("run", type=int, help="run id")
+    update.add_argument("--name", help="a new name")
+    update.add_argument("--set", action="append", default=[], metavar="KNOB=VALUE",
+                        help="a knob, on top of the run's config (repeat)")
+    add_json_flag(update)
+    update.set_defaults(command=update_run)
     delete = verbs.add_parser("delete", help="delete a run that is not active, with what it reported")
     delete.add_argument("run", type=int, help="run id")
     delete.set_defaults(command=delete_run)
@@ -149,6 +156,13 @@ def clone_run(api: ControlPlane, args: argparse.Namespace) -> None:
     if args.json:
         return print_json(run)
     print(f"run {run['id']} {run['name']!r} created from run {args.run}; start it with: grpo runs start {run['id']}")
+
+
+def update_run(api: ControlPlane, args: argparse.Namespace) -> None:
+    changed: dict = {"name": args.name} if args.name else {}
+    if args.set:  # on top of the run's own knobs: a config sent alone would start again from its template's
+        changed["config"] = pairs(args.set, "--set", api.run(args.run)["config"])
+    answer_status(api.update_run(args.run, **changed), args)
 
 
 def delete_run(api: ControlPlane, args: argparse.Namespace) -> None:

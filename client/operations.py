@@ -84,10 +84,5 @@ OUTSIDE_THE_SCHEMA: dict[str, str] = {
     "config_presets": "GET /api/schema/: the presets are the schema's PresetEnum (no endpoint lists them)",
 }
 
-# Operations the Python client calls that no `grpo` command does yet, with the reason.
-NOT_ON_THE_COMMAND_LINE: dict[str, str] = {
-    "datasets_partial_update": "renaming a dataset: update_dataset in Python, or its page",
-    "reward_functions_partial_update": "changing a reward function: update_reward in Python, or its page",
-    "environments_partial_update": "changing an environment: update_environment in Python, or its page",
-    "runs_partial_update": "changing a run before it starts: update_run in Python, or its page",
-}
+# Operations the Python client calls that no `grpo` command does, with the reason.
+NOT_ON_THE_COMMAND_LINE: dict[str, str] = {}

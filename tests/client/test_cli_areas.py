@@ -93,6 +93,16 @@ def test_an_environment_is_made_on_a_generated_dataset_listed_and_played_with_ty
     assert code == 0 and out.splitlines() == ["row 0: scores [0.0]", "row 1: scores [0.0]"], err
 
 
+def test_a_cloned_run_is_renamed_and_given_a_knob_on_top_of_its_own_then_deleted(server, capsys):
+    clone = grpo_json(server, capsys, "runs", "clone", str(server.seeded["ended"]), "--name", "again")
+    assert (clone["name"], clone["status"], clone["config"]["beta"]) == ("again", "created", 0.2)
+    changed = grpo_json(server, capsys, "runs", "update", str(clone["id"]), "--name", "again-2", "--set", "seed=7")
+    assert (changed["name"], changed["config"]["seed"], changed["config"]["beta"]) == ("again-2", 7, 0.2)
+    code, out, err = grpo(server, capsys, "runs", "update", str(server.seeded["ended"]), "--set", "seed=7")
+    assert code == 1 and "its settings are frozen" in err
+    assert grpo(server, capsys, "runs", "delete", str(clone["id"]))[1].strip() == f"run {clone['id']} deleted"
+
+
 def test_a_checkpoint_downloads_with_progress_and_goes_on_from_a_part(server, capsys, tmp_path):
     run, checkpoint = str(server.seeded["ended"]), str(server.seeded["checkpoint"])
     listed = grpo_json(server, capsys, "checkpoints", "list", run)
