@@ -91,7 +91,14 @@ def test_the_key_comes_from_the_environment_for_an_endpoint_judge(server, capsys
     code, out, err = grpo(server, capsys, "rewards", "create", "--name", "from-env", "--kind", "judge",
                           "--template", "Rate {completion}.", "--model", "m", "--base-url", "https://judge.example.org/v1")
     assert code == 0 and "(API key stored)" in out, err
-    assert server.shell_json(STORED.format(pk=int(out.split()[1])))["opened"] == KEY
+    pk = out.split()[1]
+    assert server.shell_json(STORED.format(pk=int(pk)))["opened"] == KEY
+    # Changed later: a param set on top of the others, the key forgotten.
+    code, out, err = grpo(server, capsys, "rewards", "update", pk, "--set", "limits.max_concurrency=2",
+                          "--clear-api-key", "--json")
+    changed = json.loads(out)
+    assert code == 0 and changed["api_key_set"] is False, err
+    assert (changed["params"]["limits"]["max_concurrency"], changed["params"]["template"]) == (2, "Rate {completion}.")
     # A served judge is sent no key, even with one in the environment.
     code, out, err = grpo(server, capsys, "rewards", "create", "--name", "served", "--kind", "judge", "--mode",
                           "choice", "--template", "Is {completion} polite?", "--model", "Qwen/Qwen2.5-0.5B-Instruct",
