@@ -4,6 +4,7 @@ synthetic checkpoint of real size (issue #33) uploaded, downloaded and resumed.
 
     .venv/bin/python -m bench.artifacts [--dataset-mb 200] [--steps 4] [--checkpoint-gb 10]
     .venv/bin/python -m bench.artifacts --skip-training --checkpoint-gb 2     # no trainer stack needed
+    .venv/bin/python -m bench.artifacts --smoke      # 1 MB, a tiny model's checkpoint, 1 step, 20 MB (bench/smoke.py)
 
 A real control plane as `make run` starts it (uvicorn and a consumer of the `controlplane` queue,
 a DATA_DIR and SQLite of their own, bench/load_server.py) on this machine; each peer is a plain
@@ -29,6 +30,7 @@ from pathlib import Path
 from bench.load_server import LoadServer, MemoryWatch
 from bench.load_transfers import download, local_copy_s, make_checkpoint, manifest_of
 from bench.report import markdown_table
+from bench.smoke import add_smoke_options, smoke_settings
 from tests.support.asgi_server import logged_in_client
 
 MB, GB = 2 ** 20, 2 ** 30
@@ -89,22 +91,26 @@ def met(ok: bool) -> str:
     return "met" if ok else "**missed**"
 
 
-def trained_checkpoint(work: Path):
-    """SmolLM2-135M after one cpu-demo step, saved with its optimizer state; the step context too."""
-    from bench.train_step import PROMPTS_PER_STEP, synthetic_group
+def trained_checkpoint(work: Path, smoke: bool = False):
+    """SmolLM2-135M after one cpu-demo step (a smoke run: the tiny model after a tiny step), saved with
+    its optimizer state; the step context too."""
+    from bench.train_step import DEMO_SHAPE, SMOKE_BATCHES, SMOKE_SHAPE, synthetic_step
     from worker.trainer.training import setup
     from worker.trainer.checkpoints.saving import TrainerState, save_checkpoint
     from worker.trainer.config import PRESETS, TrainingConfig
     from worker.trainer.models.prepare import prepare_default_model
     from worker.trainer.training.step import batch_advantages, train_step
 
-    config = TrainingConfig(**{**PRESETS["cpu-demo"], "model": "default"})
-    parts = setup.build_training_parts(str(prepare_default_model().path), config)
+    if smoke:
+        config, shape = TrainingConfig(**smoke_settings(PRESETS["cpu-demo"], **SMOKE_BATCHES)), SMOKE_SHAPE
+    else:
+        config, shape = TrainingConfig(**{**PRESETS["cpu-demo"], "model": "default"}), DEMO_SHAPE
+    parts = setup.build_training_parts(config.model if smoke else str(prepare_default_model().path), config)
     ctx = parts.step_context(config)
     rng = random.Random(0)
 
     def step(index: int) -> float:
-        groups = [synthetic_group(rng, index * PROMPTS_PER_STEP + i) for i in range(PROMPTS_PER_STEP)]
+        groups = synthetic_step(rng, index, shape)
         return timed(lambda: train_step(ctx, groups, batch_advantages(groups, config.num_generations,
                                                                       config.scale_rewards)))
 
@@ -208,7 +214,11 @@ def download_rows(server, seeded, stored: dict, size: int, work: Path) -> list[t
     ]
 
 
-def main() -> None:
+# --smoke: the smallest of each part, still through a real control plane.
+SMOKE_SIZES = {"dataset_mb": 1, "steps": 1, "checkpoint_gb": 0.02}
+
+
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dataset-mb", type=int, default=200)
     parser.add_argument("--steps", type=int, default=4)
@@ -216,7 +226,10 @@ def main() -> None:
                         help="the synthetic checkpoint's size (0: leave it out)")
     parser.add_argument("--skip-training", action="store_true",
                         help="leave out SmolLM2's checkpoint and the training step rows (no trainer stack)")
-    args = parser.parse_args()
+    add_smoke_options(parser)
+    args = parser.parse_args(argv)
+    if args.smoke:
+        vars(args).update(SMOKE_SIZES)
     work = Path(tempfile.mkdtemp(prefix="bench-artifacts-"))
     try:
         (work / "cp" / "uploads" / "datasets").mkdir(parents=True)
@@ -228,7 +241,7 @@ def main() -> None:
             url = f"{server.url}/api/runs/{seeded['run_id']}/uploads/"
             rows = dataset_rows(server, seeded, source, sha256, work)
             if not args.skip_training:
-                folder, step = trained_checkpoint(work)
+                folder, step = trained_checkpoint(work, args.smoke)
                 rows += checkpoint_rows(url, seeded["token"], folder, work)
                 rows += step_rows(url, seeded["token"], folder, step, args.steps)
             if args.checkpoint_gb > 0:

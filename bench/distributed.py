@@ -4,6 +4,7 @@ the share of it inside collectives, and the weight push's gather and write.
 
     .venv/bin/python -m bench.distributed [--model HuggingFaceTB/SmolLM2-135M-Instruct] [--steps 3]
     .venv/bin/python -m bench.distributed --gpu-only      (on a GPU machine: the one-process GPU row)
+    .venv/bin/python -m bench.distributed --smoke         (the one-process row: a tiny model, 1 step timed)
 
 Each configuration is `python -m worker.trainer.training.probe` (under torchrun for two
 processes): the trainer's own train_step on seeded groups, in fp32 unless --bf16 on. Bytes are
@@ -17,9 +18,14 @@ import tempfile
 from pathlib import Path
 
 from bench.report import markdown_table
+from bench.smoke import add_smoke_options, tiny_model
 
 CONFIGURATIONS = (("none", 1), ("ddp", 2), ("fsdp2", 2))
 MIB = 2**20
+# --smoke: the probe's smallest step (1 timed after the compared one), on bench/smoke.py's tiny model, in
+# one process: torchrun's two take about a minute more each on two cores, and the probe's own tests
+# run them (tests/worker/trainer/distributed/test_same_step_at_any_scale.py).
+SMOKE_SIZES = {"steps": 1, "prompt_tokens": 16, "completion_tokens": 16, "micro_batch": 2, "accumulation": 2}
 
 
 def probe(model: str, strategy: str, processes: int, args, out: Path) -> dict:
@@ -52,7 +58,7 @@ HEADER = ("device", "processes", "distributed", "params MiB/proc", "grads MiB/pr
           "loss", "grad norm")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default="HuggingFaceTB/SmolLM2-135M-Instruct")
     parser.add_argument("--steps", type=int, default=3)
@@ -62,11 +68,14 @@ def main() -> None:
     parser.add_argument("--completion-tokens", type=int, default=128)
     parser.add_argument("--micro-batch", type=int, default=2)
     parser.add_argument("--accumulation", type=int, default=4)
-    args = parser.parse_args()
+    add_smoke_options(parser)
+    args = parser.parse_args(argv)
     from worker.trainer.models.paths import resolve_model_path
 
+    if args.smoke:
+        vars(args).update(SMOKE_SIZES, model=tiny_model())
     model = resolve_model_path(args.model)
-    configurations = CONFIGURATIONS[:1] if args.gpu_only else CONFIGURATIONS
+    configurations = CONFIGURATIONS[:1] if args.gpu_only or args.smoke else CONFIGURATIONS
     rows, ddp = [], None
     with tempfile.TemporaryDirectory() as work:
         for strategy, processes in configurations:

@@ -1,7 +1,8 @@
 """Control-plane overhead: `start` in the API to the first metric on the websocket, minus loading.
 
     .venv/bin/python -m bench.overhead              # 3 runs through the product, 3 direct, ~6 minutes
-    .venv/bin/python -m bench.overhead --repeats 1  # a smoke run
+    .venv/bin/python -m bench.overhead --repeats 1  # one run each side
+    .venv/bin/python -m bench.overhead --smoke      # one run each side on a tiny model (bench/smoke.py)
 
 Two ways to the same first metric (the trainer's `setup/*` metrics, sent as soon as the
 policy is loaded and vLLM answers, before any training step), each repeated:
@@ -29,6 +30,9 @@ one is what a hand-run trainer spends besides loading (about nothing; it has no 
 vLLM's start varies by tens of seconds with the machine's load, which is why raw times to the
 first metric are not compared. Model: the prepared SmolLM2-135M-Instruct (`make
 trainer-stack` makes it) or `--model PATH`.
+
+`--smoke --server-url URL`: the direct trainer uses the server at URL (serving bench/smoke.py's
+tiny model) instead of starting its own; the product's run still starts its own, as it must.
 """
 import argparse
 import asyncio
@@ -43,6 +47,7 @@ from pathlib import Path
 import websockets
 
 from bench.report import fmt, markdown_table, median
+from bench.smoke import SMOKE_SETTINGS, add_smoke_options, refuse_server_url_without_smoke, tiny_model
 from tests.support.asgi_server import AsgiServer, logged_in_client
 from worker.trainer.processes.groups import stop_process_group
 
@@ -59,11 +64,14 @@ print(json.dumps({"ok": True}))
 """
 
 
+SMOKE: dict = {}  # --smoke: SMOKE_SETTINGS
+
+
 def bench_config(model: str) -> dict:
     from worker.trainer.config import PRESETS
 
     # One step is enough: the first metric comes before it; the run is cancelled right after.
-    return {**PRESETS["cpu-demo"], "model": model, "max_steps": 2}
+    return {**PRESETS["cpu-demo"], **SMOKE, "model": model, "max_steps": 2}
 
 
 # --------------------------------------------------------------------------- the product
@@ -175,8 +183,9 @@ def metric_values(payload: dict) -> dict:
 
 
 # --------------------------------------------------------------------------- the peer
-def measure_direct(work: Path, model: str, index: int) -> dict:
-    """The trainer alone, starting its own vLLM: process start to the setup metrics event."""
+def measure_direct(work: Path, model: str, index: int, server_url: str | None = None) -> dict:
+    """The trainer alone, starting its own vLLM (or using the one at `server_url`): process start to
+    the setup metrics event."""
     from worker.trainer.config import TrainingConfig
     from worker.trainer.data.generators import generate
 
@@ -188,6 +197,8 @@ def measure_direct(work: Path, model: str, index: int) -> dict:
             "dataset": {"kind": "file", "path": str(rows), "format": "jsonl", "prompt_column": "prompt"},
             "rewards": [{"name": "accuracy", "kind": "builtin", "builtin": "accuracy"}],
             "config": TrainingConfig(**bench_config(model)).model_dump()}
+    if server_url:
+        spec["inference_url"] = server_url
     spec_path = output / "spec.json"
     spec_path.write_text(json.dumps(spec))
     events = output / "events" / "events-trainer-1.jsonl"
@@ -283,11 +294,26 @@ def default_model() -> str:
     return path
 
 
-def main() -> None:
+def allow_model_folder(folder: Path) -> None:
+    """Lists `folder` in MODEL_DIRS for the control plane, worker and trainers started after this, so
+    that a run may name the smoke run's tiny model by path (worker/trainer/models/paths.py)."""
+    listed = [part for part in os.environ.get("MODEL_DIRS", "").split(",") if part]
+    os.environ["MODEL_DIRS"] = ",".join(dict.fromkeys([*listed, str(folder)]))
+
+
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repeats", type=int, default=3, help="runs on each side (default 3)")
+    parser.add_argument("--repeats", type=int, default=None, help="runs on each side (default 3, smoke 1)")
     parser.add_argument("--model", help="model directory (default: the prepared SmolLM2-135M-Instruct)")
-    args = parser.parse_args()
+    add_smoke_options(parser, serves=True)
+    args = parser.parse_args(argv)
+    refuse_server_url_without_smoke(parser, args)
+    args.repeats = args.repeats or (1 if args.smoke else 3)
+    SMOKE.clear()
+    if args.smoke:
+        SMOKE.update(SMOKE_SETTINGS)
+        args.model = tiny_model()
+        allow_model_folder(Path(args.model).parent)
     model = args.model or default_model()
     print(f"model {model}; {args.repeats} run(s) each side; load average before: "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores", flush=True)
@@ -297,7 +323,7 @@ def main() -> None:
         with Product(work, model) as plane:
             for index in range(args.repeats):
                 # Alternate the sides so that a slow spell of the machine hits both.
-                direct.append(measure_direct(work, model, index))
+                direct.append(measure_direct(work, model, index, args.server_url))
                 print(f"  direct  #{index + 1}: {direct[-1]['first_metric_s']:.2f} s", flush=True)
                 product.append(plane.measure_once(index))
                 print(f"  product #{index + 1}: {product[-1]['first_metric_s']:.2f} s", flush=True)
