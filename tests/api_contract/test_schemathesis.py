@@ -23,11 +23,16 @@ BUDGET_S = int(os.environ.get("API_CONTRACT_SECONDS", "120"))
 # explores elsewhere.
 SEED_NUMBER = os.environ.get("API_CONTRACT_SEED", "20261125")
 
+# The user may write code (a reward's, an environment's), so that those bodies are checked by the
+# serializers rather than stopped by the permission at the door.
 SEED = """
 import json
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
 from rest_framework.authtoken.models import Token
+from runs.rewards.authoring import AUTHORS_GROUP
 user = get_user_model().objects.create_user("contract", password="contract-pass-123")
+user.groups.add(Group.objects.get(name=AUTHORS_GROUP))
 print(json.dumps({"token": Token.objects.create(user=user).key}))
 """
 
