@@ -48,9 +48,15 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # torch loads only once the device is chosen (main)
+    import torch
 
 # Largest |trainer - plain forward| log-prob, and |batched - single| reward-model score, that
-# passes. fp32 differs only by summation order; bf16 rounds each activation to 8 bits of mantissa.
+# passes. fp32 differs only by summation order; bf16 rounds each activation to 8 bits of mantissa
+# (2e-3 seen on a CPU). A masking or position bug moves the tiny model's log-probs by about 0.2
+# (one prompt token lost), so even bf16's bound catches one.
 TOLERANCE = {"fp32": 1e-4, "bf16": 5e-2}
 LEARNING_RATE = 1e-3  # large enough that one step visibly moves a tiny model's weights
 PROMPT_TOKENS, COMPLETION_TOKENS, GENERATIONS = 12, (5, 10), 4
@@ -70,7 +76,7 @@ Outcome = tuple[bool, str]  # what a check returns: passed, and the figure (or t
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", choices=("cuda", "cpu"), default=None, help="default: cuda where there is one")
-    parser.add_argument("--out", type=Path, help="also write the report to DIR/gpu_check.md")
+    parser.add_argument("--out", type=Path, metavar="DIR", help="also write the report to DIR/gpu_check.md")
     parser.add_argument("--bf16", action="store_true", help="on a CPU, train and compare in bf16 too (slow)")
     return parser.parse_args(argv)
 
@@ -102,7 +108,7 @@ def training_config(model_dir: Path, bf16: bool, lora: bool):
                           max_steps=10, max_completion_length=COMPLETION_TOKENS[1], max_grad_norm=1.0)
 
 
-def snapshot(*modules) -> dict[str, "object"]:
+def snapshot(*modules) -> dict[str, "torch.Tensor"]:
     """Every parameter of `modules` copied to the CPU, by module index and name."""
     return {f"{i}.{name}": p.detach().float().cpu().clone()
             for i, module in enumerate(m for m in modules if m is not None)
@@ -144,7 +150,7 @@ def check_training(model_dir: Path, bf16: bool, lora: bool) -> Outcome:
     return not problems, "; ".join(problems) or figure
 
 
-def plain_logprobs(model, prompt: list[int], completion: list[int], device) -> "object":
+def plain_logprobs(model, prompt: list[int], completion: list[int], device: str) -> "torch.Tensor":
     """The model's own forward on prompt + completion: log_softmax of the logits that predict
     each completion token, gathered at it."""
     import torch
