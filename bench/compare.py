@@ -8,6 +8,7 @@ prints a table. It asserts nothing.
     .venv/bin/python -m bench.compare                 # SQLite, then PostgreSQL (about 4 minutes)
     .venv/bin/python -m bench.compare --only sqlite --points-per-metric 20000
     .venv/bin/python -m bench.compare --skip-page --skip-peers   # the API rows alone
+    .venv/bin/python -m bench.compare --smoke         # SQLite, runs of 1,000 points, each row once
 
 Peers (see bench/README.md):
 - the same comparison through the per-run endpoint GET /api/runs/<id>/metrics/ (8 requests,
@@ -30,6 +31,7 @@ from pathlib import Path
 
 from bench.ingest import PostgresDatabase, load_average, postgres_problem
 from bench.report import print_table
+from bench.smoke import add_smoke_options
 from tests.support.asgi_server import AsgiServer, logged_in_client
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -231,7 +233,11 @@ def measure(database: str, env: dict, args) -> list[dict]:
         shutil.rmtree(data_dir, ignore_errors=True)
 
 
-def main() -> None:
+# --smoke: every row at the smallest (the big runs no bigger than the small ones), SQLite, once each.
+SMOKE_SIZES = {"points_per_metric": SMALL_POINTS, "repeats": 1, "page_repeats": 1, "naive_repeats": 1}
+
+
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--points-per-metric", type=int, default=100_000)
     parser.add_argument("--repeats", type=int, default=10, help="timed API calls per row (after one warm-up)")
@@ -243,7 +249,10 @@ def main() -> None:
                         help="only the compare API (and page): no naive peer, no per-run endpoint (minutes each)")
     parser.add_argument("--pg-admin-url", default=os.environ.get("BENCH_PG_ADMIN_URL",
                                                                  "postgresql://postgres@127.0.0.1:5432/postgres"))
-    args = parser.parse_args()
+    add_smoke_options(parser)
+    args = parser.parse_args(argv)
+    if args.smoke:
+        vars(args).update(SMOKE_SIZES, only=args.only or "sqlite")
     print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}; load average before: {load_average()}")
     began = time.monotonic()
     rows = []

@@ -5,6 +5,7 @@ drives it over real HTTP and websockets, and prints tables. It asserts nothing.
 
     .venv/bin/python -m bench.ingest            # full run, about 2 minutes
     .venv/bin/python -m bench.ingest --quick    # about a minute
+    .venv/bin/python -m bench.ingest --smoke    # SQLite alone, 0.5 s a shape, 1 s of latency (bench/smoke.py)
 
 What it measures (see bench/README.md for the reasoning behind each number):
 
@@ -34,6 +35,7 @@ import psutil
 import websockets
 
 from bench.report import percentile, print_table
+from bench.smoke import add_smoke_options
 from tests.support.asgi_server import AsgiServer, logged_in_client
 
 
@@ -430,7 +432,7 @@ def run_backend(backend: str, layer: str, env: dict, args, throughput_rows: list
         shutil.rmtree(data_dir, ignore_errors=True)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="short run (2 s per shape, 5 s of latency)")
     parser.add_argument("--seconds", type=float, help="seconds per throughput measurement (default 8, quick 2)")
@@ -445,9 +447,11 @@ def main() -> None:
                         help="also measure throughput with SQLite given as DATABASE_URL=sqlite:///... (AsgiServer's default)")
     parser.add_argument("--skip-throughput", action="store_true")
     parser.add_argument("--skip-latency", action="store_true")
-    args = parser.parse_args()
-    args.seconds = args.seconds or (2.0 if args.quick else 8.0)
-    args.latency_seconds = args.latency_seconds or (5.0 if args.quick else 15.0)
+    add_smoke_options(parser)
+    args = parser.parse_args(argv)
+    args.seconds = args.seconds or (0.5 if args.smoke else 2.0 if args.quick else 8.0)
+    args.latency_seconds = args.latency_seconds or (1.0 if args.smoke else 5.0 if args.quick else 15.0)
+    args.only = args.only or ("sqlite" if args.smoke else None)
 
     print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}; one uvicorn process per configuration; "
           f"load average before: {load_average()}")

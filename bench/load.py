@@ -317,7 +317,7 @@ def configurations(args, work: Path):
             yield "production", production(args.pg_admin_url, args.redis_url, args.web_processes, work)
 
 
-def parse_args():
+def parse_args(argv: list[str] | None = None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--size", type=float, default=10.0, help="the checkpoint's size in GB (default 10)")
     parser.add_argument("--seconds", type=float, default=30.0, help="the load's shortest duration (default 30)")
@@ -330,15 +330,15 @@ def parse_args():
                                                                  "postgresql://postgres@127.0.0.1:5432/postgres"))
     parser.add_argument("--redis-url", default=os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379"),
                         help="a Redis server; the bench uses its databases 11 and 12 and empties them")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.smoke:
         args.size, args.seconds = 20 / 1024, min(args.seconds, 4.0)
     args.size_bytes = int(args.size * GB)
     return args
 
 
-def main() -> None:
-    args = parse_args()
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
     print(f"machine: {machine_state()}; code at {checked_out()}", flush=True)
     work = Path(tempfile.mkdtemp(prefix="bench-load-"))
     try:

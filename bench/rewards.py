@@ -5,6 +5,7 @@ Not a test: it prints tables and asserts nothing.
 
     .venv/bin/python -m bench.rewards             # about 20 s
     .venv/bin/python -m bench.rewards --calls 50  # quicker
+    .venv/bin/python -m bench.rewards --smoke     # 1 call a function and side (bench/smoke.py)
 
 What is timed, per call: building the arguments is outside both timings; the in-process call
 is `fn(prompts, completions, **columns)` plus the result check the scorer does; the sandboxed
@@ -16,6 +17,7 @@ import os
 import time
 
 from bench.report import markdown_table, median, percentile
+from bench.smoke import add_smoke_options
 from worker.trainer.rewards.sandbox import SandboxPool
 from worker.trainer.rewards.sandbox.results import check_values
 
@@ -79,10 +81,13 @@ def table_row(name: str, local: list[float], sandboxed: list[float]) -> tuple:
             f"{sandbox_ms / local_ms:.1f}x")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--calls", type=int, default=200, help="timed calls per function and side")
-    args = parser.parse_args()
+    parser.add_argument("--calls", type=int, default=None, help="timed calls per function and side (default 200, "
+                                                                "smoke 1)")
+    add_smoke_options(parser)
+    args = parser.parse_args(argv)
+    args.calls = args.calls or (1 if args.smoke else 200)
 
     started = time.perf_counter()
     pool = SandboxPool(size=1)

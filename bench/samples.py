@@ -21,6 +21,7 @@ ratios are within this run. Target: a step's samples in ≤ 200 ms with 1,000,00
     .venv/bin/python -m bench.samples                 # both databases, about 3 minutes
     .venv/bin/python -m bench.samples --only sqlite   # or postgresql
     .venv/bin/python -m bench.samples --explain       # also the plans of the step page and step list
+    .venv/bin/python -m bench.samples --smoke         # SQLite, "1e6" of 1,000 samples, 1 request a case
 """
 import argparse
 import json
@@ -32,6 +33,7 @@ import time
 
 from bench.ingest import PostgresDatabase, postgres_problem
 from bench.report import fmt, markdown_table, median
+from bench.smoke import add_smoke_options
 
 SHAPES = {"1e3": (63, 16), "1e6": (1000, 1000)}  # stored samples: (steps, samples a step)
 GROUP_SIZE = 8
@@ -202,7 +204,8 @@ def run_child(database_url: str, args) -> dict:
         env = {**os.environ, "DATA_DIR": data_dir, "DATABASE_URL": url, "DJANGO_SETTINGS_MODULE": "controlplane.settings"}
         command = [sys.executable, "-m", "bench.samples", "--child", "--repeats", str(args.repeats),
                    "--rounds", str(args.rounds)]
-        command += [flag for flag, on in (("--explain", args.explain), ("--quick", args.quick)) if on]
+        command += [flag for flag, on in (("--explain", args.explain), ("--quick", args.quick),
+                                          ("--smoke", args.smoke)) if on]
         answer = subprocess.run(command, env=env, check=True,
                                 stdout=subprocess.PIPE, text=True)
     return json.loads(answer.stdout.strip().splitlines()[-1])
@@ -220,7 +223,7 @@ def table_rows(backend: str, results: list[dict]) -> list[tuple]:
     return rows
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", choices=["sqlite", "postgresql"])
     parser.add_argument("--repeats", type=int, default=7, help="requests a case, a round")
@@ -230,9 +233,13 @@ def main() -> None:
     parser.add_argument("--pg-admin-url", default=os.environ.get("BENCH_PG_ADMIN_URL",
                                                                  "postgresql://postgres@127.0.0.1:5432/postgres"))
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    add_smoke_options(parser)
+    args = parser.parse_args(argv)
     if args.quick:
         SHAPES["1e6"] = (100, 1000)  # still labelled 1e6: the same rows of the table, a tenth of them
+    if args.smoke:  # the table's rows at the smallest: 1,000 samples "1e6", 1 request a case, one round, SQLite
+        SHAPES["1e6"] = (10, 100)
+        args.repeats, args.rounds, args.only = 1, 1, args.only or "sqlite"
     if args.child:
         measure_child(args.repeats, args.rounds, args.explain)
         return
