@@ -5,11 +5,12 @@ a sender and the control plane that disagree fail loudly instead of dropping
 data. Every event carries `seq`, increasing per (run, source): the control
 plane stores an event once however often its batch is retried.
 """
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter
 
-RUN_STATUSES_REPORTABLE = ("starting", "running", "succeeded", "failed", "cancelled")
+ReportableStatus = Literal["starting", "running", "succeeded", "failed", "cancelled"]
+RUN_STATUSES_REPORTABLE = get_args(ReportableStatus)
 MAX_EVENTS_PER_BATCH = 5000
 _finite = {"allow_inf_nan": False}
 # Model output and log lines can hold NUL characters, which PostgreSQL text refuses.
@@ -24,7 +25,7 @@ class _Event(BaseModel):
 
 class StatusEvent(_Event):
     type: Literal["status"]
-    status: Literal[RUN_STATUSES_REPORTABLE]
+    status: ReportableStatus
     message: Text = Field("", max_length=20000, description="Why the status changed (the failure reason for failed).")
 
 

@@ -121,6 +121,6 @@ def grpo_loss(x: LossInputs, s: LossSettings, tokens_in_batch: float | None = No
     loss = aggregate(token_loss, x.mask, s, tokens_in_batch)
     with torch.no_grad():
         metrics = diagnostics(x, ratio.detach(), s)
-        if s.beta > 0:
+        if s.beta > 0 and x.ref_logp is not None:  # clipped_token_loss refused beta > 0 without it
             metrics["train/kl_to_reference"] = masked_mean(k3_kl(x.logp.detach(), x.ref_logp), x.mask)
     return loss, metrics

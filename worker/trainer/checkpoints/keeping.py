@@ -19,10 +19,10 @@ UPLOAD_WAIT_S = 600.0  # at the end of a run, how long the last uploads may stil
 
 def keeper_for(spec: LaunchSpec, output_dir: Path, report) -> "CheckpointKeeper":
     """Uploads where the spec names an uploads URL and this worker does not share the disk."""
-    upload = spec.uploads_url and spec.ingest and not shares_the_control_planes_disk(spec.shared_disk)
-    return CheckpointKeeper(output_dir, spec.config.save_total_limit, report,
-                            uploads_url=spec.uploads_url if upload else None,
-                            token=spec.ingest.token if upload else None)
+    if not (spec.uploads_url and spec.ingest) or shares_the_control_planes_disk(spec.shared_disk):
+        return CheckpointKeeper(output_dir, spec.config.save_total_limit, report)
+    return CheckpointKeeper(output_dir, spec.config.save_total_limit, report, uploads_url=spec.uploads_url,
+                            token=spec.ingest.token)
 
 
 class CheckpointKeeper:

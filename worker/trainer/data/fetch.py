@@ -49,7 +49,8 @@ def dataset_file(spec: DatasetSpec, token: str | None, cache_dir: Path | None = 
     if not spec.url or not spec.sha256:
         raise DatasetFetchError(f"dataset file {spec.path} is not on this machine, and the launch spec names no "
                                 "URL and checksum to fetch it with")
-    cached = (cache_dir or dataset_cache_dir()) / f"{spec.sha256}.{spec.format or 'data'}"
+    sha256 = spec.sha256
+    cached = (cache_dir or dataset_cache_dir()) / f"{sha256}.{spec.format or 'data'}"
     if cached.is_file():
         return DatasetFile(cached, "cache")
     started = time.perf_counter()
@@ -57,7 +58,7 @@ def dataset_file(spec: DatasetSpec, token: str | None, cache_dir: Path | None = 
     download = Download(spec.url, token, cached.with_name(f"{cached.name}.{time.time_ns()}.partial"), "dataset",
                         refused=DatasetFetchError, say=on_wait)
     try:
-        with_retries(lambda: fetch_checked(download, cached, spec.sha256), spec.url, "dataset", patience,
+        with_retries(lambda: fetch_checked(download, cached, sha256), spec.url, "dataset", patience,
                      refused=DatasetFetchError, on_wait=on_wait)
     finally:
         download.target.unlink(missing_ok=True)

@@ -5,6 +5,7 @@ with a `prompt` column and whatever the reward functions need).
 """
 import random
 from collections.abc import Callable
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -63,7 +64,8 @@ def arithmetic(params: ArithmeticParams) -> list[dict]:
     return rows
 
 
-GENERATORS: dict[str, tuple[type[BaseModel], Callable[[BaseModel], list[dict]]]] = {
+# Each builder takes an instance of the params model beside it (Any: a mapping cannot tie the two).
+GENERATORS: dict[str, tuple[type[BaseModel], Callable[[Any], list[dict]]]] = {
     "arithmetic": (ArithmeticParams, arithmetic),
 }
 

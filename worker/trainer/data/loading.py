@@ -38,7 +38,7 @@ def load_dataset(spec: DatasetSpec, file: Path | None = None):
 
         dataset = verifiers_dataset(spec.verifiers_id or "", spec.params, spec.split)
     else:
-        dataset = datasets.Dataset.from_list(generate(spec.generator, spec.params))
+        dataset = datasets.Dataset.from_list(generate(spec.generator or "", spec.params))
     return _checked(dataset, spec.prompt_column)
 
 

@@ -11,7 +11,8 @@ class PromptOrder:
         if size <= 0:
             raise ValueError("cannot order an empty dataset")
         self.size, self.seed, self.position = size, seed, position
-        self._epoch, self._permutation = -1, []
+        self._epoch = -1
+        self._permutation: list[int] = []
 
     def _permutation_of(self, epoch: int) -> list[int]:
         if epoch != self._epoch:

@@ -24,14 +24,15 @@ def loopback_listener(port: int) -> tuple[int, int]:
     return sock.detach(), bound  # the store owns the descriptor from now on
 
 
-def loopback_store(host: str, port: int, *args, is_master: bool = False, **kwargs):
-    """torch's TCPStore, its server (if this is the master) listening on loopback only."""
+def loopback_store(host: str, port: int, *, is_master: bool = False, **kwargs):
+    """torch's TCPStore, its server (if this is the master) listening on loopback only. torchrun
+    names every argument after the address (torch 2.13)."""
     from torch.distributed import TCPStore
 
     if not is_master:
-        return TCPStore(host, port, *args, is_master=False, **kwargs)
+        return TCPStore(host, port, is_master=False, **kwargs)
     fd, bound = loopback_listener(port)
-    return TCPStore(LOOPBACK, bound, *args, is_master=True, master_listen_fd=fd, **kwargs)
+    return TCPStore(LOOPBACK, bound, is_master=True, master_listen_fd=fd, **kwargs)
 
 
 def keep_stores_on_loopback() -> None:
@@ -39,11 +40,13 @@ def keep_stores_on_loopback() -> None:
     from torch.distributed.elastic.rendezvous import c10d_rendezvous_backend, dynamic_rendezvous
 
     handler = getattr(dynamic_rendezvous, "DynamicRendezvousHandler", None)
-    if not hasattr(c10d_rendezvous_backend, "TCPStore") or not hasattr(handler, "_create_tcp_store_server"):
+    if not hasattr(c10d_rendezvous_backend, "TCPStore") or handler is None \
+            or not hasattr(handler, "_create_tcp_store_server"):
         raise RuntimeError("this torch's torchrun creates its stores elsewhere; not starting trainer processes "
                            "whose store would listen on every interface (worker/trainer/distributed/"
                            "loopback_torchrun.py needs updating)")
-    c10d_rendezvous_backend.TCPStore = loopback_store
+    # The class the backend calls, replaced by a function that makes one: setattr says so.
+    setattr(c10d_rendezvous_backend, "TCPStore", loopback_store)  # noqa: B010
     handler._create_tcp_store_server = lambda self, addr, port: loopback_store(
         addr, port, is_master=True, multi_tenant=True)
 

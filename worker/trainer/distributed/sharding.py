@@ -32,9 +32,10 @@ def gradient_sync(model: torch.nn.Module, reduce: bool):
     the ones before accumulate locally. DDP's no_sync, FSDP2's requires_gradient_sync."""
     if hasattr(model, "set_requires_gradient_sync"):  # FSDP2's FSDPModule
         return _fsdp_gradient_sync(model, reduce)
-    if reduce or not hasattr(model, "no_sync"):
+    no_sync = getattr(model, "no_sync", None)  # DDP's; a module's own attribute, not a submodule
+    if reduce or no_sync is None:
         return nullcontext()
-    return model.no_sync()
+    return no_sync()
 
 
 @contextmanager
@@ -69,7 +70,7 @@ def summed_over_processes(values: dict[str, float]) -> dict[str, float]:
     by_op = {dist.ReduceOp.MIN: [n for n in names if n.endswith("_min")],
              dist.ReduceOp.MAX: [n for n in names if n.endswith("_max")]}
     by_op[dist.ReduceOp.SUM] = [n for n in names if n not in by_op[dist.ReduceOp.MIN] + by_op[dist.ReduceOp.MAX]]
-    reduced = {}
+    reduced: dict[str, float] = {}
     for op, chosen in by_op.items():
         if not chosen:
             continue

@@ -112,7 +112,7 @@ class Download:
 
     def _get_from(self, offset: int) -> None:
         headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
-        if offset:
+        if offset and self.validator:  # received() gives an offset only with a validator
             headers |= {"Range": f"bytes={offset}-", "If-Range": self.validator}
         with httpx.stream("GET", self.url, headers=headers, timeout=TIMEOUT, follow_redirects=True) as response:
             if response.status_code == 416 and offset:

@@ -18,7 +18,8 @@ SAMPLES_PER_EVENT = 256
 
 def sample_chunks(records: list[dict], most: int) -> list[list[dict]]:
     """A step's records in runs of at most `most`, a group never split (a bigger one travels alone)."""
-    chunks, current = [], []
+    chunks: list[list[dict]] = []
+    current: list[dict] = []
     for index, record in enumerate(records):
         starts_group = index == 0 or record["group"] != records[index - 1]["group"]
         if current and starts_group and len(current) + _group_size(records, index) > most:
@@ -39,7 +40,9 @@ def _group_size(records: list[dict], start: int) -> int:
 
 def answer_chunks(examples: list[dict], most: int) -> list[list[dict]]:
     """Examples in runs of at most `most` answers (an example with more travels alone)."""
-    chunks, current, count = [], [], 0
+    chunks: list[list[dict]] = []
+    current: list[dict] = []
+    count = 0
     for example in examples:
         size = len(example["answers"])
         if current and count + size > most:
