@@ -203,6 +203,9 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     # Choice sets that share a field name with another ("kind") get a name of their own.
     "ENUM_NAME_OVERRIDES": {"AlarmKindEnum": "runs.api.serializers.alarms.KINDS"},
+    # The enum hook is drf-spectacular's default; ours gives a JSON body no file field (runs/api/schema.py).
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums",
+                             "runs.api.schema.json_bodies_take_no_files"],
 }
 
 REDIS_URL = env_url("REDIS_URL", "", ("redis", "rediss"))

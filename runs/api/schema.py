@@ -76,3 +76,31 @@ class DocumentedErrorsSchema(AutoSchema):
 
     def _has_query_parameters(self) -> bool:
         return any(parameter.get("in") == "query" for parameter in self._get_parameters())
+
+
+def json_bodies_take_no_files(result, generator, request, public):
+    """A postprocessing hook: a JSON body cannot carry a file (DRF's FileField answers "not a file"
+    to anything sent there), so where a body's component has one, the JSON body gets a copy
+    without it, `<Name>Json`; the multipart body keeps the original."""
+    components = result.get("components", {}).get("schemas", {})
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            json_body = operation.get("requestBody", {}).get("content", {}).get("application/json", {})
+            name = json_body.get("schema", {}).get("$ref", "").rsplit("/", 1)[-1]
+            if name and (files := file_properties(components[name])):
+                components.setdefault(f"{name}Json", without_properties(components[name], files))
+                json_body["schema"] = {"$ref": f"#/components/schemas/{name}Json"}
+    return result
+
+
+def file_properties(component: dict) -> set[str]:
+    return {name for name, spec in component.get("properties", {}).items() if spec.get("format") == "binary"}
+
+
+def without_properties(component: dict, names: set[str]) -> dict:
+    trimmed = {**component, "properties": {k: v for k, v in component["properties"].items() if k not in names}}
+    if required := [name for name in component.get("required", []) if name not in names]:
+        trimmed["required"] = required
+    else:
+        trimmed.pop("required", None)
+    return trimmed
