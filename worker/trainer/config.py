@@ -194,7 +194,7 @@ class TrainingConfig(BaseModel):
                                         "turn; past it the episode ends with reward None.", gt=0.0, le=3600.0)
     tool_call_format: Literal["auto", "hermes", "text"] = knob(
         "auto", "environment", "How tool calls are written: hermes, <tool_call>{json}</tool_call> as chat templates "
-        "with tools write them; text, <name>argument</name> (README: Environments). auto: hermes where the "
+        "with tools write them; text, <name>argument</name> (docs/capabilities/environments.md). auto: hermes where the "
         "model's chat template takes tools, else text.")
 
     # Evaluation
