@@ -12,7 +12,7 @@ sent, so an object read can be sent back as it is.
 """
 from collections.abc import Mapping
 
-from drf_spectacular.utils import inline_serializer
+from django.http import QueryDict
 from pydantic import BaseModel
 from rest_framework import relations, serializers
 
@@ -51,11 +51,17 @@ class StrictBody:
 
 
 def unknown_field_problems(fields: Mapping, data: Mapping) -> dict[str, list[str]]:
-    unknown = [name for name in data if name not in fields]
+    unknown = [name for name in data if name not in fields and not is_csrf_token(name, data)]
     if not unknown:
         return {}
     taken = ", ".join(name for name, field in fields.items() if not field.read_only)
     return {name: [f"unknown field; this body takes: {taken}"] for name in unknown}
+
+
+def is_csrf_token(name: str, data: Mapping) -> bool:
+    """A session's form (the browsable API's upload) carries Django's CSRF token beside the body's
+    fields: part of how it is sent, not of what it says."""
+    return name == "csrfmiddlewaretoken" and isinstance(data, QueryDict)
 
 
 def json_type_problems(fields: Mapping, data: Mapping) -> dict[str, list[str]]:
@@ -69,22 +75,25 @@ def json_type_problems(fields: Mapping, data: Mapping) -> dict[str, list[str]]:
 def json_type_problem(field, value) -> str | None:
     """What `field` takes, when `value` is not of that JSON type; null is left to the field."""
     if isinstance(field, serializers.ListField) and isinstance(value, list):
-        wrong = [item for item in value if json_type_problem(field.child, item)]
-        return f"each item must be {expected_type(field.child)}" if wrong else None
-    if value is None or (kind := expected_type(field)) is None:
+        wanted = json_type_of(field.child)
+        wrong = wanted is not None and any(not of_type(item, wanted[0]) for item in value if item is not None)
+        return f"each item must be {wanted[1]}" if wrong else None
+    wanted = json_type_of(field)
+    if value is None or wanted is None or of_type(value, wanted[0]):
         return None
-    for field_class, types, _ in JSON_TYPES:
-        if isinstance(field, field_class):
-            # bool is an int in Python, never in JSON.
-            of_type = isinstance(value, types) and (bool in types or not isinstance(value, bool))
-            return None if of_type else f"must be {kind}, not {json_name(value)}"
-    return None
+    return f"must be {wanted[1]}, not {json_name(value)}"
 
 
-def expected_type(field) -> str | None:
+def json_type_of(field) -> tuple[tuple[type, ...], str] | None:
+    """The JSON types `field` takes and their name in words; None where the field decides alone."""
     if isinstance(field, relations.PrimaryKeyRelatedField) and field.pk_field is not None:
-        return None  # an id of another type: the field's own representation decides
-    return next((words for field_class, _, words in JSON_TYPES if isinstance(field, field_class)), None)
+        return None  # an id of another type: its own representation decides
+    return next(((types, words) for field_class, types, words in JSON_TYPES if isinstance(field, field_class)), None)
+
+
+def of_type(value, types: tuple[type, ...]) -> bool:
+    # bool is an int in Python, never in JSON.
+    return isinstance(value, types) and (bool in types or not isinstance(value, bool))
 
 
 def json_name(value) -> str:
@@ -99,6 +108,5 @@ def sent_as_json(request) -> bool:
 def pydantic_body(model: type[BaseModel], fields: dict) -> serializers.Serializer:
     """The schema of a body that `model` reads (the run-token routes): `fields` as written, closed
     (additionalProperties: false) exactly when the model forbids extra fields."""
-    described = inline_serializer(model.__name__, fields)
-    type(described).refuses_unknown_fields = model.model_config.get("extra") == "forbid"
-    return described
+    closed = model.model_config.get("extra") == "forbid"
+    return type(model.__name__, (serializers.Serializer,), {**fields, "refuses_unknown_fields": closed})()

@@ -145,3 +145,9 @@ def test_a_field_the_answer_shows_may_be_sent_back_and_is_ignored(owner_api, con
     response = owner_api.put(f"/api/configs/{config.pk}/", {**shown, "name": "renamed", "id": 999}, format="json")
     assert response.status_code == 200 and response.json()["id"] == config.pk, response.content
 
+
+
+def test_a_forms_csrf_token_is_how_it_is_sent_not_an_unknown_field(owner_api):
+    response = owner_api.post("/api/datasets/", {"name": "d2", "source": "hub", "hub_id": "openai/gsm8k",
+                                                 "csrfmiddlewaretoken": "from-the-form"}, format="multipart")
+    assert response.status_code == 201, response.content
