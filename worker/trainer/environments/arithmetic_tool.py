@@ -11,10 +11,13 @@ message and may try again; the episode goes on.
 import ast
 import math
 import operator
+from collections.abc import Callable
 
-OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-             ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
-             ast.USub: operator.neg, ast.UAdd: operator.pos}
+# Unary and binary alike: the node's type says how many operands it is given.
+OPERATORS: dict[type[ast.AST], Callable[..., int | float]] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
+    ast.USub: operator.neg, ast.UAdd: operator.pos}
 MAX_EXPONENT = 64
 MAX_LENGTH = 200
 MAX_DEPTH = 40               # operators nested in one another; 200 characters allow about 100

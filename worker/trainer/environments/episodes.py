@@ -153,7 +153,7 @@ class EpisodeRunner:
 
     async def _assistant_turn(self, client, state: _State, budget: int) -> None:
         version = self.current_version()
-        overrides = {"max_tokens": budget}
+        overrides: dict[str, object] = {"max_tokens": budget}
         if self.stops:
             overrides.update(stop=self.stops, include_stop_str_in_output=True)
         completion, = await client.sample(state.context, 1, overrides=overrides)

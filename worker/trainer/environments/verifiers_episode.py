@@ -12,15 +12,21 @@ A final_env_response (the environment's last word) ends the episode: the model n
 but the rubric finds it in state["completion"], as in verifiers.
 """
 import json
+from typing import TYPE_CHECKING
 
 from worker.trainer.environments.base import Episode
 
+if TYPE_CHECKING:  # verifiers_env.py imports this module
+    from worker.trainer.environments.verifiers_env import VerifiersEnvironment
+
 
 class VerifiersEpisode(Episode):
-    def __init__(self, environment, row: dict):
+    environment: "VerifiersEnvironment"
+
+    def __init__(self, environment: "VerifiersEnvironment", row: dict):
         super().__init__(environment, row)
         self.env = environment.env
-        self.state = None
+        self.state: dict | None = None
         self.reply: list[dict] = []  # the environment's last reply as it wrote it (tool call ids)
 
     def step(self, messages: list[dict]):
@@ -29,7 +35,7 @@ class VerifiersEpisode(Episode):
     def end(self, reason: str):
         return self.environment.run(self._end(reason))
 
-    async def _started(self):
+    async def _started(self) -> dict:
         if self.state is None:
             import verifiers as vf
 
@@ -47,7 +53,7 @@ class VerifiersEpisode(Episode):
         from verifiers.types import TrajectoryStep
 
         state = await self._started()
-        conversation = self._conversation(messages)
+        conversation = self._conversation(messages, state)
         await self.env.add_trajectory_step(state, TrajectoryStep(
             prompt=conversation[:-1], completion=conversation[-1:], response=None, tokens=None, reward=None,
             advantage=None, is_truncated=False, trajectory_id=state["trajectory_id"], extras={}))
@@ -78,13 +84,13 @@ class VerifiersEpisode(Episode):
         await self.env.render_completion(state)
         return state
 
-    def _conversation(self, messages: list[dict]) -> list[dict]:
+    def _conversation(self, messages: list[dict], state: dict) -> list[dict]:
         """The runner's conversation as verifiers writes it. The runner keeps text alone of earlier
         turns; verifiers' own copies (the previous step's, its last reply) keep the tool calls and
         their ids, and are used where they stand."""
         converted = [verifiers_message(message, index) for index, message in enumerate(messages)]
-        if self.state["trajectory"]:
-            before = [*self.state["trajectory"][-1]["prompt"], *self.state["trajectory"][-1]["completion"]]
+        if state["trajectory"]:
+            before = [*state["trajectory"][-1]["prompt"], *state["trajectory"][-1]["completion"]]
             converted[:len(before)] = before
         count = len(self.reply)
         if count and list(map(_said, converted[-1 - count:-1])) == list(map(_said, self.reply)):

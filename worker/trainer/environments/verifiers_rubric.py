@@ -35,7 +35,7 @@ def _scored_by(rubric, function, run):
         states = list(environment_states or [None] * len(completions))
         present = [i for i, state in enumerate(states) if state is not None]  # a failed episode kept none
         values = run(_score(rubric, function, [states[i] for i in present])) if present else []
-        scored = [None] * len(completions)
+        scored: list[float | None] = [None] * len(completions)
         for i, value in zip(present, values):
             scored[i] = float(value)
         return scored

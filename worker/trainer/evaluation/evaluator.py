@@ -11,12 +11,16 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
 from worker.trainer.evaluation.eval_set import EvalExample
 from worker.trainer.evaluation.outcomes import answer_records, summary
 from worker.trainer.rollout.client import CompletionsClient
 from worker.trainer.rollout.groups import Group
 from worker.trainer.rollout.scoring import Scorer
+
+if TYPE_CHECKING:
+    from worker.trainer.environments import episodes as episode_play
 
 log = logging.getLogger("worker.trainer")
 CONCURRENT_REQUESTS = 32
@@ -100,7 +104,7 @@ class Evaluator:
         client = CompletionsClient(self.server_url, self.served_name(), self.sampling, timeout_s=self.timeout_s,
                                    retries=1, backoff_s=0.5, transport=self.transport, api_key=self.api_key)
         limit = asyncio.Semaphore(CONCURRENT_REQUESTS)
-        sampler = client
+        sampler: CompletionsClient | episode_play.EpisodeSampler = client
         if self.episodes is not None:
             from worker.trainer.environments.episodes import EpisodeSampler
 

@@ -29,7 +29,7 @@ def allowed_cpus() -> list[int]:
     return sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else list(range(os.cpu_count() or 1))
 
 
-def sharing_mode(setting: str, training_on_gpu: bool, cpu_count: int) -> Mode:
+def sharing_mode(setting: Mode | Literal["auto"], training_on_gpu: bool, cpu_count: int) -> Mode:
     """auto: overlap on GPUs, split_cores on a CPU with 2 cores or more, take_turns on one."""
     if setting != "auto":
         return setting
@@ -70,8 +70,8 @@ class CoreHandover:
         self.all_threads, self.beside_server_threads = all_threads, beside_server_threads
         self._set_threads = set_threads or _set_torch_threads
         self._clock = clock
-        self._threads = None
-        self._since = None
+        self._threads: int | None = None
+        self._since: float | None = None
         self._beside_s = 0.0
 
     def before_micro_batch(self) -> None:

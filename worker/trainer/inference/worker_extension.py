@@ -4,6 +4,7 @@ This module is imported inside vLLM's workers: it imports nothing of the trainer
 this package.
 """
 import time
+from typing import TYPE_CHECKING
 
 from worker.trainer.inference.direct_reload import direct_reload_refusal, reload_directly
 from worker.trainer.inference.lora_serving import reload_adapters_only_when_asked
@@ -11,8 +12,15 @@ from worker.trainer.inference.output_head import retie_output_head
 
 EXTENSION_CLASS = "worker.trainer.inference.worker_extension.WeightReloadExtension"
 
+# vLLM adds this class to its worker's bases: what it calls on `self` is the worker's (the CPU
+# worker is a subclass of this one).
+if TYPE_CHECKING:
+    from vllm.v1.worker.gpu_worker import Worker as _Worker
+else:
+    _Worker = object
 
-class WeightReloadExtension:
+
+class WeightReloadExtension(_Worker):
     def reload_weights_in_place(self, weights_path: str, allow_direct: bool = True) -> dict:
         """The weights in `weights_path` served from now on, tied output head included.
 

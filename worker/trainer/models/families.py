@@ -90,8 +90,9 @@ def local_model_problem(model: str) -> str | None:
 def logit_transform_of(config) -> LogitTransform:
     """The transform for a transformers model config; UnsupportedFamily for an unknown family."""
     model_type = getattr(config, "model_type", None)
-    if problem := family_problem(model_type):
-        raise UnsupportedFamily(problem)
-    kind, field = FAMILY_LOGITS[model_type]
+    family = FAMILY_LOGITS.get(model_type) if isinstance(model_type, str) else None
+    if family is None:
+        raise UnsupportedFamily(family_problem(model_type))
+    kind, field = family
     value = getattr(config, field, None) if field else None
     return LogitTransform(kind=kind, value=None if value is None else float(value))

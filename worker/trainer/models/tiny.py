@@ -17,7 +17,7 @@ TINY_SHAPE = dict(hidden_size=128, intermediate_size=256, num_hidden_layers=2, n
 
 # What the tiny model of a family sets beyond its shape, so that its logit transform and
 # its sliding-window attention show in sequences of a few tokens (models/families.py).
-FAMILY_EXTRAS = {
+FAMILY_EXTRAS: dict[str, dict[str, float]] = {
     "gemma2": {"final_logit_softcapping": 2.0, "sliding_window": 4},
     "gemma3_text": {"final_logit_softcapping": 2.0, "sliding_window": 4},
     "cohere2": {"sliding_window": 4},

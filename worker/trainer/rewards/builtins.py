@@ -3,6 +3,7 @@ returns a function with the user-code signature: reward(prompts, completions, **
 float or None ("not applicable") per completion.
 """
 from collections.abc import Callable
+from typing import Any
 
 from worker.trainer.rewards.answers import answers_match, final_answer
 from worker.trainer.rewards.catalog import (
@@ -25,7 +26,7 @@ def _column(columns: dict, name: str, count: int) -> list:
 def accuracy(params: AccuracyParams) -> RewardFn:
     def reward(prompts, completions, **columns):
         golds = _column(columns, params.answer_column, len(completions))
-        scores = []
+        scores: list[float | None] = []
         for completion, gold_text in zip(completions, golds):
             gold = final_answer(str(gold_text))
             if gold is None:
@@ -116,7 +117,8 @@ def repetition(params: RepetitionParams) -> RewardFn:
     return reward
 
 
-FACTORIES = {"accuracy": accuracy, "exact_match": exact_match, "format": format_,
+# Each factory takes its own catalog params model (Any: a mapping cannot tie the two).
+FACTORIES: dict[str, Callable[[Any], RewardFn]] = {"accuracy": accuracy, "exact_match": exact_match, "format": format_,
              "length": length, "repetition": repetition}
 assert set(FACTORIES) == set(BUILTINS), "catalog and implementations must name the same built-ins"
 

@@ -23,6 +23,7 @@ from worker.trainer.spec import RewardSpec
 
 if TYPE_CHECKING:
     from worker.trainer.rewards.judges.judge import Judge
+    from worker.trainer.rewards.judges.reward_model import RewardModel
     from worker.trainer.rewards.judges.served import ServedJudges
 
 MODEL_KINDS = ("judge", "reward_model")
@@ -87,7 +88,7 @@ class RewardLoader:
                  on_warning: Callable[[str], None] | None = None):
         self.sandbox, self.api_keys, self.served, self.device = sandbox, api_keys or {}, served, device
         self.on_warning = on_warning  # a judge's warnings (an unreadable answer, a timeout); None: its logger's
-        self._built: dict[str, object] = {}  # a judge's or reward model's callable, by what it is made of
+        self._built: dict[str, Judge | RewardModel] = {}  # a judge's or reward model's callable, by what it is made of
         self._endpoint_judges: list[Judge] = []
 
     def load(self, specs: list[RewardSpec]) -> list[RewardFunction]:
@@ -123,7 +124,7 @@ class RewardLoader:
         if self.sandbox is None:
             raise RewardSetupError(
                 f"reward {spec.name!r} is Python code, which runs only in a reward sandbox; none was given")
-        return SandboxedReward(self.sandbox, spec.source)
+        return SandboxedReward(self.sandbox, spec.source or "")
 
     def _judge(self, spec: RewardSpec) -> "Judge":
         # Imported here: a run without judges never loads their HTTP client and event loop.
@@ -141,13 +142,12 @@ class RewardLoader:
                                        "fetched for it")
             endpoint = JudgeEndpoint(base_url=params.base_url, model=params.model,
                                      api_key=self.api_keys.get(spec.name) if spec.has_api_key else None)
-        extra = {"on_warning": self.on_warning} if self.on_warning is not None else {}
-        judge = Judge(spec.name, params, endpoint, **extra)
+        judge = Judge(spec.name, params, endpoint, on_warning=self.on_warning)
         if params.endpoint == "url":
             self._endpoint_judges.append(judge)
         return judge
 
-    def _reward_model(self, spec: RewardSpec):
+    def _reward_model(self, spec: RewardSpec) -> "RewardModel":
         # Imported here: transformers' model classes load only for a run that has a reward model.
         from worker.trainer.rewards.judges.reward_model import RewardModel
 
@@ -155,6 +155,8 @@ class RewardLoader:
 
 
 def _builtin(spec: RewardSpec):
+    if spec.builtin is None:
+        raise RewardSetupError(f"reward {spec.name!r} is a built-in and names none (its `builtin` is empty)")
     try:
         return build_builtin(spec.builtin, spec.params)
     except (KeyError, ValueError) as exc:

@@ -47,7 +47,7 @@ def _checked(name: str, values, count: int) -> list[float | None]:
         raise RewardError(f"reward {name!r} returned {type(values).__name__}, expected a list")
     if len(values) != count:
         raise RewardError(f"reward {name!r} returned {len(values)} values for {count} completions")
-    checked = []
+    checked: list[float | None] = []
     for value in values:
         if value is None:
             checked.append(None)
@@ -77,7 +77,7 @@ class Scorer:
         states = [c.episode.environment_state if c.episode else None for c in group.completions]
         for function in self.functions:
             started = time.perf_counter()
-            extra = {"environment_states": states} if function.reads_environment_states else {}
+            extra: dict[str, list] = {"environment_states": states} if function.reads_environment_states else {}
             if function.reads_task_prompts:
                 extra["task_prompts"] = task_prompts
             try:
@@ -94,11 +94,12 @@ class Scorer:
         failed = [c.episode is not None and c.episode.failed for c in group.completions]
         for name in group.rewards:  # an episode the environment failed has no reward to give
             group.rewards[name] = [None if failed[i] else v for i, v in enumerate(group.rewards[name])]
-        group.totals = [
-            math.nan if failed[i] else
-            sum(f.weight * group.rewards[f.name][i] for f in self.functions if group.rewards[f.name][i] is not None)
-            for i in range(count)
-        ]
+        group.totals = [math.nan if failed[i] else self._total(group, i) for i in range(count)]
+
+    def _total(self, group: Group, index: int) -> float:
+        """The weighted sum of one completion's rewards; a function that gave None adds nothing."""
+        values = ((f.weight, group.rewards[f.name][index]) for f in self.functions)
+        return sum(weight * value for weight, value in values if value is not None)
 
 
 def episode_columns(group: Group) -> dict[str, list]:

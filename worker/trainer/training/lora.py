@@ -6,12 +6,17 @@ model's own parameter names, computed without touching the trained model.
 """
 from contextlib import nullcontext
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeGuard, cast
 
 import torch
 
+if TYPE_CHECKING:  # both load slowly, and only a LoRA run needs peft
+    from peft import PeftModel
+    from transformers import PreTrainedModel
+
 # The projections a family's adapter goes on when the config names none: attention and MLP.
-DEFAULT_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
-FAMILY_TARGETS = {"phi3": ("qkv_proj", "o_proj", "gate_up_proj", "down_proj")}
+DEFAULT_TARGETS: tuple[str, ...] = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+FAMILY_TARGETS: dict[str, tuple[str, ...]] = {"phi3": ("qkv_proj", "o_proj", "gate_up_proj", "down_proj")}
 PEFT_PREFIX = "base_model.model."
 
 
@@ -24,10 +29,10 @@ class LoraSettingsError(ValueError):
 
 
 def target_modules_for(model_type: str | None, chosen: list[str]) -> list[str]:
-    return list(chosen) or list(FAMILY_TARGETS.get(model_type, DEFAULT_TARGETS))
+    return list(chosen) or list(FAMILY_TARGETS.get(model_type or "", DEFAULT_TARGETS))
 
 
-def linear_shapes(model: torch.nn.Module) -> dict[str, set[tuple[int, int]]]:
+def linear_shapes(model: "PreTrainedModel") -> dict[str, set[tuple[int, int]]]:
     """(in, out) features of the linear layers by their last name (`q_proj`), the head excluded."""
     head = model.get_output_embeddings()
     shapes: dict[str, set[tuple[int, int]]] = {}
@@ -37,7 +42,7 @@ def linear_shapes(model: torch.nn.Module) -> dict[str, set[tuple[int, int]]]:
     return shapes
 
 
-def settings_problem(model: torch.nn.Module, targets: list[str], rank: int) -> LoraSettingsError | None:
+def settings_problem(model: "PreTrainedModel", targets: list[str], rank: int) -> LoraSettingsError | None:
     """Targets the model lacks, or a rank larger than a targeted layer is wide."""
     shapes = linear_shapes(model)
     if missing := [name for name in targets if name not in shapes]:
@@ -65,7 +70,7 @@ def local_settings_problem(model_path: str, targets: list[str], rank: int) -> Lo
     return settings_problem(model, target_modules_for(config.model_type, targets), rank)
 
 
-def attach_adapter(model: torch.nn.Module, config) -> torch.nn.Module:
+def attach_adapter(model: "PreTrainedModel", config) -> "PeftModel":
     """`model` frozen under a fresh trainable adapter, per the config's lora_* knobs."""
     from peft import LoraConfig, get_peft_model
 
@@ -77,14 +82,15 @@ def attach_adapter(model: torch.nn.Module, config) -> torch.nn.Module:
     return get_peft_model(model, adapter)
 
 
-def load_adapter(model: torch.nn.Module, checkpoint: str) -> torch.nn.Module:
+def load_adapter(model: "PreTrainedModel", checkpoint: str) -> "PeftModel":
     """`model` under the trainable adapter a checkpoint saved (resuming a LoRA run)."""
     from peft import PeftModel
 
     return PeftModel.from_pretrained(model, checkpoint, is_trainable=True)
 
 
-def has_adapter(model: torch.nn.Module) -> bool:
+def has_adapter(model: torch.nn.Module) -> TypeGuard["PeftModel"]:
+    """By what it offers rather than its class: peft is imported only where a run uses LoRA."""
     return hasattr(model, "disable_adapter") and hasattr(model, "peft_config")
 
 
@@ -98,11 +104,14 @@ def merged_state_dict(model: torch.nn.Module) -> dict[str, torch.Tensor]:
     the base model's own names (what vLLM loads); the trained model is left as it is."""
     from peft.tuners.lora import LoraLayer
 
-    deltas = {}
+    deltas: dict[str, torch.Tensor] = {}
     for name, module in model.named_modules():
         if isinstance(module, LoraLayer):
             active = [adapter for adapter in module.active_adapters if adapter in module.lora_A]
-            deltas[f"{name}.base_layer.weight"] = sum(module.get_delta_weight(adapter) for adapter in active)
+            # LoraLayer declares no get_delta_weight; each concrete LoRA layer (Linear, Embedding, Conv) has one.
+            weights = [module.get_delta_weight(adapter) for adapter in active]  # type: ignore[attr-defined]
+            if weights:
+                deltas[f"{name}.base_layer.weight"] = sum(weights[1:], weights[0])
     merged = {}
     with torch.no_grad():
         for name, tensor in model.state_dict().items():
@@ -118,7 +127,7 @@ class ServedLora:
     """A LoRA policy as the weight sync sees it: the adapter alone (sent to a server that loads
     adapters), or where a whole model's state dict is read, the merged weights."""
 
-    def __init__(self, peft_model: torch.nn.Module):
+    def __init__(self, peft_model: "PeftModel"):
         self.peft_model = peft_model
         self._adapter_parameters: dict[str, torch.Tensor] | None = None
 
@@ -152,12 +161,12 @@ class ServedLora:
         self.peft_model.peft_config["default"].save_pretrained(folder)
 
 
-def save_merged_model(peft_model: torch.nn.Module, folder, tokenizer=None) -> Path:
+def save_merged_model(peft_model: "PeftModel", folder, tokenizer=None) -> Path:
     """A ready-to-serve model in `folder`: the base's config, the merged weights under its own
     names, the tokenizer; what a LoRA run exports beside its adapter."""
     folder = Path(folder)
-    peft_model.get_base_model().save_pretrained(folder, state_dict=merged_state_dict(peft_model),
-                                                safe_serialization=True)
+    base = cast("PreTrainedModel", peft_model.get_base_model())  # peft says Module: ours are transformers models
+    base.save_pretrained(folder, state_dict=merged_state_dict(peft_model), safe_serialization=True)
     if tokenizer is not None:
         tokenizer.save_pretrained(folder)
     return folder

@@ -14,6 +14,7 @@ import random
 import resource
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 import torch
 
@@ -21,6 +22,9 @@ from worker.trainer.config import TrainingConfig
 from worker.trainer.distributed.sharding import full_tensor, local_part
 from worker.trainer.distributed.topology import Topology
 from worker.trainer.rollout.groups import Completion, Group
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
 
 
 def seeded_groups(seed: int, groups: int, per_group: int, vocab: int, prompt_tokens: int = 12,
@@ -42,9 +46,10 @@ def seeded_groups(seed: int, groups: int, per_group: int, vocab: int, prompt_tok
 
 
 def probe_config(model: str, distributed: str, processes: int, **overrides) -> TrainingConfig:
-    settings = dict(model=model, distributed=distributed, trainer_processes=processes, num_generations=4,
-                    per_device_train_batch_size=2, gradient_accumulation_steps=4, learning_rate=1e-3,
-                    max_grad_norm=0.0, bf16="off", share_prompts="auto", max_steps=10, seed=0)
+    settings: dict[str, Any] = dict(
+        model=model, distributed=distributed, trainer_processes=processes, num_generations=4,
+        per_device_train_batch_size=2, gradient_accumulation_steps=4, learning_rate=1e-3,
+        max_grad_norm=0.0, bf16="off", share_prompts="auto", max_steps=10, seed=0)
     return TrainingConfig(**(settings | overrides))
 
 
@@ -108,7 +113,7 @@ def run_probe(args, topology: Topology) -> dict:
                           per_device_train_batch_size=args.micro_batch, gradient_accumulation_steps=args.accumulation,
                           max_grad_norm=args.max_grad_norm, beta=args.beta)
     parts = build_training_parts(args.model, config, topology=topology)
-    model = parts.unwrapped_model()
+    model = cast("PreTrainedModel", parts.unwrapped_model())  # no LoRA here: the transformers model itself
     capture = GradientCapture(model, keep=args.keep_tensors)
     getattr(parts.optimizer, "optimizer", parts.optimizer).register_step_pre_hook(capture)
     ctx = parts.training_context(config)

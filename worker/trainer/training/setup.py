@@ -100,7 +100,7 @@ def build_training_parts(base_model: str, config, resume_from: str | None = None
     sharing = choose_strategy(config.distributed, topology.world_size, parameters=model.num_parameters(),
                               lora=config.lora, device_bytes=device_memory(accelerator.device),
                               reference=config.beta > 0 and not config.lora)
-    trained = PolicyForward(model)
+    trained: torch.nn.Module = PolicyForward(model)
     if sharing.strategy == "fsdp2":
         from worker.trainer.distributed.sharding import shard_with_fsdp2
 

@@ -136,5 +136,6 @@ def _clip(ctx: StepContext) -> float:
     if ctx.max_grad_norm and ctx.max_grad_norm > 0:
         norm = ctx.accelerator.clip_grad_norm_(parameters, ctx.max_grad_norm)
     else:
-        norm = torch.nn.utils.get_total_norm([p.grad for p in parameters]) if parameters else torch.tensor(0.0)
+        gradients = [p.grad for p in parameters if p.grad is not None]  # the filter above, said again to mypy
+        norm = torch.nn.utils.get_total_norm(gradients) if gradients else torch.tensor(0.0)
     return float(full_tensor(norm))

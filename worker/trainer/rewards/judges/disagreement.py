@@ -24,16 +24,16 @@ def disagreement_metrics(groups: list[Group], functions: list[RewardFunction]) -
     differ, and judge/<judge>/pays_refused, the share of the refused ones it pays for (absent
     where none was refused). Nothing without both a judge and a verifier."""
     verifiers = [f.name for f in functions if f.verifier]
-    judges = [f for f in functions if f.pass_threshold is not None]
+    judges = [(f.name, f.pass_threshold) for f in functions if f.pass_threshold is not None]
     if not verifiers or not judges:
         return {}
     verdicts = [_verdict([group.rewards.get(name, [None] * len(group.completions))[i] for name in verifiers])
                 for group in groups for i in range(len(group.completions))]
-    metrics = {}
-    for judge in judges:
-        pays = [_pays(value, judge.pass_threshold) for group in groups
-                for value in group.rewards.get(judge.name, [None] * len(group.completions))]
-        metrics.update(_compared(judge.name, pays, verdicts))
+    metrics: dict[str, float] = {}
+    for judge, threshold in judges:
+        pays = [_pays(value, threshold) for group in groups
+                for value in group.rewards.get(judge, [None] * len(group.completions))]
+        metrics.update(_compared(judge, pays, verdicts))
     return metrics
 
 

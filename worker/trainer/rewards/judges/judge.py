@@ -57,8 +57,9 @@ class JudgeAnswer:
 
 class Judge:
     def __init__(self, name: str, params: JudgeParams, endpoint: JudgeEndpoint,
-                 on_warning: Callable[[str], None] = log.warning, transport: httpx.AsyncBaseTransport | None = None):
-        self.name, self.params, self.endpoint, self.on_warning = name, params, endpoint, on_warning
+                 on_warning: Callable[[str], None] | None = None, transport: httpx.AsyncBaseTransport | None = None):
+        self.name, self.params, self.endpoint = name, params, endpoint
+        self.on_warning = on_warning or log.warning
         self.metrics = JudgeMetrics(params.input_cost_per_million, params.output_cost_per_million)
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name=f"judge-{name}", daemon=True)

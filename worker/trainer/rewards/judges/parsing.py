@@ -58,6 +58,7 @@ def _integer_pattern(value: int) -> str:
 def schema(params: JudgeParams, group_size: int = 0, orders: bool = False) -> dict:
     """The JSON schema of the answer (response_format elsewhere; vLLM's `json` for a ranking, with
     `orders`: every permutation of a small group listed)."""
+    properties: dict[str, dict[str, object]]
     if params.mode == "score":
         properties = {"score": {"type": "number"}}
     elif params.mode == "choice":
