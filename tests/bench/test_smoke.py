@@ -5,8 +5,9 @@ The figures are the benchmarks' to print, never a test's to judge: what is check
 each table's header row and what holds on any machine (every row present, every call answered).
 Scripts without a model or vLLM that take a few seconds run in the default pass; the others are
 `slow` (CI's pass) and share one vLLM server on the tiny model, started once for the module, as
-each start costs about a minute on two cores. The ones that need the trainer stack run in this
-process (`main(argv)`), its imports paid once; the others as `python -m bench.<name>`.
+each start costs about a minute on two cores: the first slow test starts it, and it comes up while
+the scripts that need no vLLM run. The ones that need the trainer stack run in this process
+(`main(argv)`), its imports paid once; the others as `python -m bench.<name>`.
 """
 import ast
 import importlib
@@ -115,7 +116,9 @@ def test_every_benchmark_script_takes_smoke_and_its_main_takes_argv(name):
 # --------------------------------------------------------------------------- no model
 @pytest.mark.parametrize("name", [*WITHOUT_MODEL, *(pytest.param(name, marks=pytest.mark.slow)
                                                     for name in WITHOUT_MODEL_SLOW)])
-def test_a_benchmark_without_a_model_runs_its_smoke_mode_to_its_table(name, tmp_path):
+def test_a_benchmark_without_a_model_runs_its_smoke_mode_to_its_table(name, tmp_path, request):
+    if name in WITHOUT_MODEL_SLOW:
+        request.getfixturevalue("shared_server_starting")  # the slow pass's server comes up meanwhile
     argv, headers = CASES[name]
     output = run_as_process(name, argv, tmp_path)
     assert_headers(name, output, headers)
@@ -134,7 +137,8 @@ def check_load_table(output: str) -> None:
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("name", MODEL_WITHOUT_VLLM)
-def test_a_benchmark_of_the_training_step_runs_its_smoke_mode_to_its_table(name, tmp_path, capsys, monkeypatch):
+def test_a_benchmark_of_the_training_step_runs_its_smoke_mode_to_its_table(name, shared_server_starting, tmp_path,
+                                                                          capsys, monkeypatch):
     skip_without_trainer_stack()
     argv, headers = CASES[name]
     assert_headers(name, run_in_process(name, argv, tmp_path, capsys, monkeypatch), headers)
@@ -142,16 +146,30 @@ def test_a_benchmark_of_the_training_step_runs_its_smoke_mode_to_its_table(name,
 
 # --------------------------------------------------------------------------- on vLLM
 @pytest.fixture(scope="module")
-def shared_server(tmp_path_factory):
-    """One vLLM server on the tiny model (LoRA enabled) for every script of the module."""
-    skip_without_trainer_stack()
+def shared_server_starting(tmp_path_factory):
+    """One vLLM server on the tiny model (LoRA enabled) for every script of the module, started and
+    not waited for (None without the trainer stack)."""
+    if any(importlib.util.find_spec(name) is None for name in TRAINER_STACK):
+        yield None
+        return
     from bench.smoke import smoke_server_config
     from worker.trainer.inference.server import VLLMServer
 
     config = smoke_server_config()
-    log = tmp_path_factory.mktemp("shared-vllm") / "vllm.log"
-    with VLLMServer.for_config(config.model, config, log_path=log) as server:
-        yield server.url
+    server = VLLMServer.for_config(config.model, config, log_path=tmp_path_factory.mktemp("shared-vllm") / "vllm.log")
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def shared_server(shared_server_starting) -> str:
+    """The shared server's URL, once it answers."""
+    skip_without_trainer_stack()
+    shared_server_starting.wait_until_healthy()
+    return shared_server_starting.url
 
 
 @pytest.mark.slow
