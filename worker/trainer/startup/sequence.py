@@ -7,9 +7,9 @@ loads, so that both load at once; what needs the policy (a reward model's device
 import time
 
 from worker.trainer.checkpoints.keeping import CheckpointKeeper
+from worker.trainer.environments.loading import extra_reward_functions
 from worker.trainer.processes.lifetime import process_age_s
 from worker.trainer.rewards.loader import check_reward_specs
-from worker.trainer.environments.loading import extra_reward_functions
 from worker.trainer.startup.checkpoints import refuse_paths, with_local_checkpoints
 from worker.trainer.startup.datasets import load_datasets
 from worker.trainer.startup.environment import set_up_environment
@@ -26,6 +26,8 @@ from worker.trainer.startup.weights import give_server_our_weights, needs_first_
 
 
 def start_up(run: StartingRun, checkpoints: CheckpointKeeper) -> ReadyParts:
+    """Every part, started and registered with `run.lifecycle` as it starts: an error stops here
+    and the lifecycle stops what had started. One function so that the order reads top to bottom."""
     # Python and library imports before this point are part of the start-up shown.
     process_s, started = process_age_s(), time.monotonic()
     refuse_paths(run.spec)
@@ -67,9 +69,10 @@ def start_up(run: StartingRun, checkpoints: CheckpointKeeper) -> ReadyParts:
         evaluator.start(state.step, state.model_version)  # the weights training starts from
     report_setup(run, state.step, process_s=process_s, load_s=loaded - loading,
                  inference_wait_s=time.monotonic() - loaded, setup_s=time.monotonic() - started)
-    return ReadyParts(run.config, run.output_dir, run.report, checkpoints, run.crew, state, frontier, training,
-                      rewards.training, rewards.evaluation, sync, rollout, staleness, sharing, generation_pause,
-                      evaluator)
+    return ReadyParts(config=run.config, output_dir=run.output_dir, report=run.report, checkpoints=checkpoints,
+                      crew=run.crew, state=state, frontier=frontier, training=training, rewards=rewards.training,
+                      eval_rewards=rewards.evaluation, weight_sync=sync, rollout=rollout, staleness=staleness,
+                      cpu_sharing=sharing, generation_pause=generation_pause, evaluator=evaluator)
 
 
 def report_setup(run: StartingRun, step: int, **seconds: float) -> None:

@@ -1,8 +1,8 @@
 """The weight sync that pushes the trainer's weights into the server, and its first push."""
-from worker.trainer.startup.server import ServerConnection
-from worker.trainer.startup.starting_run import StartingRun
 from worker.trainer.checkpoints.saving import TrainerState
 from worker.trainer.distributed.crew import Crew
+from worker.trainer.startup.server import ServerConnection
+from worker.trainer.startup.starting_run import StartingRun
 from worker.trainer.training.setup import TrainingParts
 from worker.trainer.weight_sync.backends import make_weight_sync
 from worker.trainer.weight_sync.interface import WeightSync, WeightSyncError
