@@ -18,6 +18,8 @@ class EnvironmentSetup:
 
     def episode_runner(self, run: StartingRun, current_version: Callable[[], int]) -> EpisodeRunner:
         """One per user (rollouts, evaluation): each counts its own failed episodes."""
+        if self.environment is None:
+            raise ValueError("a single-turn run plays no episodes: it has no environment")
         return EpisodeRunner(self.environment, self.rendering, EpisodeLimits.of(run.config), self.tool_format,
                              current_version=current_version, on_warning=run.warn)
 

@@ -52,13 +52,14 @@ def start_rollouts(run: StartingRun, prompts: PromptSource, setup: EnvironmentSe
     config = run.config
     client = CompletionsClient(server.url, served_name, sampling_params(config),
                                timeout_s=config.vllm_request_timeout_s, api_key=server.api_key)
-    if setup.environment is not None:
-        client = EpisodeSampler(client, setup.episode_runner(run, current_version))
+    # With an environment, a group is G episodes played against the same client.
+    sampler = (client if setup.environment is None
+               else EpisodeSampler(client, setup.episode_runner(run, current_version)))
     scorer = Scorer(rewards, on_error=lambda name, message: run.warn(
         f"reward {name!r} failed for a group, its rewards are None: {message}"))
     in_flight = min(config.max_inflight_tasks, config.queue_maxsize, staleness.useful_ahead)
     judged = any(function.pass_threshold is not None for function in rewards)
-    rollout = RolloutWorker(client, prompts, scorer, staleness, config.num_generations, config.max_inflight_tasks,
+    rollout = RolloutWorker(sampler, prompts, scorer, staleness, config.num_generations, config.max_inflight_tasks,
                             config.queue_maxsize, current_version=current_version,
                             # One core decodes a wave of sequences faster than a trickle.
                             wave=staleness.half_ahead if cpu_sharing == "split_cores" else 1,

@@ -54,10 +54,11 @@ def join_server(run: StartingRun, own: VLLMServer | None) -> ServerConnection:
         run.report.log(f"vLLM ready {own.seconds_since_start:.1f} s after it started, at {own.url}")
         url, name, key = own.url, own.served_model_name, own.api_key
     else:
-        url, name, key = run.spec.inference_url, None, run.spec.inference_api_key
+        assert run.spec.inference_url is not None, "spawn_server starts a server of our own where the spec names none"
+        url, key = run.spec.inference_url, run.spec.inference_api_key
         wait_for_health(url, run.config.vllm_startup_timeout_s, should_stop=run.report.cancel_requested.is_set,
                         api_key=key)
-    name = name or served_name_of(url, key)
+        name = served_name_of(url, key)
     admin = VllmAdminClient(url, api_key=key)
     run.lifecycle.started(admin, admin.close)
     return ServerConnection(url, name, key, ServerPause(admin))
