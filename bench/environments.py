@@ -97,7 +97,8 @@ def learning(args) -> None:
                           f"({int(first['eval/examples'])} problems, greedy)"),
                  gain_row(f"correct tool use, {held}", first.get("eval/episode/clean_tool_use", 0.0),
                           last.get("eval/episode/clean_tool_use", 0.0))]
-    print(f"\nbench.environments learning — calculator on SmolLM2-135M, {args.minutes:g} min, output in {output}")
+    print(f"\nbench.environments learning — calculator on {Path(config.model).name}, {args.minutes:g} min, "
+          f"output in {output}")
     print(markdown_table(("measure", "value", "note"), rows))
 
 
@@ -168,7 +169,7 @@ def cost(args) -> None:
     rows = [(name, str(count), f"{secs:.1f}", f"{count / secs:.0f}") for name, (count, secs) in results.items()]
     rows.append(("episodes / one-shot", "", "", f"{ratio:.2f}x (target ≥ {COST_TARGET}: "
                                                  f"{'met' if ratio >= COST_TARGET else 'MISSED'})"))
-    print(f"\nbench.environments cost — SmolLM2-135M, {args.groups} groups of {args.generations}, "
+    print(f"\nbench.environments cost — {Path(config.model).name}, {args.groups} groups of {args.generations}, "
           f"{args.tokens} generated tokens each ({args.turns} turns of {per_turn} for episodes)")
     print(markdown_table(("rollouts", "generated tokens", "seconds", "tokens / s"), rows))
 
