@@ -1,6 +1,8 @@
 """The test passes behind `make test` (and `make test-fast`).
 
 0. lint: ruff with the rule set in ruff.toml (seconds); a finding fails `make test`;
+   types: mypy on worker/trainer/ and client/ as mypy.ini says (about 2 minutes cold, seconds
+   with its cache in var/mypy-cache); an error fails `make test`;
 1. embedded: the whole suite on what `make run` uses out of the box (SQLite,
    in-memory channel layer, filesystem broker);
 2. services: the suite again on the production parts (PostgreSQL, Redis as
@@ -84,6 +86,15 @@ def lint_pass() -> Outcome:
     started = time.monotonic()
     code = subprocess.run([sys.executable, "-m", "ruff", "check", "."], cwd=ROOT).returncode
     status = "passed" if code == 0 else f"FAILED (ruff exit {code}; `.venv/bin/ruff check --fix .` fixes some)"
+    return Outcome(name, status, time.monotonic() - started)
+
+
+def types_pass() -> Outcome:
+    name = "types (mypy: worker/trainer, client)"
+    print(f"\n===== {name} pass =====", flush=True)
+    started = time.monotonic()
+    code = subprocess.run([sys.executable, "-m", "mypy"], cwd=ROOT).returncode
+    status = "passed" if code == 0 else f"FAILED (mypy exit {code}; mypy.ini says what it checks)"
     return Outcome(name, status, time.monotonic() - started)
 
 
@@ -176,7 +187,7 @@ def main(argv: list[str]) -> int:
     contract_counts_path().unlink(missing_ok=True)
     extra = argv[1:] if fast else argv
     embedded = "embedded (SQLite, in-memory layer, filesystem broker)"
-    outcomes = [lint_pass(), run_pytest(embedded, ["-m", "not slow", *extra], pass_env({}))]
+    outcomes = [lint_pass(), types_pass(), run_pytest(embedded, ["-m", "not slow", *extra], pass_env({}))]
     if not fast:
         outcomes.append(services_pass(extra))
         if not extra:  # a developer's ARGS selection is not widened to the slow tests

@@ -1,7 +1,7 @@
 """The launch spec's environment as an Environment the episode runner plays against."""
 from worker.trainer.environments.base import Environment, ExtraReward
 from worker.trainer.environments.builtins import CalculatorEnvironment, FeedbackEnvironment
-from worker.trainer.environments.catalog import BUILTIN_ENVIRONMENTS
+from worker.trainer.environments.catalog import BUILTIN_ENVIRONMENTS, CalculatorParams, FeedbackParams
 from worker.trainer.environments.code import CodeEnvironment
 from worker.trainer.environments.setup_error import EnvironmentSetupError
 from worker.trainer.environments.verifiers_env import load_verifiers_environment
@@ -35,9 +35,11 @@ def _builtin(spec: EnvironmentSpec, tool_format: str) -> Environment:
         params = params_model.model_validate(spec.params)
     except ValueError as exc:
         raise EnvironmentSetupError(f"environment {spec.name!r}: {exc}") from None
-    if spec.builtin == "calculator":
+    if isinstance(params, CalculatorParams):
         return CalculatorEnvironment(params, tool_format)
-    return FeedbackEnvironment(params)
+    if isinstance(params, FeedbackParams):
+        return FeedbackEnvironment(params)
+    raise EnvironmentSetupError(f"environment {spec.name!r}: the built-in {spec.builtin!r} has no environment here")
 
 
 def extra_reward_functions(environment: Environment) -> list[RewardFunction]:

@@ -15,10 +15,10 @@ import threading
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable
+from typing import Protocol
 
 from worker.trainer.rollout.arrivals import OldestFirstQueue
-from worker.trainer.rollout.client import CompletionsClient
-from worker.trainer.rollout.groups import Group
+from worker.trainer.rollout.groups import Completion, Group
 from worker.trainer.rollout.scoring import Scorer
 from worker.trainer.rollout.staleness import StalenessPolicy
 
@@ -37,6 +37,16 @@ def scoring_threads(waits_on_network: bool, groups_in_flight: int) -> int:
     return max(SCORING_THREADS, min(groups_in_flight, MAX_SCORING_THREADS))
 
 
+
+class Sampler(Protocol):
+    """What the worker samples groups from: the completions client (rollout/client.py), or an
+    environment's episode sampler over it (environments/episodes.py)."""
+
+    async def sample(self, prompt_ids: list[int], n: int, columns: dict | None = None,
+                     overrides: dict | None = None) -> list[Completion]: ...
+
+    async def close(self) -> None: ...
+
 class PromptSource:
     """Next prompt to sample: index, rendered text, token ids, reward columns, and optionally the
     task's prompt as the dataset has it (Group.task_prompt: what judges read)."""
@@ -46,7 +56,7 @@ class PromptSource:
 
 
 class RolloutWorker:
-    def __init__(self, client: CompletionsClient, prompts: PromptSource, scorer: Scorer,
+    def __init__(self, client: "Sampler", prompts: PromptSource, scorer: Scorer,
                  staleness: StalenessPolicy, num_generations: int, max_inflight: int, queue_maxsize: int,
                  current_version: Callable[[], int], wave: int = 1, scoring_threads: int = SCORING_THREADS):
         self.client, self.prompts, self.scorer, self.staleness = client, prompts, scorer, staleness

@@ -24,12 +24,16 @@ the same way on load, so casting first changes nothing but the bytes sent (half,
 import socket
 import time
 from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, cast
 
 from worker.trainer.distributed.sharding import full_tensor
 from worker.trainer.training.precision import served_dtype
 from worker.trainer.weight_sync.interface import WeightSyncError
 from worker.trainer.weight_sync.filesystem import unique_state_dict
 from worker.trainer.weight_sync.server_api import ServerPause, VllmAdminClient
+
+if TYPE_CHECKING:
+    from vllm.distributed.weight_transfer.base import WeightSource
 
 
 class ModelWeights:
@@ -71,14 +75,14 @@ class NcclWeightSync:
         `dtype`: the server's (--dtype); by default what vLLM serves in on a GPU."""
         self.client = VllmAdminClient(server_url, timeout_s=timeout_s, api_key=api_key)
         self.server_world_size, self.server_engines = server_world_size, server_engines
-        self.init_info = {
+        self.init_info: dict[str, Any] = {
             "master_address": master_address, "master_port": master_port or free_port(),
             "world_size": server_world_size + 1,  # the trainer is rank 0, the server's workers 1..
         }
         self.dtype = dtype or served_dtype("cuda")
         self._pause = pause
         self._engine_factory = engine_factory or self._vllm_engine
-        self._engine = None
+        self._engine: Any = None  # vLLM's trainer engine, made at the first push
         self._send_s: float | None = None
 
     def _vllm_engine(self, model):
@@ -86,7 +90,8 @@ class NcclWeightSync:
         from vllm.distributed.weight_transfer.nccl_engine import NCCLTrainerInitInfo, NCCLTrainerWeightTransferEngine
 
         info = NCCLTrainerInitInfo(rank=0, **self.init_info)
-        source = ModelWeights(model, getattr(torch, self.dtype))
+        # ModelWeights meets vLLM's WeightSource without subclassing it: vLLM is imported only here.
+        source = cast("WeightSource", ModelWeights(model, getattr(torch, self.dtype)))
         return NCCLTrainerWeightTransferEngine.trainer_init(info, client=self.client, source=source)
 
     def push(self, model, version: int) -> float:

@@ -34,7 +34,8 @@ class Layout:
 
 
 def layout_of(tensors: dict[str, torch.Tensor], float_dtype: torch.dtype, metadata: dict[str, str] | None) -> Layout:
-    entries, placements, offset = {}, [], 0
+    entries: dict[str, object] = {}  # the safetensors header: each tensor's entry, and __metadata__
+    placements, offset = [], 0
     for name, tensor in tensors.items():
         dtype = _stored_dtype(tensor, float_dtype)
         size = tensor.numel() * dtype.itemsize
@@ -86,7 +87,8 @@ class SafetensorsRewriter:
                 buffer = self._buffers[dtype] = torch.empty(tensor.numel(), dtype=dtype)
             stored = buffer[:tensor.numel()]
             stored.view(tensor.shape).copy_(tensor)
-        return memoryview(stored.view(torch.uint8).numpy()).cast("B")
+        # numpy arrays are buffers; numpy's stubs do not say so to the type checker.
+        return memoryview(stored.view(torch.uint8).numpy()).cast("B")  # type: ignore[arg-type]
 
 
 def _write_all(fd: int, data, offset: int) -> None:

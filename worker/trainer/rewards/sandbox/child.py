@@ -19,16 +19,20 @@ import linecache
 import os
 import sys
 import traceback
+from typing import TYPE_CHECKING
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import confine  # noqa: E402
-import keeper  # noqa: E402
-import namespaces  # noqa: E402
-import protocol  # noqa: E402
-import results  # noqa: E402
-import socket_filter  # noqa: E402
+if TYPE_CHECKING:  # the same modules as the package's, for the type checker
+    from worker.trainer.rewards.sandbox import confine, keeper, namespaces, protocol, results, socket_filter
+else:  # run as a script (python -I child.py): its own folder, not the package, and nothing else of ours
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import confine
+    import keeper
+    import namespaces
+    import protocol
+    import results
+    import socket_filter
 
-del sys.path[0]  # user code must not import the sandbox's own modules by accident
+    del sys.path[0]  # user code must not import the sandbox's own modules by accident
 
 # The name user code has in tracebacks, by what it defines.
 USER_FILES = {"reward": "reward.py", "environment": "environment.py"}
@@ -75,8 +79,8 @@ def user_traceback(exc: BaseException) -> tuple[str, int | None]:
 class Worker:
     def __init__(self, limits: dict):
         self.limits, self.pid = limits, os.getpid()
-        self.functions = {}  # digest → the loaded source's reward function, or its environment entries
-        self.sources = {}  # digest → (file name, source): its lines for tracebacks
+        self.functions: dict = {}  # digest → the loaded source's reward function, or its environment entries
+        self.sources: dict[str, tuple[str, str]] = {}  # digest → (file name, source): its lines for tracebacks
 
     def load(self, digest: str, source: str, entry: str = "reward") -> dict:
         filename = USER_FILES[entry]
@@ -202,8 +206,11 @@ def setup(limits: dict, isolation: dict, spaces: namespaces.Namespaces, sockets:
     os.dup2(devnull, 0)
     os.close(devnull)
     os.dup2(2, 1)  # the parent gave us its capture file (read + append) as stderr
-    sys.stdout = sys.__stdout__ = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), write_through=True)
-    sys.stderr = sys.__stderr__ = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), write_through=True)
+    # __stdout__/__stderr__ too (final to the type checker): user code that restores them writes here.
+    sys.stdout = sys.__stdout__ = io.TextIOWrapper(  # type: ignore[misc]
+        io.FileIO(1, "w", closefd=False), write_through=True)
+    sys.stderr = sys.__stderr__ = io.TextIOWrapper(  # type: ignore[misc]
+        io.FileIO(2, "w", closefd=False), write_through=True)
     pid = namespaces.host_pid()  # before Landlock hides /proc, as the process limit's count
     processes = confine.apply_process_limit(limits["processes"], in_user_namespace=spaces.user)
     landlock, tcp_refused = confine.apply_landlock(os.getcwd(), handle_tcp=isolation["landlock_network"])

@@ -9,6 +9,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import IO
 
 from worker.trainer.processes.groups import kill_process_group
 from worker.trainer.rewards.sandbox.protocol import FrameError, FrameTooLarge, read_frame, write_frame
@@ -43,8 +44,9 @@ class SandboxProcess:
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=capture, cwd=self.workdir,
                 env=clean_environment(self.workdir), start_new_session=True, close_fds=True,
             )
+        self.requests, self.replies = self._pipes()
         try:
-            hello = read_frame(self.proc.stdout.fileno(), 4096, time.monotonic() + START_TIMEOUT_S)
+            hello = read_frame(self.replies.fileno(), 4096, time.monotonic() + START_TIMEOUT_S)
         except (TimeoutError, EOFError, FrameError) as exc:
             detail = self._startup_output()
             self.kill()
@@ -104,8 +106,8 @@ class SandboxProcess:
         request["id"] = next(self._ids)
         deadline = time.monotonic() + timeout_s
         try:
-            write_frame(self.proc.stdin.fileno(), request)
-            reply = read_frame(self.proc.stdout.fileno(), self.limits.reply_bytes, deadline)
+            write_frame(self.requests.fileno(), request)
+            reply = read_frame(self.replies.fileno(), self.limits.reply_bytes, deadline)
         except TimeoutError:
             self.kill()
             raise SandboxError("timeout", f"took longer than {timeout_s:g} s; the call was stopped and its "
@@ -126,9 +128,15 @@ class SandboxProcess:
         if not reply.get("ok"):
             output = earlier_output + str(reply.get("output", ""))
             line = reply.get("line") if isinstance(reply.get("line"), int) else None
-            kind = reply.get("kind") if reply.get("kind") in _CHILD_KINDS else "protocol"
+            kind = str(reply["kind"]) if reply.get("kind") in _CHILD_KINDS else "protocol"
             raise SandboxError(kind, str(reply.get("message", "")), str(reply.get("traceback") or ""), line, output)
         return reply
+
+    def _pipes(self) -> tuple[IO[bytes], IO[bytes]]:
+        """The child's stdin and stdout: Popen gives both for PIPE, typed as optional all the same."""
+        if self.proc.stdin is None or self.proc.stdout is None:
+            raise SandboxError("crashed", "the reward sandbox process has no pipes")
+        return self.proc.stdin, self.proc.stdout
 
     def _death_message(self) -> str:
         try:
@@ -161,7 +169,7 @@ class SandboxProcess:
                 self.proc.wait(KEEPER_GRACE_S)
             except subprocess.TimeoutExpired:
                 kill_process_group(self.proc)
-        for stream in (self.proc.stdin, self.proc.stdout):
+        for stream in (self.requests, self.replies):
             try:
                 stream.close()
             except OSError:
@@ -172,7 +180,7 @@ class SandboxProcess:
         """Asks politely (stdin closed ends the loop), then kills."""
         if self.proc.poll() is None:
             try:
-                self.proc.stdin.close()
+                self.requests.close()
                 self.proc.wait(timeout=2)
             except (OSError, subprocess.TimeoutExpired):
                 pass
