@@ -3,7 +3,7 @@
 
 Importing this module sets Django up (unless it already is), so that a consumer started from the
 command line has settings, models and the database before any task runs. The task modules
-(runs.background.TASK_MODULES) are in `imports`, which only a worker imports at its start: the web
+(runs/background/names.py: TASK_MODULES) are in `imports`, which only a worker imports at its start: the web
 process sends tasks by name and never loads what they do.
 """
 import os
@@ -29,7 +29,7 @@ ensure_django()
 
 from django.conf import settings  # noqa: E402
 
-from runs.background import QUEUE, TASK_MODULES  # noqa: E402
+from runs.background.names import QUEUE, TASK_MODULES  # noqa: E402
 
 app = Celery("controlplane")
 app.conf.update(settings.CELERY)

@@ -12,20 +12,9 @@ to run twice (a consumer lost mid-task has the message delivered again).
 """
 from django.db import transaction
 
-QUEUE = "controlplane"
-TASK_PREFIX = "runs.background."
-# Modules whose @background_task functions the consumer registers (controlplane/celery.py).
-TASK_MODULES: list[str] = [
-    "runs.background.datasets",
-    "runs.background.dry_runs",
-    "runs.background.reward_dry_runs",
-    "runs.background.checkpoints",
-    "runs.background.hub_push",
-]
+from runs.background.names import QUEUE, TASK_MODULES, task_name
 
-
-def task_name(name: str) -> str:
-    return TASK_PREFIX + name
+__all__ = ["QUEUE", "TASK_MODULES", "background_task", "enqueue", "task_name"]
 
 
 def enqueue(name: str, *args) -> None:

@@ -43,7 +43,7 @@ def split_holdout(dataset, fraction: float, seed: int):
 def eval_examples(dataset, prompt_column: str, count: int, tokenizer, max_prompt_length: int,
                   environment=None, rendering=None) -> list[EvalExample]:
     """`environment`: a run on one is evaluated on episodes, whose first messages travel in the
-    row's "prompt" (as in training: worker/trainer/app.py)."""
+    row's "prompt" (as in training: worker/trainer/startup/rollouts.py)."""
     examples = []
     for index in range(min(count, len(dataset))):
         row = dataset[index]
