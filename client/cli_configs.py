@@ -94,4 +94,8 @@ def delete_config(api: ControlPlane, args: argparse.Namespace) -> None:
 
 def list_presets(api: ControlPlane, args: argparse.Namespace) -> None:
     presets = api.config_presets()
-    print_json(presets) if args.json else print("\n".join(presets))
+    if args.json:
+        return print_json(presets)
+    print_table(("preset", "knobs it sets"),
+                [(preset["name"], ", ".join(f"{knob}={value}" for knob, value in preset["values"].items()))
+                 for preset in presets])

@@ -25,7 +25,6 @@ class ConfigCalls(Session):
     def delete_config(self, config_id: int) -> None:
         self._call("DELETE", f"configs/{config_id}/")
 
-    def config_presets(self) -> list[str]:
-        """The presets a config may start from, as the API's own schema lists them (PresetEnum)."""
-        schema = self._call("GET", "schema/", params={"format": "json"})
-        return list(schema["components"]["schemas"]["PresetEnum"]["enum"])
+    def config_presets(self) -> list[dict]:
+        """The presets a config may start from: each one's `name` and the knobs (`values`) it sets."""
+        return self._call("GET", "configs/presets/")

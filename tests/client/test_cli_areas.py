@@ -60,8 +60,8 @@ def grpo_json(server, capsys, *argv):
 
 
 def test_a_config_from_a_preset_and_knobs_is_shown_changed_and_refused_with_the_apis_words(server, capsys):
-    presets = grpo_json(server, capsys, "configs", "presets")
-    assert "cpu-demo" in presets
+    presets = {preset["name"]: preset["values"] for preset in grpo_json(server, capsys, "configs", "presets")}
+    assert presets["cpu-demo"]["num_generations"] == 8
     made = grpo_json(server, capsys, "configs", "create", "--name", "demo", "--preset", "cpu-demo",
                      "--set", "max_steps=7", "--set", "beta=0.05")
     shown = grpo_json(server, capsys, "configs", "show", str(made["id"]))

@@ -82,7 +82,8 @@ def test_the_commands_of_grpo_reach_every_operation_the_client_calls_but_those_l
 
 
 def operation_of(operations: dict[str, tuple[str, str]], request: httpx.Request) -> str | None:
-    for operation_id, (method, template) in operations.items():
+    """The operation a request is, a path without placeholders first (configs/presets/ before configs/{id}/)."""
+    for operation_id, (method, template) in sorted(operations.items(), key=lambda item: item[1][1].count("{")):
         pattern = "^/api/" + re.sub(r"\{[^}]+\}", "[^/]+", template) + "$"
         if request.method == method and re.match(pattern, request.url.path):
             return operation_id

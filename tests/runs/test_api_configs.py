@@ -35,6 +35,12 @@ def test_a_preset_is_applied_and_values_override_it(owner_api):
     assert "preset" not in response.json()
 
 
+def test_the_presets_are_listed_with_the_knobs_each_sets(owner_api):
+    answer = owner_api.get("/api/configs/presets/")
+    assert answer.status_code == 200
+    assert {preset["name"]: preset["values"] for preset in answer.json()} == PRESETS
+
+
 def test_an_unknown_preset_is_refused(owner_api):
     response = create(owner_api, preset="moon-shot")
     assert response.status_code == 400

@@ -114,3 +114,12 @@ class TrainingConfigSerializer(StrictTextModelSerializer):
             raise serializers.ValidationError({"values": exc.detail}) from None
         return attrs
 
+
+class ConfigPresetSerializer(serializers.Serializer):
+    """A preset a config may start from (`preset` on create and update), with the knobs it sets."""
+    name = serializers.CharField(help_text="What `preset` takes.")
+    values = serializers.DictField(help_text="The knobs it sets; the rest take their defaults.")
+
+
+def config_presets() -> list[dict]:
+    return [{"name": name, "values": PRESETS[name]} for name in sorted(PRESETS)]

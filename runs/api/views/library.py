@@ -9,7 +9,7 @@ from rest_framework.parsers import JSONParser, MultiPartParser
 from rest_framework.response import Response
 
 from runs.api.errors import PayloadTooLarge
-from runs.api.serializers.configs import TrainingConfigSerializer
+from runs.api.serializers.configs import ConfigPresetSerializer, TrainingConfigSerializer, config_presets
 from runs.api.serializers.datasets import DatasetSerializer, too_large_message
 from runs.api.serializers.reward_dry_run import DryRunRequest, RewardDryRunStatus
 from runs.api.serializers.rewards import RewardFunctionSerializer
@@ -107,3 +107,10 @@ class RewardFunctionViewSet(CodeAuthoringChecked, OwnedViewSet):
 class TrainingConfigViewSet(OwnedViewSet):
     model = TrainingConfig
     serializer_class = TrainingConfigSerializer
+
+    @extend_schema(summary="The presets a config may start from, with the knobs each sets",
+                   description="What `preset` takes on create and update; the same for every user.",
+                   responses={200: ConfigPresetSerializer(many=True)})
+    @action(detail=False, methods=["get"], pagination_class=None)
+    def presets(self, request):
+        return Response(ConfigPresetSerializer(config_presets(), many=True).data)
