@@ -5,21 +5,15 @@ from pathlib import Path
 
 from client.api import ControlPlane
 from client.cli_inputs import pairs, read_json_object
-from client.cli_output import Subparsers, add_json_flag, add_page_flag, print_json, show_json
+from client.cli_output import Subparsers, add_json_flag, add_list_verb, add_show_verb, print_json, show_json
 from client.tables import print_table
 
 
 def add_parser(areas: Subparsers) -> None:
     configs = areas.add_parser("configs", help="list, show, create, update, delete training configs; presets")
     verbs = configs.add_subparsers(required=True, metavar="{list,show,create,update,delete,presets}")
-    listing = verbs.add_parser("list", help="your training configs")
-    add_page_flag(listing)
-    add_json_flag(listing)
-    listing.set_defaults(command=list_configs)
-    show = verbs.add_parser("show", help="one config with every knob's value")
-    show.add_argument("config", type=int, help="config id")
-    add_json_flag(show)
-    show.set_defaults(command=show_config)
+    add_list_verb(verbs, "your training configs", list_configs)
+    add_show_verb(verbs, "config", "one config with every knob's value", show_config)
     create = verbs.add_parser("create", help="a config from a preset (or the defaults) and knobs")
     create.add_argument("--name", required=True, help="a name of yours no other config has")
     create.add_argument("--description", default="", help="what it is for, for people")

@@ -6,7 +6,7 @@ from pathlib import Path
 from client.api import ControlPlane
 from client.cli_inputs import pairs, read_json_object
 from client.cli_jobs import JobFailed
-from client.cli_output import Subparsers, add_json_flag, add_page_flag, one_line, print_json, say
+from client.cli_output import Subparsers, add_json_flag, add_list_verb, add_show_verb, one_line, print_json, say
 from client.session import Json
 from client.tables import print_table
 from client.waiting import follow
@@ -15,14 +15,8 @@ from client.waiting import follow
 def add_parser(areas: Subparsers) -> None:
     datasets = areas.add_parser("datasets", help="list, show, upload, create (Hub, generator), delete datasets")
     verbs = datasets.add_subparsers(required=True, metavar="{list,show,upload,create,update,delete}")
-    listing = verbs.add_parser("list", help="your datasets")
-    add_page_flag(listing)
-    add_json_flag(listing)
-    listing.set_defaults(command=list_datasets)
-    show = verbs.add_parser("show", help="one dataset: its columns, rows and a preview of the first")
-    show.add_argument("dataset", type=int, help="dataset id")
-    add_json_flag(show)
-    show.set_defaults(command=show_dataset)
+    add_list_verb(verbs, "your datasets", list_datasets)
+    add_show_verb(verbs, "dataset", "one dataset: its columns, rows and a preview of the first", show_dataset)
     upload = verbs.add_parser("upload", help="upload a JSONL, CSV or Parquet file")
     upload.add_argument("file", type=Path, help="the file to upload")
     upload.add_argument("--name", help="default: the file's name")

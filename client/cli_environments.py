@@ -8,7 +8,7 @@ from client.api import ControlPlane
 from client.resources.environments import rubric as rubric_of
 from client.cli_inputs import pairs, read_json_object, read_text, weights
 from client.cli_jobs import follow_dry_run
-from client.cli_output import Subparsers, add_json_flag, add_page_flag, one_line, print_json, show_json
+from client.cli_output import Subparsers, add_json_flag, add_list_verb, add_show_verb, one_line, print_json, show_json
 from client.session import Json
 from client.tables import print_table
 
@@ -19,14 +19,8 @@ def add_parser(areas: Subparsers) -> None:
     environments = areas.add_parser("environments", help="list, show, create, delete environments; dry-run an "
                                                          "episode")
     verbs = environments.add_subparsers(required=True, metavar="{list,show,create,update,delete,dry-run}")
-    listing = verbs.add_parser("list", help="your environments")
-    add_page_flag(listing)
-    add_json_flag(listing)
-    listing.set_defaults(command=list_environments)
-    show = verbs.add_parser("show", help="one environment with its params and rubric")
-    show.add_argument("environment", type=int, help="environment id")
-    add_json_flag(show)
-    show.set_defaults(command=show_environment)
+    add_list_verb(verbs, "your environments", list_environments)
+    add_show_verb(verbs, "environment", "one environment with its params and rubric", show_environment)
     add_create_parser(verbs)
     update = verbs.add_parser("update", help="rename an environment, set params, or replace its rubric")
     update.add_argument("environment", type=int, help="environment id")

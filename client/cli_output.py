@@ -21,6 +21,25 @@ def add_page_flag(command: argparse.ArgumentParser) -> None:
     command.add_argument("--page", type=int, default=1, help="which page of the listing (the API's pages)")
 
 
+def add_list_verb(verbs: Subparsers, help: str, command: Any, paged: bool = True) -> argparse.ArgumentParser:
+    """`list`: a page of the user's objects (--page), answered as a table or --json."""
+    listing = verbs.add_parser("list", help=help)
+    if paged:
+        add_page_flag(listing)
+    add_json_flag(listing)
+    listing.set_defaults(command=command)
+    return listing
+
+
+def add_show_verb(verbs: Subparsers, noun: str, help: str, command: Any) -> argparse.ArgumentParser:
+    """`show <noun id>`: one object, for people or --json."""
+    show = verbs.add_parser("show", help=help)
+    show.add_argument(noun, type=int, help=f"{noun} id")
+    add_json_flag(show)
+    show.set_defaults(command=command)
+    return show
+
+
 def print_json(answer: Any) -> None:
     print(json.dumps(answer, indent=2))
 

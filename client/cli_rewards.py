@@ -13,7 +13,7 @@ from pathlib import Path
 
 from client.cli_inputs import InputRefused, read_json_object, read_secret, read_text, set_dotted
 from client.cli_jobs import follow_dry_run
-from client.cli_output import Subparsers, add_json_flag, add_page_flag, print_json
+from client.cli_output import Subparsers, add_json_flag, add_list_verb, add_show_verb, print_json
 from client.api import ControlPlane
 from client.tables import print_table
 
@@ -33,14 +33,8 @@ def add_parser(areas: Subparsers) -> None:
     rewards = areas.add_parser("rewards", help="list, show, create, update, delete, dry-run reward functions "
                                                "(judges included)")
     verbs = rewards.add_subparsers(required=True, metavar="{list,show,create,update,delete,dry-run}")
-    listing = verbs.add_parser("list", help="your reward functions")
-    add_page_flag(listing)
-    add_json_flag(listing)
-    listing.set_defaults(command=list_rewards)
-    show = verbs.add_parser("show", help="one reward function, its params in full")
-    show.add_argument("reward", type=int, help="reward function id")
-    add_json_flag(show)
-    show.set_defaults(command=show_reward)
+    add_list_verb(verbs, "your reward functions", list_rewards)
+    add_show_verb(verbs, "reward", "one reward function, its params in full", show_reward)
     update = verbs.add_parser("update", allow_abbrev=False, help="rename, set params, replace or clear the API key")
     update.add_argument("reward", type=int, help="reward function id")
     update.add_argument("--name", help="a new name")

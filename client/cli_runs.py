@@ -7,7 +7,7 @@ from tqdm import tqdm
 
 from client.api import FINISHED, ControlPlane
 from client.cli_inputs import pairs, weights
-from client.cli_output import Subparsers, add_json_flag, add_page_flag, number, one_line, print_json
+from client.cli_output import Subparsers, add_json_flag, add_list_verb, add_page_flag, number, one_line, print_json
 from client.exit_codes import OK, RUN_NOT_SUCCEEDED
 from client.session import Json
 from client.tables import print_table
@@ -21,10 +21,7 @@ def add_parser(areas: Subparsers) -> None:
     runs = areas.add_parser("runs", help="list, create, start, watch, cancel, resume, clone, delete runs; their "
                                          "logs, metrics, samples and alarms")
     verbs = runs.add_subparsers(required=True, metavar=VERBS)
-    listing = verbs.add_parser("list", help="your runs, newest first")
-    add_page_flag(listing)
-    add_json_flag(listing)
-    listing.set_defaults(command=list_runs)
+    add_list_verb(verbs, "your runs, newest first", list_runs)
     add_create_parser(verbs)
     for verb, command, what in (("show", show_run, "one run: its status, step, rewards and config"),
                                 ("start", start_run, "queue a created run for a worker"),

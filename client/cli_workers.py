@@ -2,7 +2,7 @@
 import argparse
 
 from client.api import ControlPlane
-from client.cli_output import Subparsers, add_json_flag, print_json
+from client.cli_output import Subparsers, add_list_verb, print_json
 from client.session import Json
 from client.tables import print_table
 
@@ -10,9 +10,7 @@ from client.tables import print_table
 def add_parser(areas: Subparsers) -> None:
     workers = areas.add_parser("workers", help="the live workers")
     verbs = workers.add_subparsers(required=True, metavar="{list}")
-    listing = verbs.add_parser("list", help="each live worker: pools, devices, runs, when last heard from")
-    add_json_flag(listing)
-    listing.set_defaults(command=list_workers)
+    add_list_verb(verbs, "each live worker: pools, devices, runs, when last heard from", list_workers, paged=False)
 
 
 def list_workers(api: ControlPlane, args: argparse.Namespace) -> None:
