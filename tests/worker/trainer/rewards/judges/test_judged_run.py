@@ -7,10 +7,10 @@ answers beside the rewards; an endpoint judge whose key is refused fails the run
 the endpoint's message, and the key is never written anywhere.
 """
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+
+from tests.support.secrets_view import SecretsView
 
 # Two vLLM servers start on this machine's cores (the policy's, then the judge's beside the trainer).
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
@@ -18,35 +18,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 HAS_NUMBER = {"template": "Question: {prompt}\nAnswer: {completion}\n\nDoes the answer contain a number? "
                           "Reply yes or no.", "mode": "choice", "labels": {"yes": 1.0, "no": 0.0},
               "max_answer_tokens": 4, "pass_threshold": 0.5}
-
-
-class SecretsView:
-    """The control plane's secrets view (runs/rewards/secrets.py) as a local server: these keys."""
-
-    def __init__(self, keys: dict[str, str]):
-        body = json.dumps({"api_keys": keys}).encode()
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self):
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_port}/api/runs/1/secrets/"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
 
 
 def config():

@@ -1,13 +1,11 @@
 """A run's judges' API keys: fetched from the control plane with the run's token, waited for
 while it is away, and a key missing (or refused) fails the run at start naming the reward,
 never showing a key."""
-import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 import pytest
 
+from tests.support.secrets_view import SecretsView
 from tests.support.trainers import logged_lines
 from worker.trainer.app import Trainer
 from worker.trainer.config import TrainingConfig
@@ -97,26 +95,8 @@ def test_each_reward_is_named_once():
 @pytest.fixture
 def control_plane():
     """A local control plane whose secrets view gives a key to `style` only."""
-    seen = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self):
-            seen.append(self.headers.get("Authorization"))
-            body = json.dumps({"api_keys": {"style": "sk-never-shown"}}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}/api/runs/1/secrets/", seen
-    server.shutdown()
-    server.server_close()
+    with SecretsView({"style": "sk-never-shown"}) as view:
+        yield view.url, view.seen
 
 
 def test_a_run_whose_judge_has_no_key_fails_at_start_naming_it(tmp_path, control_plane):
