@@ -16,8 +16,8 @@ from client.api import ControlPlane
 from client.cli_inputs import InputRefused, read_secret
 from client.cli_jobs import JobFailed
 from client.cli_output import ByteProgress, Subparsers, add_json_flag, print_json, say
-from client.downloads import partial_of
-from client.exit_codes import UNREACHABLE
+from client.downloads import DownloadBroken, partial_of, resumable
+from client.exit_codes import REFUSED, UNREACHABLE
 from client.resources.checkpoints import PARTS
 from client.session import Json
 from client.tables import print_table
@@ -92,9 +92,13 @@ def download_checkpoint(api: ControlPlane, args: argparse.Namespace) -> int | No
         done = api.download_checkpoint(args.run, args.checkpoint, dest, part=args.part, file=args.file,
                                        progress=bar.callback())
     except httpx.TransportError as exc:
-        say(f"grpo: the download broke ({exc}); what arrived is kept in {partial_of(dest)[0]}: run the same "
-            "command again to go on from there")
+        kept = (f"what arrived is kept in {partial_of(dest)[0]}: run the same command again to go on from there"
+                if resumable(dest) else "run the same command again (it starts over: nothing to go on from)")
+        say(f"grpo: the download broke ({exc}); {kept}")
         return UNREACHABLE
+    except DownloadBroken as exc:
+        say(f"grpo: {exc}")
+        return REFUSED
     finally:
         bar.close()
     if args.json:
