@@ -91,7 +91,8 @@ class ChatClient:
                  sleep: Callable[[float], Awaitable[None]] = asyncio.sleep):
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.limits, self.sleep = limits, sleep
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        # Uncompressed answers: the body limit then bounds what is read, not a decompressed multiple of it.
+        headers = {"Accept-Encoding": "identity", **({"Authorization": f"Bearer {api_key}"} if api_key else {})}
         self._http = httpx.AsyncClient(headers=headers, timeout=limits.timeout_s, transport=transport)
         self._slots = asyncio.Semaphore(limits.max_concurrency)
         self.limiter = RateLimiter(limits.requests_per_minute, limits.tokens_per_minute, sleep=sleep)
@@ -151,7 +152,10 @@ class ChatClient:
                 content += chunk
                 if len(content) > MAX_BODY_BYTES:
                     raise BodyTooLarge(response.status_code)
-        return httpx.Response(response.status_code, headers=response.headers, content=bytes(content),
+        # The chunks came decoded: the rebuilt response must not say they are still compressed.
+        headers = [(name, value) for name, value in response.headers.items()
+                   if name.lower() not in ("content-encoding", "content-length")]
+        return httpx.Response(response.status_code, headers=headers, content=bytes(content),
                               request=response.request)
 
     async def aclose(self) -> None:

@@ -1,5 +1,7 @@
 """How long the judge's client backs off, and what it keeps of a server's refusal."""
 import email.utils
+import gzip
+import json
 import time
 
 import httpx
@@ -63,6 +65,22 @@ async def test_an_endless_answer_is_not_read_past_its_bound():
     reply = await client.post({"messages": [{"role": "user", "content": "rate"}], "max_tokens": 4})
     await client.aclose()
     assert reply.raw is None and reply.status == 200 and "is over 1024 KiB" in reply.error
+
+
+async def test_a_compressed_answer_is_read_and_uncompressed_ones_are_asked_for():
+    """A hosted endpoint or a proxy may gzip its answer all the same: it is read once, as text."""
+    asked = []
+
+    def gzipped(request):
+        asked.append(request.headers.get("Accept-Encoding"))
+        body = gzip.compress(json.dumps({"choices": [{"message": {"content": "7"}}]}).encode())
+        return httpx.Response(200, content=body, headers={"Content-Encoding": "gzip",
+                                                          "Content-Type": "application/json"})
+
+    client = client_answering(gzipped)
+    reply = await client.post({"messages": [{"role": "user", "content": "rate"}], "max_tokens": 4})
+    await client.aclose()
+    assert (reply.error, reply.raw, asked) == (None, "7", ["identity"])
 
 
 async def test_a_long_answer_is_kept_up_to_its_bound():
