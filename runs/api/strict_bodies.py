@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from django.http import QueryDict
 from pydantic import BaseModel
 from rest_framework import relations, serializers
+from rest_framework.settings import api_settings
 
 # Most specific first: the first class a field is an instance of gives its JSON types.
 JSON_TYPES = (
@@ -50,12 +51,20 @@ class StrictBody:
         return problems
 
 
+# Unknown fields named one by one, up to this many: a body of a million made-up keys gets an
+# answer of a few lines, not one that outgrows what was sent.
+UNKNOWN_NAMED = 10
+
+
 def unknown_field_problems(fields: Mapping, data: Mapping) -> dict[str, list[str]]:
     unknown = [name for name in data if name not in fields and not is_csrf_token(name, data)]
     if not unknown:
         return {}
     taken = ", ".join(name for name, field in fields.items() if not field.read_only)
-    return {name: [f"unknown field; this body takes: {taken}"] for name in unknown}
+    problems = {str(name)[:100]: [f"unknown field; this body takes: {taken}"] for name in unknown[:UNKNOWN_NAMED]}
+    if len(unknown) > UNKNOWN_NAMED:
+        problems[api_settings.NON_FIELD_ERRORS_KEY] = [f"{len(unknown) - UNKNOWN_NAMED} more unknown fields"]
+    return problems
 
 
 def is_csrf_token(name: str, data: Mapping) -> bool:

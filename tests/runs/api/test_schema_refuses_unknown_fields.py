@@ -127,6 +127,15 @@ def test_the_refusal_lists_the_fields_the_body_takes(owner_api, valid_bodies):
         "nmae": ["unknown field; this body takes: name"]}
 
 
+def test_a_body_of_many_made_up_fields_gets_an_answer_of_a_few_lines(owner_api, valid_bodies):
+    url, _ = valid_bodies["POST /api/runs/{id}/clone/"]
+    answer = owner_api.post(url, {f"made-up-{index}": 1 for index in range(5000)}, format="json")
+    assert answer.status_code == 400
+    refused = answer.json()
+    assert len(refused) == 11 and refused["non_field_errors"] == ["4990 more unknown fields"]
+    assert len(answer.content) < 2000
+
+
 def test_an_unknown_field_of_a_nested_body_is_named_where_it_is(owner_api, valid_bodies, reward):
     url, body = valid_bodies["POST /api/runs/"]
     response = owner_api.post(url, {**body, "rewards": [{"reward_function": reward.pk, "colour": "red"}]},
