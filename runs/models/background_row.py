@@ -5,9 +5,15 @@ Each write is one UPDATE of an unfinished row, so that work delivered twice fini
 row whose reward or environment was deleted meanwhile stays deleted. A model using this has the
 fields `state`, `requested_by`, `result`, `error` and `updated_at`, and says its states.
 """
+from datetime import timedelta
+
 from django.utils import timezone
 
 KEPT_PER_USER = 20  # older finished rows of a user are removed as a new one is asked
+# A row unfinished and untouched this long was lost (a consumer that died, a message dropped): it
+# is failed saying so, rather than holding the user's one-at-a-time slot for ever. A dry run's
+# own limits end it well before.
+LOST_AFTER = timedelta(minutes=30)
 
 
 class BackgroundRow:
@@ -26,9 +32,13 @@ class BackgroundRow:
 
     @classmethod
     def unfinished_of(cls, user):
-        """The user's row still queued or being worked on, if any (the oldest)."""
-        return (cls.objects.filter(requested_by=user).exclude(state__in=cls.finished_states())
-                .order_by("created_at", "id").first())
+        """The user's row still queued or being worked on, if any (the oldest); one untouched for
+        LOST_AFTER is failed as lost first."""
+        unfinished = cls.objects.filter(requested_by=user).exclude(state__in=cls.finished_states())
+        minutes = int(LOST_AFTER.total_seconds() // 60)
+        unfinished.filter(updated_at__lt=timezone.now() - LOST_AFTER).update(
+            state=cls.FAILED, error=f"lost: not finished nor heard of for {minutes} minutes", updated_at=timezone.now())
+        return unfinished.order_by("created_at", "id").first()
 
     @property
     def finished(self) -> bool:

@@ -151,3 +151,18 @@ def test_a_second_model_dry_run_waits_for_the_first_one_of_the_same_user(owner_a
     assert f"your dry run {first.json()['id']} " in detail and "one at a time" in detail
     RewardDryRun.objects.get(pk=first.json()["id"]).finish({})
     assert ask(owner_api, reward, dataset=dataset.pk, completions=["good"]).status_code == 202
+
+
+def test_a_dry_run_lost_for_half_an_hour_no_longer_holds_the_users_turn(owner_api, owner, dataset, endpoint):
+    """A consumer that died mid-run leaves its row unfinished: past LOST_AFTER it is failed as lost."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    first = ask(owner_api, url_judge(owner, endpoint), dataset=dataset.pk, completions=["good"])
+    RewardDryRun.objects.filter(pk=first.json()["id"]).update(updated_at=timezone.now() - timedelta(minutes=31))
+    reward = RewardFunction.objects.create(owner=owner, name="other", kind="judge", params={
+        "template": TEMPLATE, "endpoint": "url", "base_url": endpoint, "model": "stub-judge"})
+    assert ask(owner_api, reward, dataset=dataset.pk, completions=["good"]).status_code == 202
+    lost = RewardDryRun.objects.get(pk=first.json()["id"])
+    assert lost.state == RewardDryRun.FAILED and lost.error.startswith("lost:")
