@@ -1,12 +1,12 @@
 """The checkpoint a resumed run continues from (or a new run starts from), fetched when this
 worker did not write it.
 
-The control plane keeps uploaded checkpoints (reporting/checkpoint_uploader.py); a worker that
+The control plane keeps uploaded checkpoints (uploader.py); a worker that
 resumes a run another worker trained downloads the checkpoint's tar with the run's token into
 its own output folder, unpacks it through a partial folder, checks every file against the
 manifest the tar carries beside the folder (the sizes and sha256s the control plane checked the
 upload against), and resumes from there. A file that differs is fetched once more, then fails
-the run naming it. While the control plane is away the fetch waits (fetching.py); a connection cut
+the run naming it. While the control plane is away the fetch waits (reporting/fetching.py); a connection cut
 mid-download goes on from the bytes already here (fetching.Download: HTTP Range).
 """
 import logging

@@ -1,7 +1,7 @@
 """What happens to a checkpoint once the trainer has written it.
 
 A trainer on another machine than the control plane sends every checkpoint to it in the
-background (reporting/checkpoint_uploader.py), which lists it once it has it whole; a local
+background (uploader.py), which lists it once it has it whole; a local
 copy is removed by save_total_limit only after that. A worker on the control plane's disk (it
 reads the secret the spec's shared_disk names), or a run with nowhere to upload to, has its
 checkpoint listed at once by an event and pruned at once.

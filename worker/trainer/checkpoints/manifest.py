@@ -6,7 +6,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 # The control plane's tar of an uploaded checkpoint (runs/api/views/checkpoint_upload.py) holds,
 # beside the checkpoint folder, the manifest it checked the upload against, for the worker that
-# resumes from it to check what it unpacked (checkpoint_fetch.py).
+# resumes from it to check what it unpacked (fetch.py).
 ARCHIVE_MANIFEST = "checkpoint-manifest.json"
 
 

@@ -42,7 +42,7 @@ def dataset_file(spec: DatasetSpec, token: str | None, cache_dir: Path | None = 
                  patience: Patience = PATIENCE, on_wait: Callable[[str], None] | None = None) -> DatasetFile:
     """The file of an uploaded dataset (spec.kind "file") on this machine. While the control plane
     is away it is tried again for up to `patience.window_s`, each wait said through `on_wait`
-    (fetching.py); a refusal, a file gone from the control plane among them, fails at once."""
+    (reporting/fetching.py); a refusal, a file gone from the control plane among them, fails at once."""
     shared = Path(spec.path) if spec.path else None
     if shared is not None and shared.is_file() and (spec.sha256 is None or sha256_of(shared) == spec.sha256):
         return DatasetFile(shared, "shared disk")

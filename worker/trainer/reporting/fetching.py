@@ -1,5 +1,5 @@
 """Files a worker fetches from the control plane with the run's token: an uploaded dataset
-(data/fetch.py), a checkpoint to resume from (checkpoint_fetch.py).
+(data/fetch.py), a checkpoint to resume from (checkpoints/fetch.py).
 
 What is tried again, and for how long:
 - the control plane away (no connection, a stream broken off) or answering 5xx or 429 (busy):

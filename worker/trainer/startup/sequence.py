@@ -31,9 +31,9 @@ def start_up(run: StartingRun, checkpoints: CheckpointKeeper) -> ReadyParts:
     # Python and library imports before this point are part of the start-up shown.
     process_s, started = process_age_s(), time.monotonic()
     refuse_paths(run.spec)
+    check_reward_specs(run.spec.rewards + run.spec.eval_rewards)  # refused before anything loads
     run = with_local_checkpoints(run)
     sandbox = start_reward_sandbox(run)
-    check_reward_specs(run.spec.rewards + run.spec.eval_rewards)  # refused before anything loads
     keys = api_keys(run)
     dataset, eval_dataset = load_datasets(run)
     # vLLM loads in its own process while this one loads the policy: start it first, and the

@@ -3,7 +3,7 @@
 The launch spec never holds a key (it is stored, and shown on the run's page): it says which
 rewards have one (RewardSpec.has_api_key) and where this run's worker alone may fetch them
 (LaunchSpec.secrets_url, runs/rewards/secrets.py). The control plane being away is waited on
-as for any fetch (fetching.py); a refusal, or a key missing for a reward that needs one, fails
+as for any fetch (reporting/fetching.py); a refusal, or a key missing for a reward that needs one, fails
 the run at start saying which reward. No key is ever written to a message or a log.
 """
 from collections.abc import Callable
