@@ -7,8 +7,9 @@ from tqdm import tqdm
 
 from client.api import FINISHED, ControlPlane
 from client.cli_inputs import pairs, weights
-from client.cli_output import Subparsers, add_json_flag, add_list_verb, add_page_flag, number, one_line, print_json
+from client.cli_output import Subparsers, add_json_flag, add_list_verb, add_page_flag, number, one_line, print_json, say
 from client.exit_codes import OK, RUN_NOT_SUCCEEDED
+from client.resources.runs import LOG_PAGE
 from client.session import Json
 from client.tables import print_table
 
@@ -208,6 +209,8 @@ def show_logs(api: ControlPlane, args: argparse.Namespace) -> None:
         return print_json(lines)
     for line in lines:
         print(f"{line['time']} {line['level']:<7} {line['source']}: {line['message']}")
+    if len(lines) == LOG_PAGE:
+        say(f"more lines may follow: grpo runs logs {args.run} --after {lines[-1]['id']}")
 
 
 def show_metrics(api: ControlPlane, args: argparse.Namespace) -> None:

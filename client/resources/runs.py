@@ -13,6 +13,9 @@ def weighted(rewards: list[int] | dict[int, float] | None) -> list[dict[str, Any
     return [{"reward_function": reward, "weight": weight} for reward, weight in pairs]
 
 
+LOG_PAGE = 1000  # the API's largest page of log lines
+
+
 class RunCalls(Session):
     def runs(self, page: int = 1) -> Json:
         return self._call("GET", "runs/", params={"page": page})
@@ -54,7 +57,9 @@ class RunCalls(Session):
         return self._call("POST", f"runs/{run_id}/clone/", json={"name": name} if name else {})
 
     def logs(self, run_id: int, after: int = 0, level: str | None = None) -> list[Json]:
-        params = {"after": after, "page_size": 1000, **({"level": level} if level else {})}
+        """Up to LOG_PAGE lines after line id `after`: a full page means more may follow (ask
+        again with the last line's id)."""
+        params = {"after": after, "page_size": LOG_PAGE, **({"level": level} if level else {})}
         return self._call("GET", f"runs/{run_id}/logs/", params=params)["results"]
 
     def alarms(self, run_id: int) -> Json:
