@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from runs.artifacts import checkpoint_store as store
 from runs.artifacts.stores import StoreUnavailable, artifact_store
-from runs.background import enqueue
+from runs.background.tasks import enqueue
 from runs.events import publish
 from runs.live_messages import CheckpointMessage
 from runs.models import Checkpoint, CheckpointUpload, Run, UploadState

@@ -31,7 +31,7 @@ from huggingface_hub import CommitOperationAdd, HfApi
 from runs.actions.hub_failures import EXPLAINED, failure_reason, without_secret
 from runs.artifacts.checkpoint_files import CheckpointFile
 from runs.artifacts.export import Exported, export_files
-from runs.background import enqueue
+from runs.background.tasks import enqueue
 from runs.background.sealed import Unsealable, seal, unseal
 from runs.models import Checkpoint, HubPush
 from runs.models.hub_push import HubPushStatus

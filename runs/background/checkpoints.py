@@ -1,6 +1,6 @@
 """Finishing a checkpoint upload: the part of a worker's complete that reads every byte."""
 from runs.actions.checkpoints import FINALIZE_TASK, finalize_upload
-from runs.background import background_task
+from runs.background.tasks import background_task
 
 
 @background_task(FINALIZE_TASK)

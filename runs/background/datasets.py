@@ -1,5 +1,5 @@
 """The check of a large upload, after the request that stored it (runs/datasets/deferred_check.py)."""
-from runs.background import background_task
+from runs.background.tasks import background_task
 from runs.datasets import deferred_check
 
 

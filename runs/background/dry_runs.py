@@ -1,6 +1,6 @@
 """Model-played environment dry runs, where a model may be loaded: never in the web process
 (runs/environments/dry_run_job.py). Each process of the consumer plays one at a time."""
-from runs.background import background_task
+from runs.background.tasks import background_task
 from runs.environments import dry_run_job
 
 

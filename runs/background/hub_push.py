@@ -1,7 +1,7 @@
 """The Hub push as a task of the control plane's queue: see runs/actions/hub_push.py."""
 from runs.actions.hub_push import PUSH_TASK, push_checkpoint
 from runs.api.views.checkpoint_download import files_of
-from runs.background import background_task
+from runs.background.tasks import background_task
 
 
 @background_task(PUSH_TASK)

@@ -1,5 +1,5 @@
 """The control plane's queue, its tasks' names and the modules that define them: what both the
-sender (runs.background.enqueue) and the consumer's Celery app (controlplane/celery.py) read, in a
+sender (runs/background/tasks.py: enqueue) and the consumer's Celery app (controlplane/celery.py) read, in a
 module of its own so that neither imports the other for them."""
 QUEUE = "controlplane"
 TASK_PREFIX = "runs.background."

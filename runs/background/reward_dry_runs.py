@@ -1,6 +1,6 @@
 """Dry runs of judges and reward models, where a model is served or loaded: never in the web process
 (runs/rewards/model_dry_run.py). Each process of the consumer scores one at a time."""
-from runs.background import background_task
+from runs.background.tasks import background_task
 from runs.rewards import model_dry_run
 
 

@@ -9,7 +9,7 @@ request, so that its refusal is the request's 400.
 import hashlib
 from pathlib import Path
 
-from runs.background import enqueue
+from runs.background.tasks import enqueue
 from runs.datasets.check_process import inspect_path
 from runs.datasets.formats import DatasetFileError
 from runs.models import Dataset

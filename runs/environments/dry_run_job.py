@@ -8,7 +8,7 @@ dry run each at a time, so several users' dry runs run side by side up to its co
 """
 from asgiref.sync import sync_to_async
 
-from runs.background import enqueue
+from runs.background.tasks import enqueue
 from runs.environments import model_play
 from runs.environments.dry_run import Play, play_episode
 from runs.models import EnvironmentDryRun

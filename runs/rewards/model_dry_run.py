@@ -19,7 +19,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from runs.background import enqueue
+from runs.background.tasks import enqueue
 from runs.environments.model_play import local_model_path
 from runs.models import RewardDryRun, RewardFunction
 from runs.rewards.endpoint_hosts import endpoint_problem

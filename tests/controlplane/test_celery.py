@@ -4,14 +4,14 @@ import json
 import subprocess
 import sys
 
-from runs.background import QUEUE, TASK_MODULES, task_name
+from runs.background.names import QUEUE, TASK_MODULES, task_name
 from scripts.run_local import BACKGROUND_QUEUE
 from tests.support.asgi_server import ROOT
 
 LOADED = """
 import json, sys
 from controlplane.celery import app
-from runs.background import TASK_MODULES
+from runs.background.names import TASK_MODULES
 before = [name for name in TASK_MODULES if name in sys.modules]
 app.loader.import_default_modules()  # what `celery worker` does at its start
 print(json.dumps({"before": before, "after": [name for name in TASK_MODULES if name in sys.modules],

@@ -20,7 +20,7 @@ from runs.actions.hub_push import PushRequest, local_path, start_push
 from runs.api.views.checkpoint_download import files_of
 from runs.artifacts import checkpoint_store as store
 from runs.artifacts.checkpoint_files import CheckpointFile, folder_files
-from runs.background import QUEUE, task_name
+from runs.background.names import QUEUE, task_name
 from runs.models import HubPush
 from tests.support.asgi_server import SEED_RUN, AsgiServer, free_port, logged_in_client
 from tests.support.controlplane_consumer import running_consumer

@@ -3,7 +3,7 @@ yet never each other's messages: a run worker polling its pool's queue leaves a 
 plane where it is, and the control plane's consumer takes it."""
 import time
 
-from runs.background import QUEUE, task_name
+from runs.background.names import QUEUE, task_name
 from tests.runs.test_hub_push import (FILES, HUB_USER, ON_DISK_CHECKPOINT, TOKEN, queued_messages,
                                       wait_for_push_to_end)
 from tests.support.asgi_server import SEED_RUN, AsgiServer, logged_in_client

@@ -6,7 +6,7 @@ from unittest import mock
 
 import pytest
 
-from runs.background import QUEUE
+from runs.background.names import QUEUE
 from runs.models import RewardDryRun, RewardFunction
 from runs.rewards import model_dry_run
 from runs.rewards.secrets import seal_api_key
