@@ -71,7 +71,15 @@ def imports_of(module: str, path: Path, ours: dict[str, Path]) -> set[str]:
             continue
         base = absolute_base(node, module, path.name == "__init__.py")
         found |= {base} | {f"{base}.{alias.name}" for alias in node.names}
+    # Importing a.b.c runs a's and a.b's __init__ first: an edge to each, but for the packages
+    # `module` is inside (already running when it is imported).
+    found |= {parent for name in found for parent in enclosing_packages(name) if not module.startswith(parent + ".")}
     return {name for name in found if name in ours and name != module}
+
+
+def enclosing_packages(name: str) -> list[str]:
+    parts = name.split(".")
+    return [".".join(parts[:end]) for end in range(1, len(parts))]
 
 
 def import_graph() -> dict[str, set[str]]:
@@ -139,6 +147,14 @@ def test_a_circle_through_an_import_inside_a_function_is_found():
     assert circles(graph) == [["a", "b", "c"]]
 
 
+def test_a_circle_through_a_packages_init_is_found(tmp_path):
+    """x imports pkg.sub, which runs pkg/__init__.py first, which takes a name from x."""
+    (tmp_path / "x.py").write_text("import pkg.sub\nthing = 1\n")
+    ours = {"x": tmp_path / "x.py", "pkg": tmp_path, "pkg.sub": tmp_path}
+    assert imports_of("x", tmp_path / "x.py", ours) == {"pkg", "pkg.sub"}
+    assert circles({"x": {"pkg", "pkg.sub"}, "pkg": {"x"}, "pkg.sub": set()}) == [["pkg", "x"]]
+
+
 def test_an_import_under_type_checking_is_no_edge_and_one_in_a_function_is(tmp_path):
     (tmp_path / "pkg").mkdir()
     source = tmp_path / "pkg" / "one.py"
@@ -152,4 +168,5 @@ def test_a_name_taken_from_a_package_leads_to_its_init_and_a_submodule_to_both(t
     source = tmp_path / "user.py"
     source.write_text("from pkg import Thing, sub\nfrom . import sibling\nimport other.deep\n")
     ours = {name: tmp_path for name in ("pkg", "pkg.sub", "top", "top.user", "top.sibling", "other", "other.deep")}
-    assert imports_of("top.user", source, ours) == {"pkg", "pkg.sub", "top", "top.sibling", "other.deep"}
+    # import other.deep runs other/__init__.py first: an edge to other too (top is user's own package).
+    assert imports_of("top.user", source, ours) == {"pkg", "pkg.sub", "top", "top.sibling", "other", "other.deep"}
