@@ -121,10 +121,10 @@ def error_lines(messages: list[str]) -> list[int]:
 
 
 # --- judges and reward models ---------------------------------------------------------------------
-# Their forms come from the worker's own schemas (judges/catalog.py) as the built-ins' do, with what a
-# flat built-in lacks: choices (a Literal), multi-line text (the template), a label → value table, and
-# nested limits, whose inputs are named by their path ("limits.timeout_s").
-MODEL_SCHEMAS = SCHEMAS  # kind → its parameters' schema, as the API checks them
+# Their forms come from the schemas the API checks them by (runs/rewards/model_rewards.py: SCHEMAS,
+# kind → its parameters' schema), with what a flat built-in lacks: choices (a Literal), multi-line text
+# (the template), a label → value table, and nested limits, whose inputs are named by their path
+# ("limits.timeout_s").
 MULTILINE = {"template", "system_prompt"}
 # Fields shown only while another field has a value (the page's script hides the rest; all are sent).
 SHOWN_WHEN = {"scale_min": "mode=score", "scale_max": "mode=score", "labels": "mode=choice",
@@ -205,7 +205,7 @@ def model_params_from_form(kind: str, form) -> tuple[dict, dict]:
     """A judge's or a reward model's parameters from the posted form (nested by path), and per-field
     input errors (a number that is not one, a label line unreadable)."""
     params, errors = {}, {}
-    for field in _flat(model_param_fields(MODEL_SCHEMAS[kind], {}, {})):
+    for field in _flat(model_param_fields(SCHEMAS[kind], {}, {})):
         raw = form.get(field["input"], "")
         *parents, name = field["name"].split(".")
         target = params
@@ -234,7 +234,7 @@ def model_params_from_form(kind: str, form) -> tuple[dict, dict]:
 
 def model_param_errors(messages: list[str], kind: str) -> tuple[dict, list[str]]:
     """The serializer's 'path: problem' messages by field path (limits.timeout_s too), and the rest."""
-    known = {field["name"] for field in _flat(model_param_fields(MODEL_SCHEMAS[kind], {}, {}))}
+    known = {field["name"] for field in _flat(model_param_fields(SCHEMAS[kind], {}, {}))}
     by_field, other = {}, []
     for message in messages:
         path, _, problem = str(message).partition(": ")

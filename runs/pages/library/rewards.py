@@ -14,10 +14,11 @@ from runs.api.serializers.reward_dry_run import MAX_COMPLETIONS_PER_ROW, MAX_ROW
 from runs.api.serializers.rewards import RewardFunctionSerializer
 from runs.models import Dataset, RewardFunction, Run
 from runs.pages.library.reward_forms import (
-    MODEL_SCHEMAS, STARTER_SOURCE, builtin_choices, error_lines, model_param_errors, model_param_fields,
+    STARTER_SOURCE, builtin_choices, error_lines, model_param_errors, model_param_fields,
     model_params_from_form, param_errors, params_from_form,
 )
 from runs.rewards import authoring
+from runs.rewards.model_rewards import SCHEMAS
 from runs.rewards.rows import RowsUnavailable, dataset_rows, json_safe
 from worker.trainer.for_control_plane.rewards import BUILTINS, SIGNATURE
 
@@ -123,7 +124,7 @@ def _model_page(request, reward, kind: str, values: dict, errors: dict, status: 
     return render(request, "library/rewards/model_form.html", {
         "reward": reward, "kind": kind, "kind_label": RewardFunction.Kind(kind).label, "values": values,
         "errors": errors, "params_other": other,
-        "fields": model_param_fields(MODEL_SCHEMAS[kind], values.get("params") or {}, by_field),
+        "fields": model_param_fields(SCHEMAS[kind], values.get("params") or {}, by_field),
         # The key itself is never rendered back, not even after a refused form: it is typed again.
         "api_key_set": bool(reward and reward.api_key_sealed), "api_key_typed": bool(values.get("api_key")),
         **_dry_run_context(request, reward),
@@ -173,7 +174,7 @@ def reward_edit(request, pk: int):
     reward = RewardFunction.objects.visible_or_404(request.user, pk)
     stored = {"name": reward.name, "description": reward.description, "builtin": reward.builtin,
               "params": reward.params, "source": reward.source}
-    if reward.kind in MODEL_SCHEMAS:
+    if reward.kind in SCHEMAS:
         if request.method == "GET":
             return _model_page(request, reward, reward.kind, stored, {})
         return _model_post(request, reward, reward.kind)

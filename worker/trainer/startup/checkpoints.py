@@ -30,7 +30,7 @@ def checkpoint_to_resume(run: StartingRun) -> LaunchSpec:
     if not spec.resume_from:
         return spec
     local, fetched = local_checkpoint(spec.resume_from, spec.resume_url, run.token, run.output_dir,
-                                      on_wait=run.say_waiting)
+                                      on_wait=run.warn)
     if fetched:
         run.report.log(f"checkpoint to resume from fetched from the control plane into {local}")
     return spec.model_copy(update={"resume_from": local})
@@ -44,7 +44,7 @@ def checkpoint_to_start_from(run: StartingRun) -> LaunchSpec:
     if spec.resume_from or not spec.init_from:
         return spec.model_copy(update={"init_from": None})
     local, fetched = local_checkpoint(spec.init_from, spec.init_url, run.token, run.output_dir,
-                                      on_wait=run.say_waiting, folder="start-from")
+                                      on_wait=run.warn, folder="start-from")
     if fetched:
         run.report.log(f"checkpoint {run.config.init_checkpoint} to start from fetched from the control "
                        f"plane into {local}")

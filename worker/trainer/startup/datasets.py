@@ -26,6 +26,6 @@ def _load(run: StartingRun, spec: DatasetSpec):
     plane (data/fetch.py); the run's log says which."""
     if spec.kind != "file":
         return load_dataset(spec)
-    found = dataset_file(spec, run.token, on_wait=run.say_waiting)
+    found = dataset_file(spec, run.token, on_wait=run.warn)
     run.report.log(found.describe())
     return load_dataset(spec, found.path)

@@ -40,7 +40,7 @@ def api_keys(run: StartingRun) -> dict[str, str]:
     """The endpoint judges' keys, from the control plane with the run's token (judges/keys.py);
     a key missing fails the run here. The log names the rewards, never a key."""
     keys = fetch_api_keys(run.spec.rewards + run.spec.eval_rewards, run.spec.secrets_url, run.token,
-                          on_wait=run.say_waiting)
+                          on_wait=run.warn)
     if keys:
         run.report.log(f"API keys fetched for reward(s) {', '.join(map(repr, keys))}")
     return keys

@@ -32,9 +32,6 @@ class StartingRun:
     def with_spec(self, spec: LaunchSpec) -> "StartingRun":
         return replace(self, spec=spec)
 
-    def say_waiting(self, message: str) -> None:
-        """A fetch waiting for the control plane, in the run's log under the trainer's name."""
-        self.report.log(message, level="warning")
-
     def warn(self, message: str) -> None:
+        """A warning in the run's log under the trainer's name (a fetch waiting for the control plane, a judge's)."""
         self.report.log(message, level="warning")

@@ -9,7 +9,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import IO
+from typing import IO, cast
 
 from worker.trainer.processes.groups import kill_process_group
 from worker.trainer.rewards.sandbox.protocol import FrameError, FrameTooLarge, read_frame, write_frame
@@ -44,7 +44,8 @@ class SandboxProcess:
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=capture, cwd=self.workdir,
                 env=clean_environment(self.workdir), start_new_session=True, close_fds=True,
             )
-        self.requests, self.replies = self._pipes()
+        # Popen gives both pipes for PIPE; typed as optional all the same.
+        self.requests, self.replies = cast(IO[bytes], self.proc.stdin), cast(IO[bytes], self.proc.stdout)
         try:
             hello = read_frame(self.replies.fileno(), 4096, time.monotonic() + START_TIMEOUT_S)
         except (TimeoutError, EOFError, FrameError) as exc:
@@ -131,12 +132,6 @@ class SandboxProcess:
             kind = str(reply["kind"]) if reply.get("kind") in _CHILD_KINDS else "protocol"
             raise SandboxError(kind, str(reply.get("message", "")), str(reply.get("traceback") or ""), line, output)
         return reply
-
-    def _pipes(self) -> tuple[IO[bytes], IO[bytes]]:
-        """The child's stdin and stdout: Popen gives both for PIPE, typed as optional all the same."""
-        if self.proc.stdin is None or self.proc.stdout is None:
-            raise SandboxError("crashed", "the reward sandbox process has no pipes")
-        return self.proc.stdin, self.proc.stdout
 
     def _death_message(self) -> str:
         try:
