@@ -7,7 +7,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 
 class ArithmeticParams(BaseModel):
@@ -18,14 +18,25 @@ class ArithmeticParams(BaseModel):
     examples: int = Field(0, ge=0, le=5, description=(
         "Worked examples shown before each problem, as earlier chat turns. A small model takes the "
         "'#### <number>' answer format up from one; 0 gives the problem alone, as plain text."))
+    largest: int | None = Field(None, ge=2, le=1_000_000, description=(
+        "The largest number in a problem; none: the difficulty's (10 at 1, 100 at 2, ..., 10,000 at 4 and 5). "
+        "Difficulty 1 up to 10 has only 200 distinct problems; up to 30, 1,800."))
+
+    @model_serializer(mode="wrap")
+    def _without_unset_largest(self, handler: SerializerFunctionWrapHandler) -> dict:
+        """`largest` left out when none: datasets stored before it keep their stored params."""
+        dumped = handler(self)
+        if dumped.get("largest") is None:
+            dumped.pop("largest", None)
+        return dumped
 
 
 _OPERATORS = ("+", "-", "*")
 
 
-def _arithmetic_problem(rng: random.Random, difficulty: int) -> tuple[str, int]:
+def _arithmetic_problem(rng: random.Random, difficulty: int, largest: int | None = None) -> tuple[str, int]:
     terms = 1 + min(difficulty, 3)
-    limit = 10 ** min(difficulty, 4)
+    limit = largest or 10 ** min(difficulty, 4)
     expression = str(rng.randint(1, limit))
     for _ in range(terms - 1):
         operator = rng.choice(_OPERATORS[:2] if difficulty == 1 else _OPERATORS)
@@ -38,11 +49,11 @@ def _question(expression: str) -> str:
     return f"What is {expression}? Think briefly, then give the final answer as #### <number>."
 
 
-def _worked_examples(rng: random.Random, difficulty: int, count: int) -> list[dict]:
-    """`count` solved problems as user and assistant turns, answered the way the format reward wants."""
+def _worked_examples(rng: random.Random, params: ArithmeticParams) -> list[dict]:
+    """`params.examples` solved problems as user and assistant turns, answered the way the format reward wants."""
     turns = []
-    for _ in range(count):
-        expression, value = _arithmetic_problem(rng, difficulty)
+    for _ in range(params.examples):
+        expression, value = _arithmetic_problem(rng, params.difficulty, params.largest)
         turns += [{"role": "user", "content": _question(expression)},
                   {"role": "assistant", "content": f"{expression} = {value}\n#### {value}"}]
     return turns
@@ -55,10 +66,10 @@ def arithmetic(params: ArithmeticParams) -> list[dict]:
     examples_rng = random.Random(f"arithmetic-examples-{params.seed}")
     rows = []
     for _ in range(params.count):
-        expression, value = _arithmetic_problem(rng, params.difficulty)
+        expression, value = _arithmetic_problem(rng, params.difficulty, params.largest)
         question = _question(expression)
         prompt = question if not params.examples else [
-            *_worked_examples(examples_rng, params.difficulty, params.examples),
+            *_worked_examples(examples_rng, params),
             {"role": "user", "content": question}]
         rows.append({"prompt": prompt, "answer": f"#### {value}"})
     return rows
