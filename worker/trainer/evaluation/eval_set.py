@@ -1,8 +1,10 @@
-"""The examples a run is evaluated on: another dataset, or rows held out of the training one.
+"""The examples a run is evaluated on: another dataset, or problems held out of the training one.
 
 A holdout is drawn from the run's seed, so a resumed run holds out (and never trains on) the
-same rows. Examples keep their order, so "the first eval_examples" are the same at every
-evaluation; each has a key, a hash of its prompt, that names it across runs.
+same problems. It is drawn by problem, not by row: a generator repeats problems (two numbers up
+to 10 make 200), and a row held out whose twin is trained on measures recall, not learning.
+Examples keep their order, so "the first eval_examples" are the same at every evaluation; each
+has a key, a hash of its prompt, that names it across runs.
 """
 import hashlib
 import random
@@ -26,17 +28,36 @@ def example_key(prompt_text: str) -> str:
     return hashlib.sha256(prompt_text.encode()).hexdigest()[:16]
 
 
-def split_holdout(dataset, fraction: float, seed: int):
-    """(training rows, held-out rows): a seeded `fraction` of the rows, at least one, held out;
-    at least one row is left to train on."""
-    size = len(dataset)
-    if size < 2:
-        raise ValueError(f"eval_holdout_fraction needs at least 2 rows to split; the dataset has {size}")
-    held = min(size - 1, max(1, round(size * fraction)))
-    order = list(range(size))
+def problem_of(prompt) -> str:
+    """What a row asks: a prompt string, or a messages list's last user turn (worked examples
+    before it do not make two rows different problems)."""
+    if isinstance(prompt, list):
+        asked = [m for m in prompt if isinstance(m, dict) and m.get("role", "user") == "user"]
+        return task_prompt_text(asked[-1:]) if asked else task_prompt_text(prompt)
+    return task_prompt_text(prompt)
+
+
+def _rows_by_problem(dataset, prompt_column: str) -> list[list[int]]:
+    """Row indices grouped by problem, the problems in the order they first appear."""
+    groups: dict[str, list[int]] = {}
+    for index, prompt in enumerate(dataset[prompt_column]):
+        groups.setdefault(problem_of(prompt), []).append(index)
+    return list(groups.values())
+
+
+def split_holdout(dataset, fraction: float, seed: int, prompt_column: str = "prompt"):
+    """(training rows, held-out rows): a seeded `fraction` of the distinct problems, at least one,
+    held out, each once (its first row); every row of them is kept out of training, and at least
+    one problem is left to train on. Rows all distinct: the split by row it always was."""
+    problems = _rows_by_problem(dataset, prompt_column)
+    if len(problems) < 2:
+        raise ValueError(f"eval_holdout_fraction needs at least 2 distinct problems to split; the dataset's "
+                         f"{len(dataset)} rows hold {len(problems)}")
+    held = min(len(problems) - 1, max(1, round(len(problems) * fraction)))
+    order = list(range(len(problems)))
     random.Random(f"holdout:{seed}").shuffle(order)
-    held_out = sorted(order[:held])
-    kept = sorted(order[held:])
+    held_out = sorted(problems[p][0] for p in order[:held])
+    kept = sorted(index for p in order[held:] for index in problems[p])
     return dataset.select(kept), dataset.select(held_out)
 
 
