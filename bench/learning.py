@@ -1,85 +1,96 @@
-"""Does the default CPU demo learn the task? SmolLM2-135M on the built-in arithmetic generator,
-trained on accuracy + format and judged by its own evaluation (accuracy alone, greedy, on rows
-held out of the training data).
+"""Do the home page's demos learn? Each demo of runs/demo_definitions.py (the same dataset,
+rewards, environment and config the button starts) trained over several seeds and judged by its
+own evaluation: greedy, on problems held out of the training data.
 
-    .venv/bin/python -m bench.learning                          # the preset's steps (60 for cpu-demo)
-    .venv/bin/python -m bench.learning --steps 20               # a shorter look
-    .venv/bin/python -m bench.learning --preset cpu-demo-lora   # the demo with a LoRA adapter
-    .venv/bin/python -m bench.learning --set learning_rate=1e-5 temperature=1.0   # an experiment
-    .venv/bin/python -m bench.learning --smoke                  # a tiny model, 2 steps (bench/smoke.py)
+    .venv/bin/python -m bench.learning                            # both demos, 3 seeds each, their 60 steps
+    .venv/bin/python -m bench.learning --demo arithmetic --seeds 1
+    .venv/bin/python -m bench.learning --demo arithmetic --set temperature=1.1 beta=0.02   # an experiment
+    .venv/bin/python -m bench.learning --smoke                    # a tiny model, 2 steps, one seed of each
 
-Prints the mean total reward of the first and last five steps, the run's held-out accuracy at
-each evaluation (before the first step to after the last), the entropy at the end and what the
-run's alarms watch (KL to the sampler, groups with all-equal rewards).
+Prints for each run the held-out accuracy at each evaluation with its 95% interval (Wilson), the
+change first -> last with its interval (a difference of two proportions), the entropy's minimum,
+the rewards and what the run's alarms watch; then for each demo the mean change over its seeds
+with its interval against the target (+0.15 arithmetic, +0.5 tool use): met when the mean
+reaches the target and its interval is above zero.
 """
 import argparse
+import math
 import statistics
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from bench.report import markdown_table
 from bench.run_events import events_of, training_steps
 from bench.smoke import add_smoke_options, refuse_server_url_without_smoke, smoke_settings, vllm_server
 from bench.trainer import parse_settings
+from runs.demo_definitions import DEMOS, DemoDefinition
 from worker.trainer.config import PRESETS, TrainingConfig
 
-EXAMPLES = 1  # worked examples before each problem, as in the demo's dataset (runs/actions/demo.py)
+TARGETS = {"arithmetic": 0.15, "tool-use": 0.5}  # held-out accuracy gain, first evaluation to last
+ENTROPY_FLOOR = 0.1  # nats a token, the whole run
+Z95 = 1.959964
 SMOKE_EVAL_STEPS = 2
-ENTROPY_TARGET = 0.05
+SMOKE_CHANGES = {"arithmetic": {}, "tool-use": {"max_turns": 2, "max_episode_tokens": 32}}
 
 
-def demo_spec(output_dir: Path, server_url: str, config: TrainingConfig) -> dict:
-    return {
-        "run_id": 0, "model": config.model, "output_dir": str(output_dir), "inference_url": server_url,
-        "dataset": {"kind": "generator", "generator": "arithmetic",
-                    "params": {"count": 5000, "difficulty": 1, "seed": 0, "examples": EXAMPLES}},
-        "rewards": [{"name": "accuracy", "kind": "builtin", "builtin": "accuracy"},
-                    {"name": "format", "kind": "builtin", "builtin": "format"}],
-        "eval_rewards": [{"name": "accuracy", "kind": "builtin", "builtin": "accuracy"}],
-        "config": config.model_dump(),
-    }
+# --------------------------------------------------------------------------- intervals
+def wilson(share: float, n: int, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score interval of a proportion `share` of `n`: sound near 0 and 1, where the
+    normal one runs past the ends (a run's first evaluation is often near 0)."""
+    if n <= 0:
+        return 0.0, 1.0
+    centre = (share + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(share * (1 - share) / n + z * z / (4 * n * n))
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
+def change_variance(first: float, n_first: int, last: float, n_last: int) -> float:
+    """The variance of last - first, two independent proportions."""
+    return first * (1 - first) / n_first + last * (1 - last) / n_last
+
+
+def change_interval(first: float, n_first: int, last: float, n_last: int, z: float = Z95) -> tuple[float, float]:
+    """The 95% interval of the change last - first of two proportions."""
+    half = z * math.sqrt(change_variance(first, n_first, last, n_last))
+    return last - first - half, last - first + half
+
+
+@dataclass(frozen=True)
+class Change:
+    """One run's held-out accuracy, first evaluation to last."""
+    first: float
+    last: float
+    n_first: int
+    n_last: int
+
+    @property
+    def value(self) -> float:
+        return self.last - self.first
+
+    @property
+    def variance(self) -> float:
+        return change_variance(self.first, self.n_first, self.last, self.n_last)
+
+
+def mean_change(changes: list[Change], z: float = Z95) -> tuple[float, float, float]:
+    """(mean, low, high): the mean of the runs' changes, its interval from each evaluation's
+    sampling noise (the runs independent): z * sqrt(sum of variances) / runs."""
+    mean = statistics.fmean(change.value for change in changes)
+    half = z * math.sqrt(sum(change.variance for change in changes)) / len(changes)
+    return mean, mean - half, mean + half
+
+
+def verdict(mean: float, low: float, target: float) -> str:
+    return "met" if mean >= target and low > 0 else "MISSED"
+
+
+# --------------------------------------------------------------------------- a run's events
 def evaluations(events_file: Path) -> dict[int, dict]:
     """The eval/ metrics of each evaluation, by step."""
     return {event["step"]: event["values"] for event in events_of(events_file, "metrics")
             if "eval/pass@1" in event["values"]}
-
-
-def watched_rows(steps: list[dict], config: TrainingConfig) -> list[tuple[str, str, str]]:
-    """What the run's alarms watch (runs/alarms/), over the whole run."""
-    entropy = [v["train/entropy"] for v in steps]
-    kl = [v["train/kl_to_sampler"] for v in steps]
-    equal = [v["rollout/frac_reward_zero_std"] for v in steps if "rollout/frac_reward_zero_std" in v]
-    end = statistics.fmean(entropy[-5:])
-    rows = [("entropy at the end (last 5 steps)", f"{end:.3f}",
-             f"target > {ENTROPY_TARGET}: " + ("met" if end > ENTROPY_TARGET else "MISSED")),
-            ("entropy min / step it first fell below 0.1",
-             f"{min(entropy):.3f} / {next((i + 1 for i, e in enumerate(entropy) if e < 0.1), '—')}", "nats a token"),
-            ("KL to the sampler max / steps above the alarm",
-             f"{max(kl):.3f} / {sum(k > config.alarm_kl_to_sampler_max for k in kl)}",
-             f"alarm_kl_to_sampler_max {config.alarm_kl_to_sampler_max}")]
-    if equal:
-        rows.append(("steps where every group had equal rewards", f"{sum(e == 1.0 for e in equal)} / {len(equal)}",
-                     f"mean share of such groups {statistics.fmean(equal):.2f}"))
-    return rows
-
-
-def evaluation_rows(evals: dict[int, dict]) -> list[tuple[str, str, str]]:
-    if not evals:
-        return [("held-out accuracy", "—", "no evaluation reported")]
-    ordered = sorted(evals)
-    first, last = evals[ordered[0]]["eval/pass@1"], evals[ordered[-1]]["eval/pass@1"]
-    examples = int(evals[ordered[0]]["eval/examples"])
-    return [
-        (f"held-out accuracy, step {ordered[0]} → {ordered[-1]}", f"{first:.2f} → {last:.2f}",
-         f"{examples} held-out rows, greedy; gain {last - first:+.2f} (target ≥ +0.20: "
-         + ("met)" if last - first >= 0.2 else "MISSED)")),
-        ("held-out accuracy at each evaluation", ", ".join(f"{step}: {evals[step]['eval/pass@1']:.2f}"
-                                                           for step in ordered), "step: pass@1"),
-        ("evaluation seconds, mean", f"{statistics.fmean(e['eval/seconds'] for e in evals.values()):.1f}", ""),
-    ]
 
 
 def step_metrics(events_file: Path) -> list[dict]:
@@ -87,91 +98,179 @@ def step_metrics(events_file: Path) -> list[dict]:
     return [merged["values"] for merged in training_steps(events_file).values()]
 
 
-def first_and_last_rows(steps: list[dict]) -> list[tuple[str, str, str]]:
-    """Each reward function's mean and the policy's entropy, first five steps → last five: a run
-    whose entropy collapses before the format reward ever pays shows here."""
+def run_change(evals: dict[int, dict]) -> Change | None:
+    """The change from the first evaluation to the last; None with fewer than two."""
+    if len(evals) < 2:
+        return None
+    first, last = evals[min(evals)], evals[max(evals)]
+    return Change(first["eval/pass@1"], int(first["eval/examples"]), last["eval/pass@1"], int(last["eval/examples"]))
+
+
+def evaluation_table(evals: dict[int, dict]) -> str:
+    rows = []
+    for step in sorted(evals):
+        share, n = evals[step]["eval/pass@1"], int(evals[step]["eval/examples"])
+        low, high = wilson(share, n)
+        rows.append((step, f"{share:.2f}", f"{low:.2f} – {high:.2f}", n, f"{evals[step].get('eval/seconds', 0):.0f}"))
+    return markdown_table(("step", "held-out accuracy", "95% interval (Wilson)", "problems", "eval s"), rows)
+
+
+def change_row(change: Change | None, target: float) -> tuple[str, str, str]:
+    if change is None:
+        return ("held-out change, first → last", "—", "fewer than two evaluations")
+    low, high = change_interval(change.first, change.n_first, change.last, change.n_last)
+    return ("held-out change, first → last", f"{change.first:.2f} → {change.last:.2f}: {change.value:+.2f}",
+            f"95% interval {low:+.2f} to {high:+.2f}; target ≥ +{target:.2f}: {verdict(change.value, low, target)}")
+
+
+def entropy_rows(steps: list[dict]) -> list[tuple[str, str, str]]:
+    entropy = [v["train/entropy"] for v in steps if "train/entropy" in v]
+    if not entropy:
+        return [("entropy min", "—", "no step reported it")]
+    below = next((i + 1 for i, e in enumerate(entropy) if e < ENTROPY_FLOOR), None)
+    return [("entropy first → last 5 steps", f"{statistics.fmean(entropy[:5]):.3f} → {statistics.fmean(entropy[-5:]):.3f}",
+             "nats a token"),
+            ("entropy min", f"{min(entropy):.3f}",
+             f"stayed > {ENTROPY_FLOOR}: " + ("yes" if below is None else f"NO (first below at step {below})"))]
+
+
+def reward_rows(steps: list[dict]) -> list[tuple[str, str, str]]:
+    """Each reward's mean, first five steps → last five, and the groups with nothing to learn from."""
     def first_and_last(key: str) -> str:
         values = [v[key] for v in steps if key in v]
         return f"{statistics.fmean(values[:5]):.2f} → {statistics.fmean(values[-5:]):.2f}" if values else "—"
-    names = sorted(k.removeprefix("rollout/reward/").removesuffix("_mean")
-                   for k in steps[0] if k.startswith("rollout/reward/") and k.endswith("_mean"))
-    return [*((f"reward {name}, first → last 5 steps", first_and_last(f"rollout/reward/{name}_mean"), "")
-              for name in names),
-            ("entropy, first → last 5 steps", first_and_last("train/entropy"), "nats a token")]
+    names = sorted({k.removeprefix("rollout/reward/").removesuffix("_mean") for v in steps for k in v
+                    if k.startswith("rollout/reward/") and k.endswith("_mean")})
+    rows = [(f"reward {name}, first → last 5 steps", first_and_last(f"rollout/reward/{name}_mean"), "")
+            for name in names]
+    if any("episode/tool_calls_mean" in v for v in steps):
+        rows.append(("tool calls an episode, first → last 5 steps", first_and_last("episode/tool_calls_mean"), ""))
+    equal = [v["rollout/frac_reward_zero_std"] for v in steps if "rollout/frac_reward_zero_std" in v]
+    if equal:
+        rows.append(("steps where every group had equal rewards", f"{sum(e == 1.0 for e in equal)} / {len(equal)}",
+                     f"mean share of such groups {statistics.fmean(equal):.2f}"))
+    return rows
 
 
-def pipeline_rows(steps: list[dict], groups_per_step: int, skip: int = 5) -> list[tuple[str, str, str]]:
-    """How the async pipeline ran after the first `skip` steps (start-up left out)."""
-    steady = steps[skip:]
-    if not steady:
-        return []
-    step_s = sum(v["system/step_time_s"] for v in steady)
-    waited = sum(v["async/wait_for_rollouts_s"] for v in steady)
-    expiring = sum(v.get("async/wait_for_expiring_s", 0.0) for v in steady)
-    dropped = steady[-1]["async/dropped_stale"] - steps[skip - 1]["async/dropped_stale"]
-    taken = dropped + groups_per_step * len(steady)
-    syncs = [v["system/weight_sync_s"] for v in steady if v["system/weight_sync_s"] > 0]
-    slowest = max(steady, key=lambda v: v["system/weight_sync_s"])
-    slowest_parts = ", ".join(f"{name.removeprefix('system/weight_sync_').removesuffix('_s')} {value:.2f}"
-                              for name, value in slowest.items()
-                              if name.startswith("system/weight_sync_") and name != "system/weight_sync_s")
-    return [
-        (f"s per step (steps {skip + 1}-{len(steps)})", f"{step_s / len(steady):.1f}", ""),
-        ("share of step time waiting for rollouts", f"{waited / step_s:.1%}",
-         f"of which for groups about to expire {expiring / step_s:.1%}"),
-        ("groups dropped stale / taken", f"{dropped:.0f} / {taken:.0f}", f"{dropped / taken:.1%}"),
-        ("weight sync s mean / max", f"{statistics.fmean(syncs):.2f} / {max(syncs):.2f}" if syncs else "—",
-         f"the slowest: {slowest_parts}" if syncs and slowest_parts else ""),
-    ]
+# --------------------------------------------------------------------------- running
+def demo_spec(demo: DemoDefinition, output_dir: Path, server_url: str, config: TrainingConfig) -> dict:
+    """The launch spec of the demo's run as the control plane would build it (runs/launch.py)."""
+    def reward(fields: dict, weight: float) -> dict:
+        return {"name": fields["name"], "kind": fields["kind"], "builtin": fields.get("builtin"),
+                "params": fields["params"], "weight": weight}
+    environment = demo.environment
+    return {
+        "run_id": 0, "model": config.model, "output_dir": str(output_dir), "inference_url": server_url,
+        "dataset": {"kind": "generator", "generator": demo.dataset["generator"],
+                    "prompt_column": demo.dataset["prompt_column"], "params": demo.dataset["generator_params"]},
+        "rewards": [reward(fields, weight) for fields, weight in demo.rewards],
+        "eval_rewards": [reward(fields, 1.0) for fields, _ in demo.rewards if fields["name"] in demo.eval_rewards],
+        "environment": None if environment is None else {
+            key: environment[key] for key in ("name", "kind", "builtin", "params")},
+        "config": config.model_dump(),
+    }
+
+
+def demo_settings(demo: DemoDefinition, changes: dict, smoke: bool) -> dict:
+    settings = demo.config_values(PRESETS)
+    if smoke:  # evaluated before the first step and after the last, as the demo's run is
+        settings = smoke_settings(settings, eval_steps=SMOKE_EVAL_STEPS, **SMOKE_CHANGES[demo.key])
+    return {**settings, **changes}
+
+
+@dataclass
+class RunResult:
+    demo: str
+    seed: int
+    outcome: str
+    minutes: float
+    evals: dict[int, dict]
+    steps: list[dict]
+
+    @property
+    def change(self) -> Change | None:
+        return run_change(self.evals)
+
+    @property
+    def entropy_min(self) -> float | None:
+        entropy = [v["train/entropy"] for v in self.steps if "train/entropy" in v]
+        return min(entropy) if entropy else None
+
+
+def train(demo: DemoDefinition, settings: dict, server_url: str | None) -> RunResult:
+    from worker.trainer.app import Trainer
+    from worker.trainer.models.paths import resolve_model_path
+    from worker.trainer.spec import LaunchSpec
+
+    config = TrainingConfig(**settings)
+    output = Path(tempfile.mkdtemp(prefix=f"bench-learning-{demo.key}-"))
+    # A server a run: the one before it holds that run's trained weights.
+    with vllm_server(resolve_model_path(config.model), config, output / "vllm.log", server_url) as server:
+        trainer = Trainer(LaunchSpec.model_validate(demo_spec(demo, output, server.url, config)))
+        started = time.monotonic()
+        outcome = trainer.run()
+        minutes = (time.monotonic() - started) / 60
+    events_file = output / "events" / "events-trainer-1.jsonl"
+    print(f"\n{demo.key}, seed {config.seed}: output in {output}", flush=True)
+    return RunResult(demo.key, config.seed, str(outcome), minutes, evaluations(events_file), step_metrics(events_file))
+
+
+def run_report(result: RunResult) -> str:
+    target = TARGETS[result.demo]
+    rows = [("outcome", result.outcome, ""), ("steps trained", str(len(result.steps)), ""),
+            ("wall time (min)", f"{result.minutes:.1f}", "evaluations included"),
+            change_row(result.change, target), *entropy_rows(result.steps), *reward_rows(result.steps)]
+    return "\n".join([f"\nbench.learning — {result.demo}, seed {result.seed}",
+                      evaluation_table(result.evals), "", markdown_table(("measure", "value", "note"), rows)])
+
+
+def summary_rows(results: list[RunResult]) -> list[tuple]:
+    """A row a demo: its runs' changes, their mean with its interval, the target, the entropy."""
+    rows = []
+    for key in dict.fromkeys(result.demo for result in results):
+        runs = [result for result in results if result.demo == key]
+        changes = [change for result in runs if (change := result.change) is not None]
+        entropies = [e for result in runs if (e := result.entropy_min) is not None]
+        lowest = min(entropies) if entropies else None
+        entropy = "—" if lowest is None else f"{lowest:.3f} ({'yes' if lowest > ENTROPY_FLOOR else 'NO'})"
+        if not changes:
+            rows.append((key, len(runs), "—", "—", "—", f"+{TARGETS[key]:.2f}", "MISSED", entropy))
+            continue
+        mean, low, high = mean_change(changes)
+        rows.append((key, len(runs), " ".join(f"{c.value:+.2f}" for c in changes), f"{mean:+.2f}",
+                     f"{low:+.2f} to {high:+.2f}", f"+{TARGETS[key]:.2f}", verdict(mean, low, TARGETS[key]), entropy))
+    return rows
+
+
+SUMMARY_HEADER = ("demo", "seeds", "change a seed", "mean change", "95% interval", "target", "met?",
+                  f"entropy min (> {ENTROPY_FLOOR}?)")
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--steps", type=int, default=None, help="steps to train; default the preset's")
-    parser.add_argument("--preset", choices=("cpu-demo", "cpu-demo-lora"), default="cpu-demo")
+    parser.add_argument("--demo", choices=(*DEMOS, "both"), default="both")
+    parser.add_argument("--seeds", type=int, default=None, help="runs a demo, seeds the config's and the next "
+                        "ones (default 3; 1 with --smoke)")
+    parser.add_argument("--steps", type=int, default=None, help="steps to train; default the demo's")
     parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="config changes (an experiment)")
     add_smoke_options(parser, serves=True)
     args = parser.parse_args(argv)
     refuse_server_url_without_smoke(parser, args)
-
-    from worker.trainer.app import Trainer
-    from worker.trainer.models.paths import resolve_model_path
-    from worker.trainer.models.prepare import prepare_default_model
-    from worker.trainer.spec import LaunchSpec
-
-    preset = PRESETS[args.preset]
-    if args.smoke:  # evaluated before the first step and after the last, as the preset's run is
-        preset = smoke_settings(preset, eval_steps=SMOKE_EVAL_STEPS)
-    else:
+    if not args.smoke:
+        from worker.trainer.models.prepare import prepare_default_model
         prepare_default_model()
-    settings = {**preset, **parse_settings(args.set)}
-    if args.steps:
-        settings["max_steps"] = args.steps
-    config = TrainingConfig(**settings)
-    model_dir = resolve_model_path(config.model)
-    output = Path(tempfile.mkdtemp(prefix="bench-learning-"))
-    with vllm_server(model_dir, config, output / "vllm.log", args.server_url) as server:
-        trainer = Trainer(LaunchSpec.model_validate(demo_spec(output, server.url, config)))
-        started = time.monotonic()
-        outcome = trainer.run()
-        trained_s = time.monotonic() - started
-    events_file = output / "events" / "events-trainer-1.jsonl"
-    steps = step_metrics(events_file)
-    rewards = [values["rollout/reward_mean"] for values in steps]
-    first, last = statistics.fmean(rewards[:5]), statistics.fmean(rewards[-5:])
-    rows = [
-        ("outcome", outcome, ""), ("steps trained", len(rewards), ""),
-        ("wall time (min)", f"{trained_s / 60:.1f}", "set-up and evaluations included"),
-        ("mean reward, first 5 steps", f"{first:.3f}", ""), ("mean reward, last 5 steps", f"{last:.3f}", ""),
-        ("reward gain", f"{last - first:+.3f}", "target ≥ +0.200: " + ("met" if last - first >= 0.2 else "MISSED")),
-        *evaluation_rows(evaluations(events_file)),
-        *first_and_last_rows(steps),
-        *watched_rows(steps, config),
-        *pipeline_rows(steps, config.completions_per_step // config.num_generations),
-    ]
-    changed = " ".join(args.set) or "none"
-    print(f"\nbench.learning — {args.preset} preset, {len(rewards)} steps, changes: {changed}, output in {output}")
-    print(markdown_table(("measure", "value", "note"), rows))
+    demos = list(DEMOS.values()) if args.demo == "both" else [DEMOS[args.demo]]
+    changes = parse_settings(args.set) | ({"max_steps": args.steps} if args.steps else {})
+    results = []
+    for demo in demos:
+        settings = demo_settings(demo, changes, args.smoke)
+        first_seed = TrainingConfig(**settings).seed
+        for seed in range(first_seed, first_seed + (args.seeds or (1 if args.smoke else 3))):
+            results.append(train(demo, {**settings, "seed": seed}, args.server_url))
+            print(run_report(results[-1]), flush=True)
+    print(f"\nbench.learning — changes: {' '.join(args.set) or 'none'}; the mean change's interval is "
+          "the evaluations' sampling noise, the runs independent")
+    print(markdown_table(SUMMARY_HEADER, summary_rows(results)))
 
 
 if __name__ == "__main__":
