@@ -61,8 +61,8 @@ def change_interval(first: float, n_first: int, last: float, n_last: int, z: flo
 class Change:
     """One run's held-out accuracy, first evaluation to last."""
     first: float
-    last: float
     n_first: int
+    last: float
     n_last: int
 
     @property
@@ -103,7 +103,8 @@ def run_change(evals: dict[int, dict]) -> Change | None:
     if len(evals) < 2:
         return None
     first, last = evals[min(evals)], evals[max(evals)]
-    return Change(first["eval/pass@1"], int(first["eval/examples"]), last["eval/pass@1"], int(last["eval/examples"]))
+    return Change(first["eval/pass@1"], int(first["eval/examples"]), last["eval/pass@1"],
+                  int(last["eval/examples"]))
 
 
 def evaluation_table(evals: dict[int, dict]) -> str:
