@@ -1,0 +1,61 @@
+"""Which part of the pipeline holds a run back, from its time split and rollout metrics.
+
+The trainer waiting for rollouts is time generation (or scoring) could have saved: above
+WAIT_SHARE of a step, the generation side is the bottleneck. Weight sync and evaluation are named
+above the same share; training where it takes most of a step and the trainer hardly waits.
+Anything else is balanced: no one change would shorten a step much.
+"""
+from collections.abc import Mapping
+from typing import Any
+
+from runs.diagnosis.run_config import setting
+from runs.diagnosis.time_split import TimeSplit
+from runs.diagnosis.window import Window
+
+WAIT_SHARE = 0.25  # waiting for rollouts, weight sync or evaluation: a bottleneck above this share
+TRAINING_SHARE = 0.5  # training: a bottleneck above this share ...
+SMALL_WAIT = 0.10  # ... while the trainer waits less than this share for rollouts
+HELD_BACK = 0.3  # a bound that stopped this share of submit polls or more held submission back
+NEAR_CAP = 0.9  # in flight at this share of the cap: the cap held (older runs, without the blocked shares)
+SIDES = {"waiting_for_rollouts": "generation", "weight_sync": "weight_sync", "evaluation": "evaluation"}
+
+
+def bottleneck_of(split: TimeSplit, window: Window) -> str:
+    shares = {part: split.share(part) for part in SIDES}
+    big = {part: share for part, share in shares.items() if share > WAIT_SHARE}
+    if big:
+        side = SIDES[max(big, key=big.__getitem__)]
+        return "scoring" if side == "generation" and scoring_dominates(window) else side
+    if split.share("training") > TRAINING_SHARE and shares["waiting_for_rollouts"] < SMALL_WAIT:
+        return "training"
+    return "balanced"
+
+
+def scoring_dominates(window: Window) -> bool:
+    """Scoring a group took longer than generating it (where the run logged both)."""
+    scoring, generation = window.mean("rollout/group_scoring_s"), window.mean("rollout/group_generation_s")
+    return scoring is not None and generation is not None and scoring > generation
+
+
+def bound_that_held(queue: Mapping[str, Any], staleness: Mapping[str, Any]) -> str | None:
+    """"inflight_cap" or "staleness" where that bound held submission back, else None. Runs
+    before the blocked shares were logged: the cap held where the in-flight count ran near it."""
+    blocked = {"inflight_cap": queue["blocked_by_inflight_cap"], "staleness": staleness["blocked_by_staleness"]}
+    known = {bound: share for bound, share in blocked.items() if share is not None}
+    if not known:
+        return "inflight_cap" if (queue["fullness"] or 0.0) >= NEAR_CAP else None
+    bound = max(known, key=known.__getitem__)
+    return bound if known[bound] >= HELD_BACK else None
+
+
+def device_of(window: Window, config: Mapping[str, Any]) -> str | None:
+    """"cpu" or "gpu" where the config or the metrics tell (the control plane does not record the
+    worker's devices); None where they do not."""
+    if setting(config, "cpu_sharing") in ("split_cores", "take_turns") or window.has(
+            "system/train_seconds_beside_generation"):
+        return "cpu"
+    gpus = setting(config, "vllm_tensor_parallel_size") * setting(config, "vllm_data_parallel_size")
+    if (setting(config, "weight_sync_backend") == "nccl" or gpus > 1 or setting(config, "judge_gpus")
+            or "gpu" in str(setting(config, "worker_pool")).lower()):
+        return "gpu"
+    return None
