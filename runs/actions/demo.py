@@ -1,8 +1,8 @@
-"""The one-click demo run: the default model on the built-in arithmetic generator, accuracy and
-format rewards, the cpu-demo preset. Its dataset, rewards and config are made for the user the
-first time and found by name after that. They are checked and completed as the API does it (the
-dataset by runs.datasets, the rewards and config by the trainer's schemas), so they are what the
-API would store for the same fields: tests/runs/test_demo_library.py compares."""
+"""The one-click demo runs of the home page, one per definition in runs/demo_definitions.py. A demo's
+dataset, rewards, environment (tool use: the built-in calculator) and config are made for the user
+the first time and found by name after that. They are checked and completed as the API does it (the
+dataset by runs.datasets, the rewards, the environment and the config by the trainer's schemas), so
+they are what the API would store for the same fields: tests/runs/test_demo_library.py compares."""
 from dataclasses import dataclass
 
 from django.db import IntegrityError, transaction
@@ -10,35 +10,23 @@ from django.db import IntegrityError, transaction
 from runs.actions.lifecycle import start_run
 from runs.config_values import complete_config
 from runs.datasets.validation import generator_fields
-from runs.models import Dataset, RewardFunction, Run, TrainingConfig
+from runs.demo_definitions import ARITHMETIC, DEMOS, DemoDefinition
+from runs.models import Dataset, Environment, EnvironmentReward, RewardFunction, Run, TrainingConfig
 from worker.trainer.config import PRESETS
+from worker.trainer.for_control_plane.environments import BUILTIN_ENVIRONMENTS
 from worker.trainer.for_control_plane.rewards import BUILTINS
 
-DEMO_DATASET = {
-    # A new name, not new parameters under the old one: a library's "Demo: arithmetic" (no
-    # examples) stays what its runs were trained and would be resumed on.
-    "name": "Demo: arithmetic, one worked example", "source": "generator", "generator": "arithmetic",
-    "prompt_column": "prompt",
-    # One worked example before each problem: without it SmolLM2-135M ends 2% of its answers the
-    # way the format reward asks, and a third of the runs never found the format (bench/README.md).
-    "generator_params": {"count": 5000, "difficulty": 1, "seed": 0, "examples": 1},
-}
-DEMO_REWARDS = [  # (fields, weight): what bench/learning.py shows the cpu-demo preset learning on
-    ({"name": "Demo: accuracy", "kind": "builtin", "builtin": "accuracy", "params": {"answer_column": "answer"},
-      "description": "1 when the number after #### equals the answer."}, 1.0),
-    ({"name": "Demo: format", "kind": "builtin", "builtin": "format", "params": {},
-      "description": "1 when the completion ends with '#### <number>'."}, 1.0),
-]
-# The demo is judged on accuracy alone: format is what it is paid for on the way, not the task.
-DEMO_EVAL_REWARDS = ["Demo: accuracy"]
-DEMO_CONFIG = {"name": "Demo: CPU, evaluated", "preset": "cpu-demo",
-               "description": "The cpu-demo preset: SmolLM2-135M, about 20 s a step on two cores."}
+# Read by runs/actions/environment_library.py, whose environments are scored by the demo's accuracy.
+DEMO_REWARDS = ARITHMETIC.rewards
+# Each demo's runs are numbered under a name of their own; "Demo run N" as before for arithmetic.
+RUN_NAMES = {"arithmetic": "Demo run", "tool-use": "Tool-use demo run"}
 
 
 @dataclass
 class DemoLibrary:
     dataset: Dataset
     rewards: list[tuple[RewardFunction, float]]
+    environment: Environment | None
     config: TrainingConfig
 
 
@@ -53,9 +41,21 @@ def _new_builtin_reward(user, fields: dict) -> RewardFunction:
     return RewardFunction.objects.create(owner=user, **{**fields, "params": params})
 
 
+def _new_builtin_environment(user, fields: dict, dataset: Dataset,
+                             rubric: list[tuple[RewardFunction, float]]) -> Environment:
+    """As the API saves a built-in (EnvironmentSerializer): its params completed by the catalog's schema."""
+    params = BUILTIN_ENVIRONMENTS[fields["builtin"]].model_validate(fields["params"]).model_dump()
+    environment = Environment.objects.create(owner=user, dataset=dataset, **{**fields, "params": params})
+    EnvironmentReward.objects.bulk_create([
+        EnvironmentReward(environment=environment, reward_function=reward, weight=weight) for reward, weight in rubric])
+    return environment
+
+
 def _new_config(user, fields: dict) -> TrainingConfig:
+    """As the API saves a config from a preset with values on top (TrainingConfigSerializer)."""
+    values = complete_config(PRESETS[fields["preset"]], fields["overrides"])
     return TrainingConfig.objects.create(owner=user, name=fields["name"], description=fields["description"],
-                                         values=complete_config(PRESETS[fields["preset"]]))
+                                         values=values)
 
 
 def _owned_or_created(model, fields: dict, user, create):
@@ -64,38 +64,46 @@ def _owned_or_created(model, fields: dict, user, create):
     return found if found is not None else create(user, fields)
 
 
-def demo_library(user) -> DemoLibrary:
-    return DemoLibrary(
-        dataset=_owned_or_created(Dataset, DEMO_DATASET, user, _new_dataset),
-        rewards=[(_owned_or_created(RewardFunction, fields, user, _new_builtin_reward), weight)
-                 for fields, weight in DEMO_REWARDS],
-        config=_owned_or_created(TrainingConfig, DEMO_CONFIG, user, _new_config),
-    )
+def demo_library(user, key: str) -> DemoLibrary:
+    """The user's library for the demo `key` (a key of DEMOS; another raises KeyError)."""
+    demo = DEMOS[key]
+    dataset = _owned_or_created(Dataset, demo.dataset, user, _new_dataset)
+    rewards = [(_owned_or_created(RewardFunction, fields, user, _new_builtin_reward), weight)
+               for fields, weight in demo.rewards]
+    environment = None if demo.environment is None else _owned_or_created(
+        Environment, demo.environment, user,
+        lambda owner, fields: _new_builtin_environment(owner, fields, dataset, rewards))
+    return DemoLibrary(dataset=dataset, rewards=rewards, environment=environment,
+                       config=_owned_or_created(TrainingConfig, demo.config, user, _new_config))
 
 
-def _next_demo_name(user) -> str:
-    return f"Demo run {Run.objects.filter(owner=user, name__startswith='Demo run').count() + 1}"
+def _next_run_name(user, key: str) -> str:
+    prefix = RUN_NAMES[key]
+    return f"{prefix} {Run.objects.filter(owner=user, name__startswith=f'{prefix} ').count() + 1}"
 
 
-def start_demo_run(user) -> Run:
-    """Creates (or reuses) the demo library, then creates and starts a demo run, all or nothing."""
+def start_demo_run(user, key: str) -> Run:
+    """Creates (or reuses) the demo's library, then creates and starts its run, all or nothing."""
+    demo = DEMOS[key]
     for attempt in range(2):
         try:
             with transaction.atomic():
-                return _create_and_start(user)
+                return _create_and_start(user, demo)
         except IntegrityError:
             if attempt:  # a second click made the same library at the same moment; the retry finds it
                 raise
     raise AssertionError("unreachable")
 
 
-def _create_and_start(user) -> Run:
-    library = demo_library(user)
+def _create_and_start(user, demo: DemoDefinition) -> Run:
+    library = demo_library(user, demo.key)
     # A template found by name may predate knobs added since: completed again, as the API does.
-    run = Run.objects.create(owner=user, name=_next_demo_name(user), dataset=library.dataset,
-                             config_template=library.config, config=complete_config(library.config.values))
+    run = Run.objects.create(owner=user, name=_next_run_name(user, demo.key), dataset=library.dataset,
+                             environment=library.environment, config_template=library.config,
+                             config=complete_config(library.config.values))
     for reward, weight in library.rewards:
         run.run_rewards.create(reward_function=reward, weight=weight)
-        if reward.name in DEMO_EVAL_REWARDS:
-            run.run_eval_rewards.create(reward_function=reward, weight=1.0)
+    by_name = {reward.name: reward for reward, _ in library.rewards}
+    for name in demo.eval_rewards:
+        run.run_eval_rewards.create(reward_function=by_name[name], weight=1.0)
     return start_run(run)
