@@ -5,7 +5,7 @@ meaning there, so a researcher's existing settings carry over. Each field's
 `group` (model, generation, server, training, lora, algorithm, async, logging) drives how
 forms lay it out; its description is the one-line help text.
 """
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import PydanticCustomError
@@ -39,6 +39,10 @@ DEFAULT_MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
 
 
 Switch = Literal["auto", "on", "off"]
+
+MAX_INFLIGHT_TASKS = 100_000
+# max_inflight_tasks: a fixed cap, or "auto" (worker/trainer/rollout/inflight_control.py).
+InflightCap = Annotated[int, Field(ge=1, le=MAX_INFLIGHT_TASKS)] | Literal["auto"]
 
 
 def switched_on(setting: str, auto: bool) -> bool:
@@ -160,7 +164,10 @@ class TrainingConfig(BaseModel):
 
     # Async pipeline
     max_staleness: int = knob(4, "async", "Samples generated more than this many weight versions ago are dropped.", ge=0, le=1000)
-    max_inflight_tasks: int = knob(64, "async", "Generation requests in flight at once.", ge=1, le=100_000)
+    max_inflight_tasks: InflightCap = knob(
+        64, "async", f"Groups in flight (submitted to vLLM, not yet scored) at once: a whole number from 1 to "
+        f"{MAX_INFLIGHT_TASKS}, or auto: the trainer sets the cap each step from the measured generation and "
+        "training rates, within the staleness bound (docs/capabilities/trainer.md).")
     queue_maxsize: int = knob(256, "async", "Scored groups buffered between rollout and training.", ge=1, le=1_000_000)
     weight_sync_steps: int = knob(1, "async", "Push new weights to the server every this many steps.", ge=1)
     weight_sync_backend: Literal["filesystem", "nccl"] = knob("filesystem", "async", "filesystem works everywhere; nccl needs GPUs.")
@@ -261,6 +268,20 @@ class TrainingConfig(BaseModel):
             raise PydanticCustomError("alarm_names", "unknown alarm {bad}; alarms are {known}",
                                       {"bad": ", ".join(repr(name) for name in bad), "known": ", ".join(ALARMS)})
         return ",".join(dict.fromkeys(names))
+
+    @field_validator("max_inflight_tasks", mode="wrap")
+    @classmethod
+    def _inflight_cap(cls, value, handler):
+        """One message for a value that is neither a cap nor auto (pydantic's union gives one per
+        member, each keyed under a member's name that no form field has)."""
+        refused = PydanticCustomError("inflight_cap", "a whole number from 1 to {most}, or \"auto\"; not {value}",
+                                      {"most": MAX_INFLIGHT_TASKS, "value": repr(value)})
+        if isinstance(value, bool):  # pydantic would read true as 1
+            raise refused
+        try:
+            return handler(value)
+        except ValidationError:
+            raise refused from None
 
     @field_validator("lora_target_modules")
     @classmethod

@@ -53,13 +53,23 @@ def knob_schema() -> dict:
     for name, spec in ConfigSchema.model_json_schema()["properties"].items():
         spec = {key: value for key, value in spec.items() if key not in ("title", "group", "default")}
         if variants := spec.pop("anyOf", None):
-            (typed,) = [variant for variant in variants if variant.get("type") != "null"]
-            spec = {**spec, **typed, "nullable": True}
-        for bound, inclusive in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
-            if bound in spec:  # JSON Schema's numeric bound, as OpenAPI 3.0 writes it
-                spec[inclusive], spec[bound] = spec[bound], True
-        knobs[name] = spec
+            typed = [as_openapi_30(variant) for variant in variants if variant.get("type") != "null"]
+            nullable = {"nullable": True} if len(typed) < len(variants) else {}
+            # X | None is X, nullable; a cap or "auto" (max_inflight_tasks) stays a choice of both.
+            spec = {**spec, **typed[0], **nullable} if len(typed) == 1 else {**spec, "anyOf": typed, **nullable}
+        knobs[name] = as_openapi_30(spec)
     return {"type": "object", "properties": knobs, "additionalProperties": False}
+
+
+def as_openapi_30(spec: dict) -> dict:
+    """JSON Schema's exclusive numeric bounds and constants as OpenAPI 3.0 writes them."""
+    spec = dict(spec)
+    if "const" in spec:
+        spec["enum"] = [spec.pop("const")]
+    for bound, inclusive in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
+        if bound in spec:
+            spec[inclusive], spec[bound] = spec[bound], True
+    return spec
 
 
 JSON_TYPES = {"integer": (int,), "number": (int, float), "string": (str,), "boolean": (bool,)}
@@ -77,16 +87,26 @@ class KnobsField(serializers.DictField):
         if not getattr(request, "content_type", "").startswith("application/json"):
             return values
         knobs = knob_schema()["properties"]
-        wrong = {name: [f"must be {knobs[name]['type']}{' or null' if knobs[name].get('nullable') else ''}"]
+        wrong = {name: [f"must be {_type_words(knobs[name])}{' or null' if knobs[name].get('nullable') else ''}"]
                  for name, value in values.items() if name in knobs and not _of_type(value, knobs[name])}
         if wrong:
             raise serializers.ValidationError(wrong)
         return values
 
 
+def _type_words(knob: dict) -> str:
+    """integer; or for a choice (max_inflight_tasks), each variant, a constant as itself: integer or "auto"."""
+    if "anyOf" not in knob:
+        return str(knob.get("type"))
+    return " or ".join(" or ".join(f'"{choice}"' for choice in v["enum"]) if "enum" in v else str(v.get("type"))
+                       for v in knob["anyOf"])
+
+
 def _of_type(value, knob: dict) -> bool:
     if value is None:
         return bool(knob.get("nullable"))
+    if "anyOf" in knob:  # a choice: one of its constants, or a value of its other type
+        return any(value in v["enum"] if "enum" in v else _of_type(value, v) for v in knob["anyOf"])
     if isinstance(value, bool) and knob.get("type") != "boolean":
         return False
     return isinstance(value, JSON_TYPES.get(knob.get("type"), (object,)))

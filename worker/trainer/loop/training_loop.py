@@ -6,6 +6,7 @@ import time
 from worker.trainer.checkpoints.saving import save_checkpoint
 from worker.trainer.inference.cpu_sharing import CoreHandover
 from worker.trainer.loop.cores import hand_over_cores
+from worker.trainer.loop.pipeline import PipelineReadings
 from worker.trainer.loop.step_reports import StepReports
 from worker.trainer.rollout.gathering import Cancelled, Gathered, gather
 from worker.trainer.rollout.metrics import rollout_metrics
@@ -17,6 +18,7 @@ class TrainingLoop:
     def __init__(self, ready: ReadyParts):
         self.ready, self.config, self.state = ready, ready.config, ready.state
         self.reports = StepReports(ready.report, ready.config, ready.rewards, ready.eval_rewards)
+        self.pipeline = PipelineReadings(ready.rollout, ready.staleness, ready.config)
         self.dropped_stale = 0  # groups too stale to train on, since the run (this attempt) began
         self.reload_noted = False
 
@@ -67,7 +69,7 @@ class TrainingLoop:
             # Taking turns: the refill is sampled with the new weights, after the pause.
             ready.rollout.free_taken_slots()
         now = time.perf_counter()
-        metrics.update(rollout_metrics(groups), **pipeline,
+        metrics.update(rollout_metrics(groups), **pipeline, **self.pipeline.after_step(gathered, now - step_started),
                        **{"system/generation_tokens_per_s": throughput.since_last(ready.rollout.generated_tokens, now),
                           "system/step_time_s": now - step_started,
                           "system/model_version": state.model_version})

@@ -19,6 +19,8 @@ A wave is never waited for while the trainer lacks a step's groups.
 """
 from dataclasses import dataclass
 
+from worker.trainer.rollout.pipeline_window import INFLIGHT_CAP, QUEUE, STALENESS
+
 
 @dataclass(frozen=True)
 class StalenessPolicy:
@@ -43,6 +45,13 @@ class StalenessPolicy:
         if budget < wave and ahead >= self.groups_per_step:
             return 0
         return budget
+
+    def holding_bound(self, ahead: int, max_inflight: int, in_flight: int, queue_room: int) -> str | None:
+        """Which bound of submit_budget leaves no room now (None: there is room, though the
+        wave rule may still hold it). Where several do, the one a larger in-flight cap would
+        not lift is named: the staleness bound, then the queue's, then the cap."""
+        rooms = ((STALENESS, self.useful_ahead - ahead), (QUEUE, queue_room), (INFLIGHT_CAP, max_inflight - in_flight))
+        return next((bound for bound, room in rooms if room <= 0), None)
 
     def staleness(self, group_version: int, current_version: int) -> int:
         return current_version - group_version

@@ -12,6 +12,7 @@ reports; it never leaves the trainer waiting forever.
 """
 import asyncio
 import threading
+import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable
@@ -19,6 +20,7 @@ from typing import Protocol
 
 from worker.trainer.rollout.arrivals import OldestFirstQueue
 from worker.trainer.rollout.groups import Completion, Group
+from worker.trainer.rollout.pipeline_window import PipelineCounters, PipelineWindow
 from worker.trainer.rollout.scoring import Scorer
 from worker.trainer.rollout.staleness import StalenessPolicy
 
@@ -60,7 +62,8 @@ class RolloutWorker:
                  staleness: StalenessPolicy, num_generations: int, max_inflight: int, queue_maxsize: int,
                  current_version: Callable[[], int], wave: int = 1, scoring_threads: int = SCORING_THREADS):
         self.client, self.prompts, self.scorer, self.staleness = client, prompts, scorer, staleness
-        self.num_generations, self.max_inflight = num_generations, max_inflight
+        self.num_generations = num_generations
+        self.max_inflight = max_inflight  # the cap in force: fixed, or set each step (set_max_inflight)
         self.wave = wave  # groups submitted at once at the least (rollout/staleness.py)
         self.current_version = current_version
         self.groups = OldestFirstQueue()
@@ -73,6 +76,7 @@ class RolloutWorker:
         self._versions_lock = threading.Lock()
         self._sampling = 0  # groups whose requests are with the server (not yet scoring)
         self.generated_tokens = 0
+        self.counters = PipelineCounters()  # what held submissions back, how long groups took
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._main, name="rollout", daemon=True)
         self.scoring_threads = scoring_threads
@@ -89,6 +93,15 @@ class RolloutWorker:
         if self.error is not None:
             raise RuntimeError(f"rollout worker stopped: {self.error}") from self.error
         return self.groups.take(timeout_s, max_version)
+
+    def set_max_inflight(self, cap: int) -> None:
+        """A new in-flight cap (max_inflight_tasks: auto, rollout/inflight_control.py): the next
+        poll submits up to it; groups already beyond it finish."""
+        self.max_inflight = cap
+
+    def take_window(self) -> PipelineWindow:
+        """What the worker measured of itself since the last call (rollout/pipeline_window.py)."""
+        return self.counters.take()
 
     def put_back(self, group: Group) -> None:
         """A group taken but not trained on this step: the next step can take it."""
@@ -147,7 +160,7 @@ class RolloutWorker:
         tasks: set[asyncio.Task] = set()
         try:
             while not self._stop.is_set():
-                for _ in range(self._budget()):
+                for _ in range(self._budget(counted=True)):
                     version = self.current_version()
                     with self._versions_lock:
                         self._in_flight_versions[version] += 1
@@ -159,10 +172,17 @@ class RolloutWorker:
             await asyncio.gather(*tasks, return_exceptions=True)
             await self.client.close()
 
-    def _budget(self) -> int:
-        held, in_flight = self.groups.held, self.in_flight
-        return self.staleness.submit_budget(ahead=in_flight + held, max_inflight=self.max_inflight, in_flight=in_flight,
-                                         queue_room=self.queue_maxsize - held - in_flight, wave=self.wave)
+    def _budget(self, counted: bool = False) -> int:
+        """Groups that may be submitted now; `counted`: a submit poll, which counts the bound
+        that held it back when there is no room (rollout/pipeline_window.py)."""
+        held, in_flight, max_inflight = self.groups.held, self.in_flight, self.max_inflight
+        ahead, queue_room = in_flight + held, self.queue_maxsize - held - in_flight
+        budget = self.staleness.submit_budget(ahead=ahead, max_inflight=max_inflight, in_flight=in_flight,
+                                              queue_room=queue_room, wave=self.wave)
+        if counted:
+            self.counters.polled(None if budget else
+                                 self.staleness.holding_bound(ahead, max_inflight, in_flight, queue_room))
+        return budget
 
     async def _wait_for_room(self, tasks) -> None:
         """Sleeps until a group finishes (or briefly), then collects finished tasks and raises their failures."""
@@ -180,6 +200,7 @@ class RolloutWorker:
                          task_prompt: str | None = None) -> None:
         scored = None
         try:
+            submitted = time.perf_counter()
             with self._versions_lock:
                 self._sampling += 1
             try:
@@ -190,7 +211,9 @@ class RolloutWorker:
             self.generated_tokens += sum(len(c.token_ids) for c in completions)
             group = Group(prompt_index=index, prompt_text=text, prompt_ids=prompt_ids, columns=columns,
                           completions=completions, model_version=version, task_prompt=task_prompt)
+            generated = time.perf_counter()
             await asyncio.get_running_loop().run_in_executor(self._scoring, self.scorer.score, group)
+            self.counters.group_finished(generated - submitted, time.perf_counter() - generated)
             scored = group
         finally:
             # Queued and out of the in-flight versions at once: the training loop never

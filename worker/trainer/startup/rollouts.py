@@ -3,11 +3,13 @@ scored in the background while the loop trains."""
 from collections.abc import Callable
 
 from worker.trainer.checkpoints.saving import TrainerState
+from worker.trainer.config import TrainingConfig
 from worker.trainer.data.loading import render_prompt, reward_columns
 from worker.trainer.data.order import ConsumedFrontier, PromptOrder
 from worker.trainer.environments.episodes import EpisodeSampler
 from worker.trainer.rollout.client import CompletionsClient, sampling_params
 from worker.trainer.rollout.groups import task_prompt_text
+from worker.trainer.rollout.inflight_control import cap_bounds, starting_cap
 from worker.trainer.rollout.scoring import RewardFunction, Scorer
 from worker.trainer.rollout.staleness import StalenessPolicy
 from worker.trainer.rollout.worker import PromptSource, RolloutWorker, scoring_threads
@@ -45,6 +47,15 @@ def staleness_policy(run: StartingRun) -> StalenessPolicy:
     return StalenessPolicy(config.max_staleness, groups_per_step, config.weight_sync_steps)
 
 
+def inflight_cap_at_start(config: TrainingConfig, staleness: StalenessPolicy, wave: int) -> tuple[int, int]:
+    """(the worker's first in-flight cap, the most groups it can ever have in flight): a fixed
+    max_inflight_tasks, or auto's starting cap and ceiling (rollout/inflight_control.py)."""
+    if isinstance(config.max_inflight_tasks, int):
+        return config.max_inflight_tasks, min(config.max_inflight_tasks, config.queue_maxsize, staleness.useful_ahead)
+    floor, ceiling = cap_bounds(staleness.useful_ahead, config.queue_maxsize, wave)
+    return starting_cap(staleness.groups_per_step, floor, ceiling), ceiling
+
+
 def start_rollouts(run: StartingRun, prompts: PromptSource, setup: EnvironmentSetup, server: ServerConnection,
                    served_name: str, rewards: list[RewardFunction], staleness: StalenessPolicy,
                    current_version: Callable[[], int], cpu_sharing: str) -> RolloutWorker:
@@ -57,12 +68,12 @@ def start_rollouts(run: StartingRun, prompts: PromptSource, setup: EnvironmentSe
                else EpisodeSampler(client, setup.episode_runner(run, current_version)))
     scorer = Scorer(rewards, on_error=lambda name, message: run.warn(
         f"reward {name!r} failed for a group, its rewards are None: {message}"))
-    in_flight = min(config.max_inflight_tasks, config.queue_maxsize, staleness.useful_ahead)
+    # One core decodes a wave of sequences faster than a trickle.
+    wave = staleness.half_ahead if cpu_sharing == "split_cores" else 1
+    max_inflight, most_in_flight = inflight_cap_at_start(config, staleness, wave)
     judged = any(function.pass_threshold is not None for function in rewards)
-    rollout = RolloutWorker(sampler, prompts, scorer, staleness, config.num_generations, config.max_inflight_tasks,
-                            config.queue_maxsize, current_version=current_version,
-                            # One core decodes a wave of sequences faster than a trickle.
-                            wave=staleness.half_ahead if cpu_sharing == "split_cores" else 1,
-                            scoring_threads=scoring_threads(judged, in_flight))
+    rollout = RolloutWorker(sampler, prompts, scorer, staleness, config.num_generations, max_inflight,
+                            config.queue_maxsize, current_version=current_version, wave=wave,
+                            scoring_threads=scoring_threads(judged, most_in_flight))
     run.lifecycle.started(rollout, rollout.stop)
     return rollout.start()

@@ -1,0 +1,94 @@
+"""max_inflight_tasks: auto. The rollout worker's in-flight cap, set after each step from what
+the step measured, within the staleness bound.
+
+Little's law says how many groups must be in flight for the trainer never to wait: the rate
+at which it trains groups (a step's groups over the step's seconds spent not waiting) times a
+group's latency (submission until scored). Both are averaged over steps, so that one slow
+step does not swing the cap. The cap moves only on evidence:
+- the trainer waited for rollouts and the cap was what held submissions back: raised, by half
+  at least, and up to what Little's law calls for;
+- groups were dropped stale: lowered by a quarter (they were generated too far ahead);
+- the trainer never waited and the queue holds more than OVERFULL_STEPS steps' groups:
+  lowered by a quarter, not below what Little's law calls for (fresher groups, same pace).
+Otherwise it holds. It never goes above the staleness bound (useful_ahead) or the queue's
+size, and never below `floor`: 1, or the worker's wave where vLLM generates in waves (a cap
+below a wave would never let one go).
+"""
+import math
+from dataclasses import dataclass
+
+WAITED_SHARE = 0.05    # a step that waited for rollouts more than this share of its time was starved
+CAPPED_SHARE = 0.1     # the cap held submissions back in more than this share of the polls: capped
+OVERFULL_STEPS = 2     # queued groups beyond this many steps' worth, with no wait: more than needed
+RAISE, LOWER = 1.5, 0.75
+SMOOTHING = 0.5        # weight of the newest step in the averaged rate and latency
+
+
+@dataclass(frozen=True)
+class StepOutcome:
+    """What one step measured, for the controller."""
+    step_s: float                  # the step's seconds, end to end
+    waited_s: float                # of which waiting for rollouts (not for a group about to expire)
+    groups_trained: int
+    dropped_stale: int             # groups dropped as too stale in this step
+    queue_depth: int               # groups queued at the step's end
+    held_by_cap: float             # share of the worker's polls the in-flight cap held back
+    group_latency_s: float | None  # mean seconds from submission to scored; None: none finished
+
+
+def cap_bounds(useful_ahead: int, queue_maxsize: int, wave: int) -> tuple[int, int]:
+    """(floor, ceiling) of the auto cap: the staleness bound and the queue's size cap it; one
+    group, or a wave where the server generates in waves, is the least."""
+    ceiling = max(1, min(useful_ahead, queue_maxsize))
+    return min(max(1, wave), ceiling), ceiling
+
+
+def starting_cap(groups_per_step: int, floor: int, ceiling: int) -> int:
+    """One step's groups: what the first step needs, before anything is measured."""
+    return min(max(groups_per_step, floor), ceiling)
+
+
+class InflightController:
+    def __init__(self, cap: int, groups_per_step: int, floor: int, ceiling: int):
+        self.floor, self.ceiling, self.groups_per_step = floor, ceiling, groups_per_step
+        self.cap = self._bounded(cap)
+        self.trained_per_s: float | None = None  # groups the trainer trains a second, when it does not wait
+        self.latency_s: float | None = None      # a group's seconds from submission to scored
+
+    @property
+    def needed(self) -> int | None:
+        """Little's law: the groups in flight that keep the trainer from waiting (None: not measured yet)."""
+        if self.trained_per_s is None or self.latency_s is None:
+            return None
+        return math.ceil(self.trained_per_s * self.latency_s)
+
+    def update(self, step: StepOutcome) -> int:
+        """The cap for the next step."""
+        self._measure(step)
+        self.cap = self._bounded(self._decide(step))
+        return self.cap
+
+    def _decide(self, step: StepOutcome) -> int:
+        needed, cap = self.needed or 0, self.cap
+        starved = step.waited_s > WAITED_SHARE * step.step_s
+        if step.dropped_stale:
+            return math.floor(cap * LOWER)
+        if starved and step.held_by_cap > CAPPED_SHARE:
+            return max(math.ceil(cap * RAISE), needed)
+        if not starved and step.queue_depth > OVERFULL_STEPS * self.groups_per_step:
+            return min(cap, max(math.floor(cap * LOWER), needed))
+        return cap
+
+    def _measure(self, step: StepOutcome) -> None:
+        training_s = step.step_s - step.waited_s
+        if step.groups_trained and training_s > 0:
+            self.trained_per_s = _averaged(self.trained_per_s, step.groups_trained / training_s)
+        if step.group_latency_s is not None:
+            self.latency_s = _averaged(self.latency_s, step.group_latency_s)
+
+    def _bounded(self, cap: int) -> int:
+        return min(max(cap, self.floor), self.ceiling)
+
+
+def _averaged(average: float | None, value: float) -> float:
+    return value if average is None else SMOOTHING * value + (1 - SMOOTHING) * average
