@@ -28,7 +28,7 @@ class DemoCard:
 
 
 def demo_cards() -> list[DemoCard]:
-    return [DemoCard(key=key, title=demo.title, what=WHAT_IT_IS.get(key, ""), watch=demo.watch)
+    return [DemoCard(key=key, title=demo.title, what=WHAT_IT_IS[key], watch=demo.watch)
             for key, demo in DEMOS.items()]
 
 

@@ -2,8 +2,10 @@
 makes the demo's library once and starts a real (queued) run on the cpu-demo preset."""
 import pytest
 
+from runs.actions.demo import RUN_NAMES
 from runs.demo_definitions import DEMOS
 from runs.models import Dataset, Environment, RewardFunction, Run, RunStatus, TrainingConfig
+from runs.pages.home import WHAT_IT_IS
 from worker.trainer.config import DEFAULT_MODEL, PRESETS
 
 KEYS = sorted(DEMOS)
@@ -20,6 +22,12 @@ def test_home_offers_each_demo_with_what_to_watch(logged_in):
         assert f'action="/runs/demo/{key}/"' in html and f'id="demo-run-{key}"' in html
         assert demo.title in html and demo.watch in html
     assert html.count('name="csrfmiddlewaretoken"') >= len(DEMOS)
+
+
+def test_every_demo_has_a_line_on_what_it_is_and_a_name_for_its_runs():
+    """A demo added to the definitions is offered with both, never a blank line or a failed click."""
+    assert set(WHAT_IT_IS) == set(RUN_NAMES) == set(DEMOS)
+    assert all(WHAT_IT_IS.values()) and len(set(RUN_NAMES.values())) == len(DEMOS)
 
 
 def test_home_lists_recent_runs_with_links(logged_in, run):
