@@ -6,6 +6,7 @@ from runs.api.views.checkpoint_download import CheckpointDownloadView
 from runs.api.views.checkpoint_upload import (CheckpointArchiveView, CheckpointFileUploadView,
                                               CheckpointUploadBeginView, CheckpointUploadStateView,
                                               CheckpointUploadCompleteView)
+from runs.api.views.diagnosis import RunDiagnosisView
 from runs.api.views.environments import EnvironmentViewSet
 from runs.api.views.evaluations import (EvalExampleView, EvalExamplesView, EvaluationOutcomesView,
                                         EvaluationsView)
@@ -44,6 +45,7 @@ urlpatterns = [
          name="run-checkpoint-upload-complete"),
     path("runs/<int:run_id>/uploads/<int:step>/archive", CheckpointArchiveView.as_view(),
          name="run-checkpoint-archive"),
+    path("runs/<int:run_id>/diagnosis/", RunDiagnosisView.as_view(), name="run-diagnosis"),
     path("runs/<int:run_id>/sample-steps/", SampleStepsView.as_view(), name="run-sample-steps"),
     path("runs/<int:run_id>/evaluations/", EvaluationsView.as_view(), name="run-evaluations"),
     path("runs/<int:run_id>/evaluations/<int:step>/", EvaluationOutcomesView.as_view(), name="run-evaluation"),

@@ -17,6 +17,7 @@ TRAINING_SHARE = 0.5  # training: a bottleneck above this share ...
 SMALL_WAIT = 0.10  # ... while the trainer waits less than this share for rollouts
 HELD_BACK = 0.3  # a bound that stopped this share of submit polls or more held submission back
 NEAR_CAP = 0.9  # in flight at this share of the cap: the cap held (older runs, without the blocked shares)
+BOTTLENECKS = ("generation", "scoring", "training", "weight_sync", "evaluation", "balanced")
 SIDES = {"waiting_for_rollouts": "generation", "weight_sync": "weight_sync", "evaluation": "evaluation"}
 
 
