@@ -1,6 +1,7 @@
-"""`grpo runs ...`: runs made, started, followed, cancelled, resumed, cloned and deleted, and what
-they reported (logs, metrics, samples, alarms)."""
+"""`grpo runs ...`: runs made, started, followed, cancelled, resumed, cloned and deleted, what
+they reported (logs, metrics, samples, alarms), and where their step time goes (diagnose)."""
 import argparse
+import json
 import time
 
 from tqdm import tqdm
@@ -15,12 +16,13 @@ from client.tables import print_table
 
 # What the progress bar shows, by the short name it shows.
 WATCHED_METRICS = {"rollout/reward_mean": "reward", "train/loss": "loss", "eval/pass@1": "eval pass@1"}
-VERBS = "{list,show,create,update,start,watch,cancel,resume,clone,delete,logs,metrics,samples,sample-steps,alarms}"
+VERBS = ("{list,show,create,update,start,watch,cancel,resume,clone,delete,logs,metrics,samples,sample-steps,alarms,"
+         "diagnose}")
 
 
 def add_parser(areas: Subparsers) -> None:
     runs = areas.add_parser("runs", help="list, create, start, watch, cancel, resume, clone, delete runs; their "
-                                         "logs, metrics, samples and alarms")
+                                         "logs, metrics, samples and alarms; diagnose a slow one")
     verbs = runs.add_subparsers(required=True, metavar=VERBS)
     add_list_verb(verbs, "your runs, newest first", list_runs)
     add_create_parser(verbs)
@@ -104,6 +106,11 @@ def add_telemetry_parsers(verbs: Subparsers) -> None:
     alarms.add_argument("run", type=int, help="run id")
     add_json_flag(alarms)
     alarms.set_defaults(command=show_alarms)
+    diagnose = verbs.add_parser("diagnose", help="where the recent steps' time goes, the bottleneck, and the knob "
+                                                 "that moves it")
+    diagnose.add_argument("run", type=int, help="run id")
+    add_json_flag(diagnose)
+    diagnose.set_defaults(command=show_diagnosis)
 
 
 def list_runs(api: ControlPlane, args: argparse.Namespace) -> None:
@@ -242,6 +249,31 @@ def show_alarms(api: ControlPlane, args: argparse.Namespace) -> None:
         return print_json(alarms)
     print_table(("step", "kind", "stopped", "message"),
                 [(a["step"], a["kind"], "yes" if a["stopped_run"] else "", a["message"]) for a in alarms])
+
+
+def show_diagnosis(api: ControlPlane, args: argparse.Namespace) -> None:
+    """The sentence, the time split as a table, then each suggestion with its numbers."""
+    answer = api.diagnosis(args.run)
+    if args.json:
+        return print_json(answer)
+    print(answer["sentence"])
+    if answer["time_split"]:
+        print()
+        print_table(("part", "seconds", "share"), [(row["part"].replace("_", " "), f"{row['seconds']:.2f}",
+                                                    f"{row['share']:.0%}") for row in answer["time_split"]])
+    for suggestion in answer["suggestions"]:
+        print(f"\nsuggest {knob_change(suggestion)}: {suggestion['why']}")
+
+
+def knob_change(suggestion: Json) -> str:
+    """"max_inflight_tasks 4 -> 8", with the knobs changed alongside."""
+    also = "".join(f", {knob} {as_set(value)}" for knob, value in suggestion.get("also_set", {}).items())
+    return f"{suggestion['knob']} {as_set(suggestion['current'])} -> {as_set(suggestion['proposed'])}{also}"
+
+
+def as_set(value) -> str:
+    """A knob's value as --set KNOB=VALUE takes it: text as it is, anything else as JSON (true, null)."""
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 def answer_status(run: Json, args: argparse.Namespace) -> None:

@@ -44,6 +44,7 @@ CALLED_BY: dict[str, tuple[str, ...]] = {
     "runs_metrics_retrieve": ("metrics", "last_metrics"),
     "runs_samples_list": ("samples",),
     "runs_sample_steps_retrieve": ("sample_steps",),
+    "run_diagnosis": ("diagnosis",),
     "runs_checkpoints_list": ("checkpoints",),
     "runs_checkpoints_download_retrieve": ("download_checkpoint",),
     "runs_checkpoints_push_create": ("push_checkpoint",),

@@ -1,5 +1,5 @@
 """Runs: made, started, cancelled, resumed, cloned; and what they reported (logs, metrics,
-samples, alarms)."""
+samples, alarms), and where their step time goes (diagnosis)."""
 from typing import Any
 
 from client.session import Json, Session
@@ -77,6 +77,11 @@ class RunCalls(Session):
         """The latest value of each named metric the run reported."""
         answer = self.metrics(run_id, names, max_points=10)
         return {name: series["value"][-1] for name, series in answer["series"].items() if series["value"]}
+
+    def diagnosis(self, run_id: int) -> Json:
+        """Where the recent steps' time goes, the bottleneck in a sentence, and knob changes that move
+        it (status "too_short" until the run has enough steps): docs/capabilities/diagnosis.md."""
+        return self._call("GET", f"runs/{run_id}/diagnosis/")
 
     def samples(self, run_id: int, step: int | None = None, end_reason: str | None = None, page: int = 1) -> Json:
         """The sampled completions the trainer logged (a page of them), at one `step` or all."""
