@@ -117,10 +117,25 @@ def test_deleting_a_config_keeps_the_runs_made_from_it(owner_api, run, config):
 
 @pytest.mark.parametrize(("knob", "value", "said"), [("beta", True, "must be number"),
                                                      ("num_generations", "8", "must be integer"),
-                                                     ("save_total_limit", "3", "must be integer or null")])
+                                                     ("save_total_limit", "3", "must be integer or null"),
+                                                     ("max_inflight_tasks", "8", 'must be integer or "auto"'),
+                                                     ("max_inflight_tasks", True, 'must be integer or "auto"')])
 def test_a_knob_sent_as_json_must_have_its_json_type(owner_api, knob, value, said):
     response = create(owner_api, name="typed", values={knob: value})
     assert response.status_code == 400 and response.json()["values"][knob] == [said]
+
+
+@pytest.mark.parametrize("cap", ["auto", 8])
+def test_max_inflight_tasks_sent_as_json_takes_a_cap_or_auto(owner_api, cap):
+    response = create(owner_api, name="capped", values={"max_inflight_tasks": cap})
+    assert response.status_code == 201, response.content
+    assert response.json()["values"]["max_inflight_tasks"] == cap
+
+
+def test_max_inflight_tasks_out_of_range_is_a_400_naming_both_forms(owner_api):
+    response = create(owner_api, name="capped", values={"max_inflight_tasks": 0})
+    assert response.status_code == 400
+    assert response.json()["values"]["max_inflight_tasks"] == ['a whole number from 1 to 100000, or "auto"; not 0']
 
 
 def test_a_text_field_sent_as_a_number_is_refused(owner_api):

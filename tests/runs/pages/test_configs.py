@@ -191,6 +191,20 @@ def test_form_values_round_trip_through_the_schema():
     assert values == {**default_values(), "epsilon_high": None, "log_completions": False, "max_steps": 12}
 
 
+def test_max_inflight_tasks_auto_round_trips_through_a_text_input():
+    knob = next(f for g in config_field_groups({"max_inflight_tasks": "auto"}) for f in g.fields
+                if f.name == "max_inflight_tasks")
+    assert knob.kind == "text" and knob.value == "auto" and knob.changed  # a number input would refuse "auto"
+    for typed, stored in (("auto", "auto"), (" 12 ", 12)):
+        values, errors = validated_config(config_values_from_form(form_data({"max_inflight_tasks": typed})))
+        assert errors == {} and values["max_inflight_tasks"] == stored
+
+
+def test_max_inflight_tasks_neither_a_cap_nor_auto_is_named_on_its_field():
+    values, errors = validated_config(config_values_from_form(form_data({"max_inflight_tasks": "lots"})))
+    assert values is None and list(errors) == ["max_inflight_tasks"] and '"auto"' in errors["max_inflight_tasks"][0]
+
+
 def test_a_checkbox_left_off_the_form_keeps_its_default():
     data = {key: value for key, value in form_data().items() if not key.startswith("cfg-log_completions")}
     assert "log_completions" not in config_values_from_form(data)

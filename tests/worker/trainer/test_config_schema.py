@@ -85,3 +85,21 @@ def test_every_field_has_help_text():
 def test_every_preset_validates(name):
     config = TrainingConfig.model_validate(PRESETS[name])
     assert config.model_dump(include=set(PRESETS[name])) == PRESETS[name]
+
+
+@pytest.mark.parametrize(("value", "kept"), [("auto", "auto"), (1, 1), (64, 64), (100_000, 100_000), ("16", 16)])
+def test_max_inflight_tasks_takes_a_cap_or_auto(value, kept):
+    assert TrainingConfig(max_inflight_tasks=value).max_inflight_tasks == kept
+
+
+@pytest.mark.parametrize("value", [0, 100_001, -3, 2.5, "fast", "AUTO", "", None, True])
+def test_max_inflight_tasks_refuses_anything_else_with_one_message_on_the_field(value):
+    errors = errors_for(max_inflight_tasks=value)
+    assert list(errors) == ["max_inflight_tasks"] and len(errors["max_inflight_tasks"]) == 1
+    assert errors["max_inflight_tasks"][0].startswith('a whole number from 1 to 100000, or "auto"; not ')
+
+
+def test_max_inflight_tasks_stays_a_fixed_64_by_default_and_auto_survives_json():
+    assert TrainingConfig().max_inflight_tasks == 64
+    config = TrainingConfig(max_inflight_tasks="auto")
+    assert TrainingConfig.model_validate(json.loads(config.model_dump_json())).max_inflight_tasks == "auto"

@@ -62,3 +62,18 @@ def test_waves_never_leave_the_trainer_short_with_nothing_in_flight(max_stalenes
         budget = policy.submit_budget(ahead=held, max_inflight=max_inflight, in_flight=0,
                                       queue_room=100, wave=policy.half_ahead)
         assert budget >= 1
+
+
+@pytest.mark.parametrize(("ahead", "max_inflight", "in_flight", "queue_room", "bound"), [
+    (8, 100, 2, 100, "staleness"),     # 8 ahead of a bound of 8
+    (4, 4, 4, 100, "inflight_cap"),    # the cap is full, the staleness bound is not
+    (4, 100, 1, 0, "queue"),           # the queue has no room
+    (4, 2, 4, 100, "inflight_cap"),    # a cap lowered below what is in flight
+    (8, 4, 4, 100, "staleness"),       # cap and staleness both full: a larger cap would not help
+    (4, 4, 4, 0, "queue"),             # cap and queue both full: likewise
+    (4, 100, 0, 100, None),            # room left
+])
+def test_the_bound_that_leaves_no_room_is_named(ahead, max_inflight, in_flight, queue_room, bound):
+    policy = StalenessPolicy(max_staleness=2, groups_per_step=4)  # useful bound 8
+    assert policy.holding_bound(ahead, max_inflight, in_flight, queue_room) == bound
+    assert (bound is None) == (policy.submit_budget(ahead, max_inflight, in_flight, queue_room) > 0)

@@ -218,3 +218,60 @@ def test_a_judge_waiting_on_one_group_never_holds_up_another_groups_judging():
 ])
 def test_scoring_threads_grow_to_the_groups_in_flight_only_with_a_judge(judged, groups_in_flight, threads):
     assert scoring_threads(judged, groups_in_flight) == threads
+
+
+def test_a_full_staleness_bound_is_counted_as_what_held_submissions_back():
+    worker = make_worker(FakeClient(delay_s=0.001), max_staleness=1, groups_per_step=2).start()
+    wait_until(lambda: worker.queue_depth == 2)  # the trainer takes nothing: the bound is full
+    worker.take_window()
+    time.sleep(0.3)
+    window = worker.take_window()
+    worker.stop()
+    assert window.polls > 0 and window.held_by_staleness == window.polls
+    assert window.metrics()["async/blocked_by_staleness"] == 1.0
+
+
+def test_a_full_inflight_cap_is_counted_and_a_raised_cap_submits_more_at_once():
+    client = FakeClient(delay_s=0.2)
+    worker = make_worker(client, max_staleness=10, groups_per_step=8, max_inflight=1).start()
+    time.sleep(0.3)
+    window = worker.take_window()
+    assert window.held_by_inflight_cap > 0 and window.held_by_staleness == window.held_by_queue == 0
+    assert client.max_concurrent == 1
+    worker.set_max_inflight(3)
+    wait_until(lambda: client.max_concurrent == 3)
+    worker.stop()
+
+
+def test_a_wave_held_back_is_counted_for_no_bound():
+    client = FakeClient(delay_s=0.01)
+    worker = make_worker(client, max_staleness=4, groups_per_step=1)  # useful bound 4, waves of 2
+    worker.wave = worker.staleness.half_ahead
+    worker.start()
+    wait_until(lambda: worker.queue_depth == 4)
+    assert worker.take(timeout_s=1) is not None
+    worker.free_taken_slots()  # one place free: less than a wave
+    worker.take_window()
+    time.sleep(0.3)
+    window = worker.take_window()
+    assert client.calls == 4 and window.polls > 0
+    assert window.held_by_staleness == window.held_by_inflight_cap == window.held_by_queue == 0
+    worker.stop()
+
+
+def test_each_finished_groups_generation_and_scoring_seconds_are_measured():
+    def slow_reward(prompts, completions, **columns):
+        time.sleep(0.05)
+        return [1.0] * len(completions)
+
+    counter = itertools.count()
+    prompts = PromptSource(lambda: (i := next(counter), f"prompt {i}", [i], {}))
+    scorer = Scorer([RewardFunction("slow", 1.0, slow_reward)], on_error=lambda *a: None)
+    worker = RolloutWorker(FakeClient(delay_s=0.1), prompts, scorer, StalenessPolicy(1, 2), num_generations=2,
+                           max_inflight=2, queue_maxsize=2, current_version=lambda: 0).start()
+    wait_until(lambda: worker.queue_depth == 2)
+    window = worker.take_window()
+    worker.stop()
+    assert window.groups_finished == 2
+    assert window.group_generation_s >= 0.1 and window.group_scoring_s >= 0.05
+    assert window.metrics()["rollout/group_generation_s"] == window.group_generation_s
