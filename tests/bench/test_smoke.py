@@ -54,6 +54,8 @@ ON_VLLM = {
     "weight_sync": ([], [("reload", "server took", "pushes")]),
     "evaluation_cost": ([], [("measure", "with evaluation", "without (peer)", "ratio")]),
     "learning": ([], [("measure", "value", "note")]),
+    "diagnosis": ([], [("scenario", "intended", "named", "met?", "suggestion"), ("run", "outcome", "steps"),
+                       ("run", "max_inflight_tasks", "cap in force first → last")]),
     "environments": ([], [("measure", "value", "note"), ("rollouts", "generated tokens", "seconds")]),
     "judges": ([], [("concurrent calls", "judge /s", "peer /s", "judge/peer"),
                     ("rewards", "outcome", "steps", "s / step"), ("measure", "value", "note")]),
@@ -185,6 +187,8 @@ def test_a_benchmark_on_vllm_runs_its_smoke_mode_to_its_table(name, shared_serve
     assert_headers(name, output, headers)
     if name == "judges":
         check_judge_throughput(output)
+    if name == "diagnosis":
+        check_diagnosis_too_short(output)
 
 
 def check_judge_throughput(output: str) -> None:
@@ -197,3 +201,11 @@ def check_judge_throughput(output: str) -> None:
         assert float(judge) > 0 and float(peer) > 0
         assert int(most) <= int(concurrency) and hits == "0"
         assert int(unanswered.split("/")[1]) >= int(concurrency)
+
+
+def check_diagnosis_too_short(output: str) -> None:
+    """Every scenario trained, and two steps are too short to diagnose: no bottleneck guessed."""
+    made = next(table for table in tables_in(output) if table[0][0] == "scenario")
+    rows = table_rows(made)
+    assert set(rows) == {"baseline", "slow_reward", "tiny_inflight", "long_step"}
+    assert all(row[1] == "—" and row[2] == "too short" for row in rows.values())
