@@ -8,7 +8,7 @@ Anything else is balanced: no one change would shorten a step much.
 from collections.abc import Mapping
 from typing import Any
 
-from runs.diagnosis.run_config import setting
+from runs.diagnosis.run_config import ahead_bound, setting
 from runs.diagnosis.time_split import TimeSplit
 from runs.diagnosis.window import Window
 
@@ -38,15 +38,33 @@ def scoring_dominates(window: Window) -> bool:
     return scoring is not None and generation is not None and scoring > generation
 
 
-def bound_that_held(queue: Mapping[str, Any], staleness: Mapping[str, Any]) -> str | None:
-    """"inflight_cap" or "staleness" where that bound held submission back, else None. Runs
-    before the blocked shares were logged: the cap held where the in-flight count ran near it."""
+def bound_that_held(queue: Mapping[str, Any], staleness: Mapping[str, Any], ahead: int) -> str | None:
+    """"inflight_cap" or "staleness" where that bound held submission back, else None. `ahead`:
+    the staleness bound in groups ahead of the trainer (staleness_bound)."""
     blocked = {"inflight_cap": queue["blocked_by_inflight_cap"], "staleness": staleness["blocked_by_staleness"]}
     known = {bound: share for bound, share in blocked.items() if share is not None}
     if not known:
-        return "inflight_cap" if (queue["fullness"] or 0.0) >= NEAR_CAP else None
+        return bound_near_its_limit(queue, ahead)
     bound = max(known, key=known.__getitem__)
     return bound if known[bound] >= HELD_BACK else None
+
+
+def bound_near_its_limit(queue: Mapping[str, Any], ahead: int) -> str | None:
+    """Runs from before the blocked shares were logged: the cap held where the groups in flight ran
+    near it, the staleness bound where those in flight and queued ran near it."""
+    in_flight, queued = queue["in_flight_mean"], queue["queue_depth_mean"] or 0.0
+    if in_flight is None:
+        return None
+    if (queue["fullness"] or 0.0) >= NEAR_CAP:
+        return "inflight_cap"
+    return "staleness" if in_flight + queued >= NEAR_CAP * ahead else None
+
+
+def staleness_bound(window: Window, config: Mapping[str, Any]) -> int:
+    """The staleness bound in groups ahead of the trainer, as the trainer logged it, or derived
+    from the config (runs before async/ahead_bound)."""
+    logged = window.mean("async/ahead_bound")
+    return round(logged) if logged is not None else ahead_bound(config)
 
 
 def device_of(window: Window, config: Mapping[str, Any]) -> str | None:

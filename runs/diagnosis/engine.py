@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from runs.diagnosis import pipeline
-from runs.diagnosis.bottleneck import bottleneck_of, bound_that_held, device_of
+from runs.diagnosis.bottleneck import bottleneck_of, bound_that_held, device_of, staleness_bound
 from runs.diagnosis.findings import Findings
 from runs.diagnosis.suggestions import suggestions_for
 from runs.diagnosis.time_split import TimeSplit, split_of
@@ -79,8 +79,8 @@ def diagnose(series: Mapping[str, Sequence[tuple[int, float]]], config: Mapping[
     if split is None or measured < MIN_STEPS:
         return Diagnosis("too_short", bottleneck=None, sentence=too_short_sentence(measured, MIN_STEPS),
                          evidence=evidence_of(window, sections, split), **common)
-    findings = Findings(window, split, config, bottleneck=bottleneck_of(split, window),
-                        held_by=bound_that_held(sections["queue"], sections["staleness"]),
+    held_by = bound_that_held(sections["queue"], sections["staleness"], staleness_bound(window, config))
+    findings = Findings(window, split, config, bottleneck=bottleneck_of(split, window), held_by=held_by,
                         device=device or device_of(window, config), **sections)
     return Diagnosis("ok", bottleneck=findings.bottleneck, sentence=sentence_of(findings),
                      suggestions=suggestions_for(findings), evidence=evidence_of(window, sections, split), **common)

@@ -10,8 +10,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from runs.diagnosis.bottleneck import staleness_bound
 from runs.diagnosis.findings import Findings
-from runs.diagnosis.run_config import ahead_bound, groups_per_step, setting
+from runs.diagnosis.run_config import groups_per_step, setting
 from worker.trainer.config import TrainingConfig
 
 
@@ -53,7 +54,7 @@ def for_generation(findings: Findings) -> list[Proposal]:
 
 def more_in_flight(findings: Findings, reason: str = "") -> list[Proposal]:
     """Double the in-flight cap, up to the staleness bound (past it the cap cannot bind), or "auto"."""
-    cap, bound = setting(findings.config, "max_inflight_tasks"), staleness_bound(findings)
+    cap, bound = setting(findings.config, "max_inflight_tasks"), staleness_bound(findings.window, findings.config)
     if not isinstance(cap, int) or cap >= bound:
         return []
     held = held_phrase(findings)
@@ -67,9 +68,9 @@ def more_in_flight(findings: Findings, reason: str = "") -> list[Proposal]:
 
 
 def one_more_version(findings: Findings) -> list[Proposal]:
-    staleness = setting(findings.config, "max_staleness")
-    bound, more = staleness_bound(findings), groups_per_step(findings.config) * setting(findings.config,
-                                                                                      "weight_sync_steps")
+    config = findings.config
+    staleness, bound = setting(config, "max_staleness"), staleness_bound(findings.window, config)
+    more = groups_per_step(config) * setting(config, "weight_sync_steps")
     return [Proposal("max_staleness", staleness + 1,
                      f"the staleness bound (max_staleness {staleness}: {bound} groups ahead of the trainer) held "
                      f"submission back{held_phrase(findings)}; {staleness + 1} lets {more} more groups be "
@@ -152,12 +153,6 @@ def for_evaluation(findings: Findings) -> list[Proposal]:
             Proposal("eval_examples", max(1, examples // 2),
                      f"{spent}; {max(1, examples // 2)} examples instead of {examples} halves each evaluation "
                      "(a noisier pass@1)")]
-
-
-def staleness_bound(findings: Findings) -> int:
-    """The staleness bound in groups ahead, as the trainer logged it, or derived from the config."""
-    logged = findings.window.mean("async/ahead_bound")
-    return round(logged) if logged is not None else ahead_bound(findings.config)
 
 
 def held_phrase(findings: Findings) -> str:

@@ -32,3 +32,10 @@ def test_dropped_groups_count_across_an_attempt_restarting_its_count():
     points["async/dropped_stale"] = [(s, v) for s, v in zip(range(1, 9), (0, 2, 3, 5, 1, 1, 2, 2))]
     # steps 2..8: +1, +2, restart at 1 (+1), +0, +1, +0
     assert diagnose(points, CONFIG).staleness["dropped_groups"] == 5
+
+
+def test_groups_in_flight_and_queued_near_the_staleness_bound_count_as_the_staleness_bound_holding_it_back():
+    # the CPU demo: 2 groups a step × max_staleness 4 = 8 groups ahead, under the cap of 16
+    found = diagnose(series(step_of(12.0, 6.0, async__in_flight=6, async__queue_depth=2)), CONFIG)
+    assert found.sentence.endswith("while the staleness bound (max_staleness 4) held submission back.")
+    assert [(s["knob"], s["proposed"]) for s in found.suggestions] == [("max_staleness", 5)]
