@@ -5,6 +5,7 @@ own evaluation: greedy, on problems held out of the training data.
     .venv/bin/python -m bench.learning                            # both demos, 3 seeds each, their 60 steps
     .venv/bin/python -m bench.learning --demo arithmetic --seeds 1
     .venv/bin/python -m bench.learning --demo arithmetic --set temperature=1.1 beta=0.02   # an experiment
+    .venv/bin/python -m bench.learning --demo arithmetic --preset cpu-demo-lora           # with a LoRA adapter
     .venv/bin/python -m bench.learning --smoke                    # a tiny model, 2 steps, one seed of each
 
 Prints for each run the held-out accuracy at each evaluation with its 95% interval (Wilson), the
@@ -136,7 +137,8 @@ def entropy_rows(steps: list[dict]) -> list[tuple[str, str, str]]:
 
 
 def reward_rows(steps: list[dict]) -> list[tuple[str, str, str]]:
-    """Each reward's mean, first five steps → last five, and the groups with nothing to learn from."""
+    """Each reward's mean, first five steps → last five, and what the run's alarms watch: KL to the
+    sampler, the groups with nothing to learn from."""
     def first_and_last(key: str) -> str:
         values = [v[key] for v in steps if key in v]
         return f"{statistics.fmean(values[:5]):.2f} → {statistics.fmean(values[-5:]):.2f}" if values else "—"
@@ -146,6 +148,9 @@ def reward_rows(steps: list[dict]) -> list[tuple[str, str, str]]:
             for name in names]
     if any("episode/tool_calls_mean" in v for v in steps):
         rows.append(("tool calls an episode, first → last 5 steps", first_and_last("episode/tool_calls_mean"), ""))
+    kl = [v["train/kl_to_sampler"] for v in steps if "train/kl_to_sampler" in v]
+    if kl:
+        rows.append(("KL to the sampler max", f"{max(kl):.3f}", "an alarm watches it"))
     equal = [v["rollout/frac_reward_zero_std"] for v in steps if "rollout/frac_reward_zero_std" in v]
     if equal:
         rows.append(("steps where every group had equal rewards", f"{sum(e == 1.0 for e in equal)} / {len(equal)}",
@@ -172,8 +177,9 @@ def demo_spec(demo: DemoDefinition, output_dir: Path, server_url: str, config: T
     }
 
 
-def demo_settings(demo: DemoDefinition, changes: dict, smoke: bool) -> dict:
-    settings = demo.config_values(PRESETS)
+def demo_settings(demo: DemoDefinition, changes: dict, smoke: bool, preset: str | None = None) -> dict:
+    """The demo's knobs (another preset under its overrides, where one is named), then `changes`."""
+    settings = {**PRESETS[preset], **demo.config["overrides"]} if preset else demo.config_values(PRESETS)
     if smoke:  # evaluated before the first step and after the last, as the demo's run is
         settings = smoke_settings(settings, eval_steps=SMOKE_EVAL_STEPS, **SMOKE_CHANGES[demo.key])
     return {**settings, **changes}
@@ -253,6 +259,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seeds", type=int, default=None, help="runs a demo, seeds the config's and the next "
                         "ones (default 3; 1 with --smoke)")
     parser.add_argument("--steps", type=int, default=None, help="steps to train; default the demo's")
+    parser.add_argument("--preset", choices=("cpu-demo", "cpu-demo-lora"), default=None,
+                        help="another preset under the demo's overrides (default the demo's own)")
     parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="config changes (an experiment)")
     add_smoke_options(parser, serves=True)
     args = parser.parse_args(argv)
@@ -264,7 +272,7 @@ def main(argv: list[str] | None = None) -> None:
     changes = parse_settings(args.set) | ({"max_steps": args.steps} if args.steps else {})
     results = []
     for demo in demos:
-        settings = demo_settings(demo, changes, args.smoke)
+        settings = demo_settings(demo, changes, args.smoke, args.preset)
         first_seed = TrainingConfig(**settings).seed
         for seed in range(first_seed, first_seed + (args.seeds or (1 if args.smoke else 3))):
             results.append(train(demo, {**settings, "seed": seed}, args.server_url))
