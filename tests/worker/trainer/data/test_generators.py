@@ -91,7 +91,8 @@ def test_a_shorter_count_is_a_prefix_with_worked_examples_too():
     assert generate("arithmetic", {**params, "count": 5}) == generate("arithmetic", {**params, "count": 40})[:5]
 
 
-@pytest.mark.parametrize("params", [{"count": 0}, {"difficulty": 6}, {"seed": -1}, {"examples": 6}, {"colour": "red"}])
+@pytest.mark.parametrize("params", [{"count": 0}, {"difficulty": 6}, {"seed": -1}, {"examples": 6}, {"colour": "red"},
+                                    {"largest": 1}, {"largest": 2_000_000}])
 def test_bad_params_are_refused(params):
     with pytest.raises(ValidationError):
         generate("arithmetic", params)
@@ -106,3 +107,22 @@ def test_every_generator_has_defaults_and_a_prompt_column():
     for name, (params_model, _) in GENERATORS.items():
         rows = generate(name, {"count": 3} if "count" in params_model.model_fields else {})
         assert rows and all(isinstance(r["prompt"], str) and r["prompt"] for r in rows)
+
+
+def test_largest_bounds_every_number_and_widens_the_problem_space():
+    rows = generate("arithmetic", {"count": 3000, "difficulty": 1, "largest": 30, "examples": 1})
+    expressions = [PROMPT.match(row["prompt"][-1]["content"])["expr"] for row in rows]
+    numbers = [int(n) for expression in expressions for n in re.findall(r"\d+", expression)]
+    assert max(numbers) == 30 and min(numbers) == 1
+    assert len(set(expressions)) > 1000  # up to 10 there are 200 problems
+    for row, expression in zip(rows, expressions):
+        assert row["answer"] == f"#### {evaluate(expression)}"
+        assert all(int(n) <= 30 for n in re.findall(r"\d+", row["prompt"][0]["content"]))  # the worked example too
+
+
+def test_params_without_largest_are_stored_as_before():
+    """A dataset stored before `largest` keeps its params (and the API's answer) unchanged."""
+    from worker.trainer.data.generators import ArithmeticParams
+
+    assert ArithmeticParams().model_dump() == {"count": 2000, "difficulty": 1, "seed": 0, "examples": 0}
+    assert ArithmeticParams(largest=30).model_dump()["largest"] == 30
