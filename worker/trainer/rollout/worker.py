@@ -8,7 +8,9 @@ versions of the groups still in flight, so that the training loop can wait for
 one that would otherwise expire (rollout/gathering.py), and whether the server has
 work, so that a trainer splitting the CPU's cores with it knows when it may take them
 all (inference/cpu_sharing.py). A dead server stops the worker with an error the trainer
-reports; it never leaves the trainer waiting forever.
+reports; it never leaves the trainer waiting forever. It counts, for each step's metrics,
+which bound held its submissions back and how long its groups took (rollout/pipeline_window.py);
+its in-flight cap may be set while it runs (max_inflight_tasks: auto, rollout/inflight_control.py).
 """
 import asyncio
 import threading
