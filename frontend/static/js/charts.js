@@ -12,10 +12,13 @@
 //       {key: "async/dropped_stale", label: "dropped", axis: "right"},            // second y axis
 //       {key: "7", label: "run 7", color: "#3556d8"},                              // a colour of its own
 //       {key: "eval/pass@1", label: "pass@1", points: true},                        // a dot at every value
+//       {key: "accuracy", label: "pass@1", points: true,                            // error bars: low..high
+//        range: ["accuracy_low", "accuracy_high"], bars: true},                     // at each value, no band
 //     ],
 //     height: 220,                          // px (default 220); the width follows the element
 //     syncKey: "run-7",                     // charts with the same key share the hover cursor and zoom
 //     x: {label: "Wall time (s)", format: (seconds) => "1:05"},  // x label and value text; default "step"
+//     yRange: [0, 1],                       // a fixed left axis (rates); default: fitted to the data
 //   });
 //   chart.addSeriesData("rollout/reward_mean", {step: [1, 2], value: [0.1, 0.3]});  // merge columns
 //   chart.appendPoints([{step: 3, values: {"rollout/reward_mean": 0.4, ...}}]);     // live points
@@ -33,8 +36,11 @@
 // `series`; a key's points are kept by x, so data given twice for an x (a live point, then the
 // same point re-fetched after a reconnect) is stored once, the later value winning. Hovering
 // shows every line's value at that x in the legend; dragging across a plot zooms into that
-// range. The first time any chart draws points, the page gets a performance mark
-// "grpo:first-chart-drawn" (read by bench/pages.py).
+// range. A `range` with `bars: true` is drawn as an error bar (with caps) at each x where the
+// line has a value, instead of a band: for sparse points, where a band would be drawn across the
+// gaps; the element's data-error-bars says how many were drawn, and the legend shows low–high. The
+// first time any chart draws points, the page gets a performance mark "grpo:first-chart-drawn"
+// (read by bench/pages.py).
 //
 // Drawing is what costs, so it is rationed: data only marks a chart dirty; one shared
 // animation-frame loop redraws dirty charts that are on screen (or near it), each at most
@@ -131,6 +137,7 @@
       this.height = options.height || 220;
       this.syncKey = options.syncKey || null;
       this.x = { ...STEP_AXIS, ...(options.x || {}) };
+      this.yRange = options.yRange || null;
       this.values = new Map(); // key -> Map(step -> value)
       this.index = new StepIndex();
       this.plot = null;
@@ -249,7 +256,7 @@
         const edge = { stroke: "transparent", width: 0, spanGaps: true, points: { show: false },
           scale: s.axis === "right" ? "y2" : "y", label: "" };
         uSeries.push({ ...edge }, { ...edge });
-        uBands.push({ series: [upper, upper + 1], fill: withAlpha(s.color, 0.15) });
+        if (!s.bars) uBands.push({ series: [upper, upper + 1], fill: withAlpha(s.color, 0.15) });
       });
       const axes = [
         { label: this.x.label, size: 36, incrs: STEP_INCREMENTS, ...xTicks },
@@ -260,7 +267,7 @@
       this.plot = new window.uPlot({
         title: this.title, width: Math.max(this.element.clientWidth, 200), height: this.height,
         series: uSeries, bands: uBands, axes,
-        scales: { x: { time: false }, y: { auto: true }, y2: { auto: true } },
+        scales: { x: { time: false }, y: this.yRange ? { auto: false, range: this.yRange } : { auto: true }, y2: { auto: true } },
         legend: { live: true },
         cursor: {
           drag: { x: true, y: false, setScale: false },
@@ -268,7 +275,7 @@
         },
         hooks: {
           setSelect: [(u) => chart.selected(u)],
-          draw: [() => chart.markFirstDraw()],
+          draw: [() => chart.markFirstDraw(), () => chart.drawErrorBars()],
         },
       }, data, this.element);
       this.hideBandLegend(uSeries.length - 2 * banded.length);
@@ -280,12 +287,52 @@
     describe(s, value, idx) {
       const text = formatNumber(value);
       if (idx === null || idx === undefined || value === null) return text;
+      if (s.range && s.bars) {
+        const step = this.index.steps[idx];
+        const [low, high] = s.range.map((key) => this.values.get(key));
+        if (low && high && low.has(step) && high.has(step)) return `${text} (${formatNumber(low.get(step))}–${formatNumber(high.get(step))})`;
+      }
       if (s.std) {
         const std = this.values.get(s.std);
         const step = this.index.steps[idx];
         if (std && std.has(step)) return `${text} ± ${formatNumber(std.get(step))}`;
       }
       return text;
+    }
+
+    /* Each `bars` series' range as a vertical bar with caps at the x values where the line has one. */
+    drawErrorBars() {
+      const u = this.plot;
+      if (!u) return;
+      let drawn = 0;
+      const banded = this.series.filter((s) => s.std || s.range);
+      banded.forEach((s, b) => {
+        if (!s.bars) return;
+        const [xs, line, upper, lower] = [u.data[0], u.data[this.series.indexOf(s) + 1],
+          u.data[this.series.length + 1 + 2 * b], u.data[this.series.length + 2 + 2 * b]];
+        const scale = s.axis === "right" ? "y2" : "y", cap = 4 * window.uPlot.pxRatio;
+        const { left, top, width, height } = u.bbox;
+        u.ctx.save();
+        u.ctx.beginPath();
+        u.ctx.rect(left - cap, top, width + 2 * cap, height); // a cap at the first or last x shows whole
+        u.ctx.clip();
+        u.ctx.strokeStyle = s.color;
+        u.ctx.lineWidth = 1.5 * window.uPlot.pxRatio;
+        u.ctx.beginPath();
+        for (let i = 0; i < xs.length; i++) {
+          if ([line[i], upper[i], lower[i]].some((v) => v === null || v === undefined)) continue;
+          const x = u.valToPos(xs[i], "x", true);
+          if (x < left - 1 || x > left + width + 1) continue;
+          const high = u.valToPos(upper[i], scale, true), low = u.valToPos(lower[i], scale, true);
+          u.ctx.moveTo(x, high); u.ctx.lineTo(x, low);
+          u.ctx.moveTo(x - cap, high); u.ctx.lineTo(x + cap, high);
+          u.ctx.moveTo(x - cap, low); u.ctx.lineTo(x + cap, low);
+          drawn += 1;
+        }
+        u.ctx.stroke();
+        u.ctx.restore();
+      });
+      if (banded.some((s) => s.bars)) this.element.dataset.errorBars = String(drawn);
     }
 
     hideBandLegend(firstEdge) {

@@ -25,12 +25,15 @@
     { id: "episodes", title: "Episodes: turns and tool calls per episode (mean)", series: fixed([
       ["episode/turns_mean", "turns"], ["episode/tool_calls_mean", "tool calls"],
       ["episode/tokens_mean", "tokens (right axis)", { axis: "right" }]]) },
-    { id: "episode-ends", title: "Tool errors and why episodes ended (share of episodes)", series: episodeEndSeries },
+    { id: "episode-ends", title: "Tool use, tool errors and why episodes ended (share of episodes)", series: episodeEndSeries },
     { id: "entropy", title: "Entropy", series: fixed([["train/entropy", "entropy"]]) },
     { id: "staleness", title: "Staleness (versions) and dropped samples", series: fixed([
       ["async/staleness_mean", "staleness mean"], ["async/staleness_max", "staleness max"],
       ["async/dropped_stale", "dropped, total (right axis)", { axis: "right" }]]) },
-    { id: "queue", title: "Queue depth", series: fixed([["async/queue_depth", "scored groups queued"], ["async/in_flight", "requests in flight"]]) },
+    // The in-flight cap is a line of its own: with max_inflight_tasks: auto it moves with the measured rates.
+    { id: "queue", title: "Groups in flight and queued, against the in-flight cap", series: fixed([
+      ["async/in_flight", "groups in flight"], ["async/queue_depth", "scored groups queued"],
+      ["async/max_inflight", "in-flight cap"]]) },
     { id: "throughput", title: "Tokens per second", series: fixed([
       ["system/generation_tokens_per_s", "generation"], ["system/training_tokens_per_s", "training"]]) },
     { id: "sync", title: "Weight sync time (s)", series: fixed([
@@ -83,9 +86,10 @@
     };
   }
 
-  /* The tool error rate, then one line per end reason reported (episode/end/<reason>). */
+  /* Clean tool use (a tool called, every call working) and the tool error rate, then one line
+     per end reason reported (episode/end/<reason>). */
   function episodeEndSeries(names) {
-    const series = names.has("episode/tool_error_rate") ? [{ key: "episode/tool_error_rate", label: "tool error rate" }] : [];
+    const series = fixed([["episode/clean_tool_use", "clean tool use"], ["episode/tool_error_rate", "tool error rate"]])(names);
     for (const name of [...names].sort()) {
       const match = END_REASON.exec(name);
       if (match) series.push({ key: name, label: `ended: ${match[1]}` });

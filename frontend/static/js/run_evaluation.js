@@ -1,7 +1,8 @@
 // Run page: the evaluation panel (frontend/templates/runs/_evaluation.html). Starts from
 // data.evaluation in #run-data (whether the run evaluates, its evaluations so far, the API's
 // URLs) and reads the evaluation API for the rest:
-//   - a table of the evaluations: pass@1, pass@k, mean score, examples flipped since the one before;
+//   - a chart of held-out pass@1 with its 95% interval, and tool use beside it (run_evaluation_chart.js);
+//   - a table of the evaluations: pass@1 (its interval under it), pass@k, mean score, examples flipped since the one before;
 //   - one evaluation's examples (pass mark, score, answers folded), filtered by outcome;
 //   - every example across evaluations by class (learned, forgotten, unstable, never moved);
 //   - one example followed: its answer, pass mark and rewards at every evaluation.
@@ -14,13 +15,15 @@
   const { element, fetchJson, formatFixed } = window.PageKit;
   const panel = document.getElementById("evaluation");
   if (!panel) return;
-  const data = JSON.parse(document.getElementById("run-data").textContent).evaluation;
+  const page = JSON.parse(document.getElementById("run-data").textContent);
+  const data = page.evaluation;
   const PAGE_SIZE = 50;
   const CLASS_LABELS = { always_passed: "always passed", never_passed: "never passed", learned: "learned",
                          forgotten: "forgotten", unstable: "unstable" };
   // Choices of the class filter that stand for several classes.
   const CLASS_GROUPS = { moved: ["learned", "forgotten", "unstable"], never_moved: ["always_passed", "never_passed"] };
   const state = { rows: data.evaluations, step: null, next: null, asked: 0, examples: null, followed: null };
+  const chart = new RunPage.HeldOutChart(document.getElementById("eval-body"), page);
 
   function $(id) {
     return document.getElementById(id);
@@ -60,6 +63,7 @@
     $("eval-body").hidden = state.rows.length === 0;
     $("eval-passk-head").hidden = !passK;
     $("eval-rows").replaceChildren(...state.rows.map((row) => evaluationRow(row, passK)));
+    chart.showRows(state.rows);
     const select = $("eval-step");
     select.replaceChildren(...state.rows.map((row) => element("option", { value: String(row.step), text: `step ${row.step}` })));
     if (state.step !== null) select.value = String(state.step);
@@ -71,9 +75,18 @@
     open.addEventListener("click", () => pickStep(row.step));
     return element("tr", { "data-step": String(row.step) }, element("th", { scope: "row" }, open),
       numberCell(String(row.model_version)), numberCell(String(row.examples)), numberCell(String(row.passing)),
-      numberCell(formatFixed(row.pass_at_1, 3)), passK ? numberCell(formatFixed(row.metrics[passK], 3)) : null,
+      passCell(row), passK ? numberCell(formatFixed(row.metrics[passK], 3)) : null,
       numberCell(formatFixed(row.mean_score, 3)), numberCell(flipText(row.flipped_to_pass, "↑")),
       numberCell(flipText(row.flipped_to_fail, "↓")));
+  }
+
+  /* pass@1, and under it its 95% interval over the examples evaluated. */
+  function passCell(row) {
+    const interval = RunPage.wilsonInterval(row.pass_at_1, row.examples);
+    if (!interval) return numberCell(formatFixed(row.pass_at_1, 3));
+    return element("td", { class: "num", title: `95% interval (Wilson) over ${plural(row.examples, "example")}` },
+      formatFixed(row.pass_at_1, 3), element("span", { class: "eval-interval muted small",
+        text: `${formatFixed(interval[0], 2)}–${formatFixed(interval[1], 2)}` }));
   }
 
   function flipText(count, arrow) {

@@ -234,6 +234,14 @@
     // Panels with scripts of their own (run_evaluation.js, run_alarms.js) register theirs.
     ...RunPage.liveHandlers,
   };
+  // Panels that follow a message this page already handles (run_diagnosis.js counts the steps of
+  // run.metrics) listen beside it: [type, handler] pairs, each called after the page's own handler.
+  const LISTENERS = RunPage.liveListeners || [];
+
+  function dispatch(event) {
+    if (HANDLERS[event.type]) HANDLERS[event.type](event.payload);
+    for (const [type, handle] of LISTENERS) if (type === event.type) handle(event.payload);
+  }
 
   async function catchUp(hello) {
     applyStatus(hello);
@@ -259,7 +267,7 @@
 
   const socket = new RunPage.LiveSocket(data.urls.socket, {
     onHello: catchUp,
-    onEvent: (event) => { if (HANDLERS[event.type]) HANDLERS[event.type](event.payload); },
+    onEvent: dispatch,
     onState: showConnection,
   });
   $("live-retry").addEventListener("click", () => socket.retryNow());

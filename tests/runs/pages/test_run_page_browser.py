@@ -206,7 +206,9 @@ def test_the_run_page_follows_events_as_a_trainer_sends_them(page, live_server, 
     page.select_option("#log-level", "all")
     trainer.checkpoint(3, str(tmp_path / "step-3"))
     page.wait_for_selector("#checkpoint-rows tr")
-    assert "step 3" in page.locator("#checkpoint-rows").inner_text()
+    # Off screen the section is not rendered (content-visibility: auto), its text empty: read it in view.
+    page.locator("#checkpoints").scroll_into_view_if_needed()
+    page.wait_for_function("document.querySelector('#checkpoint-rows').innerText.includes('step 3')")
 
     page.screenshot(path=str(artifacts_dir / "run-page.png"), full_page=True)
 
