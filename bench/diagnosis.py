@@ -394,11 +394,12 @@ def chosen(names: str | None) -> list[str]:
     return ["baseline", *(name for name in SCENARIOS if name in asked and name != "baseline")]
 
 
-def preset_settings(steps: int, smoke: bool) -> dict:
+def preset_settings(steps: int, smoke: bool, changes: Mapping | None = None) -> dict:
+    """The cpu-demo preset (tiny under --smoke), evaluation off, then --set's `changes`."""
     from worker.trainer.config import PRESETS
 
     preset = smoke_settings(PRESETS["cpu-demo"]) if smoke else dict(PRESETS["cpu-demo"])
-    return {**preset, "max_steps": steps, "eval_steps": 0, "save_steps": 1000, "seed": 0}
+    return {**preset, "max_steps": steps, "eval_steps": 0, "save_steps": 1000, "seed": 0, **(changes or {})}
 
 
 def measure(names: list[str], bench: Bench) -> tuple[list[Row], list[Measured], str | None]:
@@ -418,6 +419,13 @@ def measure(names: list[str], bench: Bench) -> tuple[list[Row], list[Measured], 
     return rows, capped, auto_note
 
 
+def batch_text(settings: Mapping) -> str:
+    from worker.trainer.config import TrainingConfig
+
+    config = TrainingConfig(**settings)
+    return f"{config.completions_per_step // config.num_generations} groups of {config.num_generations} a step"
+
+
 def report(rows: list[Row], capped: list[Measured], auto_note: str | None, bench: Bench) -> None:
     baseline_s = rows[0].made.step_s
     runs = [measured for row in rows for measured in (row.made, row.after) if measured is not None]
@@ -428,7 +436,8 @@ def report(rows: list[Row], capped: list[Measured], auto_note: str | None, bench
         print(f"\nslow_reward: {bench.sleep_a_group:.2f} s of sleep a group of {bench.preset['num_generations']} "
               f"({len(bench.slow_rewards(SCENARIOS['slow_reward']))} code rewards of at most {MAX_CALL_S:g} s a call)")
     print(f"\nEach made bottleneck, the diagnosis and its first suggestion applied: cpu-demo, "
-          f"{bench.preset['max_steps']} steps a run, evaluation off; s/step: mean after the first step; "
+          f"{bench.preset['max_steps']} steps a run, {batch_text(bench.preset)}, evaluation off; "
+          "s/step: mean after the first step; "
           "recovered: (made - after) / (made - baseline)\n")
     print(markdown_table(MAIN_HEADER, (main_row(row, baseline_s) for row in rows)))
     print("\nWhere each run's step went (the diagnosis' time split, mean per step over its window)\n")
@@ -445,6 +454,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--scenarios", type=chosen, default=None,
                         help=f"a comma-separated subset of {', '.join(SCENARIOS)} (the baseline always runs)")
     parser.add_argument("--steps", type=int, default=None, help=f"steps a run (default {DEFAULT_STEPS})")
+    parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE",
+                        help="changes to the preset every scenario starts from (a shorter run on a busy machine)")
     add_smoke_options(parser, serves=True)
     args = parser.parse_args(argv)
     refuse_server_url_without_smoke(parser, args)
@@ -457,9 +468,12 @@ def main(argv: list[str] | None = None) -> None:
         from worker.trainer.models.prepare import prepare_default_model
 
         prepare_default_model()
-    preset = preset_settings(steps, args.smoke)
+    from bench.trainer import parse_settings
+
+    preset = preset_settings(steps, args.smoke, parse_settings(args.set))
     root = Path(tempfile.mkdtemp(prefix="bench-diagnosis-"))
-    print(f"bench.diagnosis: {', '.join(names)}; output in {root}; {os.cpu_count()} cores, "
+    print(f"bench.diagnosis: {', '.join(names)}; preset changes: {' '.join(args.set) or 'none'}; output in {root}; "
+          f"{os.cpu_count()} cores, "
           f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
     from worker.trainer.config import TrainingConfig
 
