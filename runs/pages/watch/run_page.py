@@ -68,7 +68,7 @@ def page_data(run) -> dict:
             "push": reverse("run-checkpoint-push", args=[run.pk, 0]).replace("/0/", "/{id}/"),
             "pushes": reverse("run-pushes", args=[run.pk]),
             # "Where the time goes" (run_diagnosis.js): the bottleneck and what to change.
-            "diagnosis": f"{api}diagnosis/",
+            "diagnosis": reverse("run-diagnosis", args=[run.pk]),
             "socket": f"/ws/runs/{run.pk}/",
         },
         "metric_names": names, "first_series": first_series(run, names), "max_points": MAX_POINTS,
