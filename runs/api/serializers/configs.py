@@ -53,10 +53,11 @@ def knob_schema() -> dict:
     for name, spec in ConfigSchema.model_json_schema()["properties"].items():
         spec = {key: value for key, value in spec.items() if key not in ("title", "group", "default")}
         if variants := spec.pop("anyOf", None):
-            typed = [as_openapi_30(variant) for variant in variants if variant.get("type") != "null"]
+            typed = [variant for variant in variants if variant.get("type") != "null"]
             nullable = {"nullable": True} if len(typed) < len(variants) else {}
             # X | None is X, nullable; a cap or "auto" (max_inflight_tasks) stays a choice of both.
-            spec = {**spec, **typed[0], **nullable} if len(typed) == 1 else {**spec, "anyOf": typed, **nullable}
+            spec = ({**spec, **typed[0], **nullable} if len(typed) == 1
+                    else {**spec, "anyOf": [as_openapi_30(variant) for variant in typed], **nullable})
         knobs[name] = as_openapi_30(spec)
     return {"type": "object", "properties": knobs, "additionalProperties": False}
 
