@@ -141,3 +141,14 @@ def test_max_inflight_tasks_out_of_range_is_a_400_naming_both_forms(owner_api):
 def test_a_text_field_sent_as_a_number_is_refused(owner_api):
     response = create(owner_api, name="described", description=0)
     assert response.status_code == 400 and "description" in response.json()
+
+
+def test_the_schema_gives_each_knob_its_openapi_30_type_and_bounds():
+    from runs.api.serializers.configs import knob_schema
+
+    knobs = {name: {key: value for key, value in spec.items() if key != "description"}
+             for name, spec in knob_schema()["properties"].items()}
+    assert knobs["epsilon_high"] == {"type": "number", "minimum": 0.0, "exclusiveMinimum": True,
+                                     "maximum": 10.0, "nullable": True}
+    assert knobs["max_inflight_tasks"] == {"anyOf": [{"type": "integer", "minimum": 1, "maximum": 100_000},
+                                                     {"type": "string", "enum": ["auto"]}]}
