@@ -18,7 +18,8 @@ def test_the_page_embeds_the_diagnosis_url_its_panel_reads(logged_in, run):
 def test_the_panel_and_its_script_are_on_the_page(logged_in, run):
     html = logged_in.get(f"/runs/{run.pk}/").content.decode()
     assert 'id="diagnosis"' in html and 'href="#diagnosis"' in html  # and in the section links
-    assert html.index('id="diagnosis"') < html.index('id="charts"')
+    # Below the charts, which keep the first screen: above the evaluations.
+    assert html.index('id="charts"') < html.index('id="diagnosis"') < html.index('id="evaluation"')
     assert "js/run_diagnosis.js" in html and "css/diagnosis.css" in html
     # The chart's script (and its interval) is there before the panel that builds it.
     assert html.index("js/run_evaluation_chart.js") < html.index("js/run_evaluation.js")
