@@ -2,8 +2,9 @@
 // GET /api/runs/<id>/diagnosis/ (runs/diagnosis/): the recent steps' time split, generation and
 // training throughput, staleness, the in-flight queue, the bottleneck in one sentence and the
 // knobs that move it. Asked for when the page loads, after a reconnection, once the run ends, and
-// while it is live every REFRESH_STEPS newly logged steps, never more often than every
-// MIN_INTERVAL_MS: the diagnosis reads a window of steps, so a newer one every step says nothing new.
+// while it is live every REFRESH_STEPS newly logged steps (the diagnosis reads a window of steps:
+// a newer one every step says nothing new), or every step while it is too short to diagnose (its
+// count of steps measured keeps up), never more often than every MIN_INTERVAL_MS.
 // A fetch that fails leaves a short note and whatever was shown; the rest of the page goes on.
 (function (RunPage) {
   "use strict";
@@ -66,7 +67,7 @@
         state.newSteps += 1;
       }
     }
-    if (state.newSteps >= REFRESH_STEPS) refreshSoon();
+    if (state.newSteps >= (panel.dataset.state === "ok" ? REFRESH_STEPS : 1)) refreshSoon();
   }
 
   /* A run that has just ended: one last look, with the steps since the last refresh. */

@@ -3,7 +3,8 @@ Chromium, against a live server and its real diagnosis endpoint: a run whose ste
 rollouts shows the API's sentence, a bar split into its parts and the suggestions, each knob
 linked to its row in the Config section; a run too short to diagnose says so and draws no bar;
 a diagnosis that fails to load is a note in the panel, the rest of the page drawn; a live run's
-panel is asked again once ten more steps have been logged (the clock moved on, not waited for).
+panel is asked again every ten logged steps (every step while too short), at most every 15 s (the
+page's clock moved on, not waited for).
 The evaluation chart draws each evaluation's 95% interval and, for a run on an environment, its
 tool use beside the held-out pass@1. Screenshots are saved."""
 import json
@@ -55,6 +56,17 @@ for n in range(1, 11):
 add_metrics(tools, 0, **{{"eval/episode/clean_tool_use": 0.25}})
 add_metrics(tools, 10, **{{"eval/episode/clean_tool_use": 0.7}})
 print(json.dumps({{"waiting": waiting.pk, "short": short.pk, "tools": tools.pk}}))
+"""
+
+
+# Counts the page's requests for the diagnosis, as it makes them.
+COUNT_DIAGNOSIS_FETCHES = """
+window.diagnosisFetches = 0;
+const fetchOnce = window.fetch;
+window.fetch = (url, ...rest) => {
+  if (String(url).includes("/diagnosis/")) window.diagnosisFetches += 1;
+  return fetchOnce(url, ...rest);
+};
 """
 
 
@@ -140,7 +152,7 @@ def test_a_diagnosis_that_fails_to_load_is_a_note_and_the_page_goes_on(page, liv
     page.wait_for_selector('.chart-box[data-chart="reward"][data-points="12"]')
 
 
-def test_a_live_runs_panel_is_asked_again_after_ten_more_steps(page, live_server, library):
+def test_a_live_runs_panel_is_asked_again_as_steps_arrive_at_most_every_15_s(page, live_server, library):
     api = live_server.api("owner")
     created = api.post("/api/runs/", json={
         "name": "live diagnosis", "dataset": library["dataset"], "config_template": library["config"],
@@ -152,20 +164,47 @@ def test_a_live_runs_panel_is_asked_again_after_ten_more_steps(page, live_server
     trainer = Trainer(live_server, run_id)
     trainer.status("starting")
     trainer.status("running")
+    page.add_init_script(COUNT_DIAGNOSIS_FETCHES)
     page.clock.install()
     page.goto(f"{live_server.url}/runs/{run_id}/")
     wait_live(page)
     page.wait_for_selector("#diagnosis[data-state=too_short]")
-    for step in range(1, 10):  # nine steps: not asked again yet
-        trainer.send({"type": "metrics", "step": step, "values": WAITING_STEP})
-    page.wait_for_selector('.chart-box[data-chart="queue"][data-points="9"]')
+
+    def steps(first: int, last: int) -> None:
+        for step in range(first, last + 1):
+            trainer.send({"type": "metrics", "step": step, "values": WAITING_STEP})
+        page.wait_for_selector(f'.chart-box[data-chart="reward"][data-points="{last}"]')
+
+    def asked(times: int) -> None:
+        page.wait_for_function("n => window.diagnosisFetches >= n", arg=times)
+        assert page.evaluate("window.diagnosisFetches") == times
+
+    def sentence_is_the_apis() -> None:
+        expected = diagnosis_of(live_server, run_id)["sentence"]
+        page.wait_for_function("s => document.querySelector('#diagnosis-sentence').textContent === s", arg=expected)
+
+    asked(1)  # on load
+    steps(1, 3)  # too short: asked again at the next step, its count kept up
     page.clock.run_for(20_000)
+    asked(2)
+    sentence_is_the_apis()
     assert page.locator("#diagnosis").get_attribute("data-state") == "too_short"
-    trainer.send({"type": "metrics", "step": 10, "values": WAITING_STEP})  # the tenth
-    page.wait_for_selector('.chart-box[data-chart="queue"][data-points="10"]')
+    steps(4, 8)
     page.clock.run_for(20_000)
+    asked(3)
     page.wait_for_selector("#diagnosis[data-state=ok]")
-    assert page.locator("#diagnosis-sentence").inner_text() == diagnosis_of(live_server, run_id)["sentence"]
+    sentence_is_the_apis()
+
+    steps(9, 17)  # nine steps: not asked again
+    page.clock.run_for(20_000)
+    asked(3)
+    steps(18, 18)  # the tenth, 15 s and more after the last time: asked at once
+    asked(4)
+    steps(19, 28)  # ten more at once: asked 15 s after the last time, not before
+    page.clock.run_for(5_000)
+    asked(4)
+    page.clock.run_for(11_000)
+    asked(5)
 
 
 def test_the_evaluation_chart_draws_each_interval_and_tool_use_beside_it(page, live_server, runs, artifacts_dir):
