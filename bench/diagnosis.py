@@ -137,9 +137,10 @@ def series_of(steps: Mapping[int, dict]) -> dict[str, list[tuple[int, float]]]:
 
 
 def step_seconds(steps: Sequence[dict], skip: int = 1) -> float | None:
-    """The mean system/step_time_s after the first `skip` steps (start-up), as the diagnosis' window."""
+    """The median system/step_time_s after the first `skip` steps (start-up, as the diagnosis'
+    window leaves out): on shared cores one step can take five times the others, which a mean keeps."""
     times = [values["system/step_time_s"] for values in steps[skip:]] or [v["system/step_time_s"] for v in steps]
-    return statistics.fmean(times) if times else None
+    return statistics.median(times) if times else None
 
 
 def recovered(made_s: float | None, after_s: float | None, baseline_s: float | None) -> float | None:
@@ -437,7 +438,7 @@ def report(rows: list[Row], capped: list[Measured], auto_note: str | None, bench
               f"({len(bench.slow_rewards(SCENARIOS['slow_reward']))} code rewards of at most {MAX_CALL_S:g} s a call)")
     print(f"\nEach made bottleneck, the diagnosis and its first suggestion applied: cpu-demo, "
           f"{bench.preset['max_steps']} steps a run, {batch_text(bench.preset)}, evaluation off; "
-          "s/step: mean after the first step; "
+          "s/step: median after the first step; "
           "recovered: (made - after) / (made - baseline)\n")
     print(markdown_table(MAIN_HEADER, (main_row(row, baseline_s) for row in rows)))
     print("\nWhere each run's step went (the diagnosis' time split, mean per step over its window)\n")

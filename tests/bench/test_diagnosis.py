@@ -48,8 +48,8 @@ def test_a_smoke_runs_two_steps_are_too_short_to_diagnose():
     assert result["status"] == "too_short" and result["bottleneck"] is None
 
 
-def test_step_seconds_leave_the_first_step_out():
-    steps = [{"system/step_time_s": 30.0}, {"system/step_time_s": 2.0}, {"system/step_time_s": 4.0}]
+def test_step_seconds_leave_the_first_step_out_and_a_spike_does_not_move_them():
+    steps = [{"system/step_time_s": s} for s in (30.0, 2.0, 4.0, 3.0, 250.0, 3.0)]
     assert step_seconds(steps) == 3.0
 
 
