@@ -71,9 +71,13 @@ def one_more_version(findings: Findings) -> list[Proposal]:
     config = findings.config
     staleness, bound = setting(config, "max_staleness"), staleness_bound(findings.window, config)
     more = groups_per_step(config) * setting(config, "weight_sync_steps")
+    if findings.held_by == "inflight_cap":  # the cap already reaches the bound: the bound is what limits
+        held = f" (the in-flight cap reaches it and held submission back{held_phrase(findings)})"
+    else:
+        held = held_phrase(findings)
     return [Proposal("max_staleness", staleness + 1,
                      f"the staleness bound (max_staleness {staleness}: {bound} groups ahead of the trainer) held "
-                     f"submission back{held_phrase(findings)}; {staleness + 1} lets {more} more groups be "
+                     f"submission back{held}; {staleness + 1} lets {more} more groups be "
                      "generated ahead, at the cost of training on samples one weight version older")]
 
 

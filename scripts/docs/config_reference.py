@@ -2,15 +2,24 @@
 (`worker.trainer.config.TrainingConfig`): name, default, limits and help, by the form's groups,
 with the presets after them."""
 import json
+import typing
 
 from scripts.docs.tables import prose, table
 
 LIMITS = (("ge", "≥"), ("gt", ">"), ("le", "≤"), ("lt", "<"), ("min_length", "length ≥"))
 
 
+def constraints_of(info) -> list:
+    """The field's own constraints, and those inside its type's arms (`int | "auto"` keeps its
+    bounds on the int arm)."""
+    nested = [constraint for arm in typing.get_args(info.annotation)
+              for meta in getattr(arm, "__metadata__", ()) for constraint in getattr(meta, "metadata", [meta])]
+    return list(info.metadata) + nested
+
+
 def limits_of(info) -> str:
     found = []
-    for constraint in info.metadata:
+    for constraint in constraints_of(info):
         for attribute, sign in LIMITS:
             if getattr(constraint, attribute, None) is not None:
                 found.append(f"{sign} {getattr(constraint, attribute)}")

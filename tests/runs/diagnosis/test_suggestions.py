@@ -27,6 +27,8 @@ def test_a_doubled_cap_stops_at_the_staleness_bound():
 def test_a_cap_already_at_the_staleness_bound_raises_max_staleness_instead():
     found = diagnose(series(CAP_HELD), {**CONFIG, "max_inflight_tasks": 8})
     assert proposed(found) == [("max_staleness", 5)]
+    # The share quoted is the cap's (0.9), said to be the cap's: the bound's own share was 0.
+    assert "the in-flight cap reaches it and held submission back 90% of the time" in found.suggestions[0]["why"]
 
 
 def test_the_staleness_bound_holding_submission_back_raises_max_staleness_by_one_and_names_the_cost():

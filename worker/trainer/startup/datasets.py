@@ -15,9 +15,10 @@ def load_datasets(run: StartingRun):
         return dataset, None
     if run.spec.eval_dataset is not None:
         return dataset, _load(run, run.spec.eval_dataset)
-    kept, held_out = split_holdout(dataset, run.config.eval_holdout_fraction, run.config.seed)
-    run.report.log(f"evaluation holds out {len(held_out)} of the dataset's {len(dataset)} rows; "
-                   f"training uses the other {len(kept)}")
+    kept, held_out = split_holdout(dataset, run.config.eval_holdout_fraction, run.config.seed,
+                                   prompt_column=run.spec.dataset.prompt_column)
+    run.report.log(f"evaluation holds out {len(held_out)} distinct problems ({len(dataset) - len(kept)} of the "
+                   f"dataset's {len(dataset)} rows); training uses the other {len(kept)}")
     return kept, held_out
 
 
