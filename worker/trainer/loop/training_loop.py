@@ -6,7 +6,7 @@ import time
 from worker.trainer.checkpoints.saving import save_checkpoint
 from worker.trainer.inference.cpu_sharing import CoreHandover
 from worker.trainer.loop.cores import hand_over_cores
-from worker.trainer.loop.pipeline import PipelineReadings
+from worker.trainer.loop.pipeline import PipelineReadings, training_turn
 from worker.trainer.loop.step_reports import StepReports
 from worker.trainer.rollout.gathering import Cancelled, Gathered, gather
 from worker.trainer.rollout.metrics import rollout_metrics
@@ -57,7 +57,7 @@ class TrainingLoop:
         advantages = batch_advantages(groups, self.config.num_generations, self.config.scale_rewards)
         if not ready.generation_pause.pausing:
             ready.rollout.free_taken_slots()  # generation overlaps the step: refill at once
-        with ready.generation_pause.while_training():  # and the weight sync that follows
+        with training_turn(ready.rollout, ready.generation_pause):  # and the weight sync that follows
             ready.crew.train(groups)  # the other processes train their share of the same groups
             metrics = train_step(ctx, groups, advantages)
             state.step += 1

@@ -2,14 +2,24 @@
 the step measured, within the staleness bound.
 
 Little's law says how many groups must be in flight for the trainer never to wait: the rate
-at which it trains groups (a step's groups over the step's seconds spent not waiting) times a
+at which groups are wanted (a step's groups over the step's seconds spent not waiting) times a
 group's latency (submission until scored). Both are averaged over steps, so that one slow
-step does not swing the cap. The cap moves only on evidence:
+step does not swing the cap. The latency leaves out a group's wait for a free scoring thread,
+and the rate is at most what the scoring threads get through (threads over a group's scoring
+seconds): that wait grows with the groups in flight, so a latency holding it would call for
+more in flight the more there were, and a cap raised on it would climb to the ceiling while
+scoring, not the cap, held the trainer back.
+
+The cap moves only on evidence:
 - the trainer waited for rollouts and the cap was what held submissions back: raised, by half
-  at least, and up to what Little's law calls for;
+  at least, and up to what Little's law calls for; but not past HEADROOM times that, once it
+  is measured (beyond it, more in flight only queues for whatever is slow);
 - groups were dropped stale: lowered by a quarter (they were generated too far ahead);
 - the trainer never waited and the queue holds more than OVERFULL_STEPS steps' groups:
-  lowered by a quarter, not below what Little's law calls for (fresher groups, same pace).
+  lowered by a quarter (fresher groups, same pace).
+Neither lowering goes below what Little's law calls for, nor (hysteresis) to a cap the trainer
+starved behind within the last REMEMBER_STEPS steps: a cap lowered into starvation is raised by
+half again at once, and would saw up and down for as long as the load held.
 Otherwise it holds. It never goes above the staleness bound (useful_ahead) or the queue's
 size, and never below `floor`: 1, or the worker's wave where vLLM generates in waves (a cap
 below a wave would never let one go).
@@ -21,6 +31,8 @@ WAITED_SHARE = 0.05    # a step that waited for rollouts more than this share of
 CAPPED_SHARE = 0.1     # the cap held submissions back in more than this share of the polls: capped
 OVERFULL_STEPS = 2     # queued groups beyond this many steps' worth, with no wait: more than needed
 RAISE, LOWER = 1.5, 0.75
+HEADROOM = 2           # a raise stops at this many times what Little's law calls for
+REMEMBER_STEPS = 20    # a cap the trainer starved behind is not lowered to again for this many steps
 SMOOTHING = 0.5        # weight of the newest step in the averaged rate and latency
 
 
@@ -33,7 +45,9 @@ class StepOutcome:
     dropped_stale: int             # groups dropped as too stale in this step
     queue_depth: int               # groups queued at the step's end
     held_by_cap: float             # share of the worker's polls the in-flight cap held back
-    group_latency_s: float | None  # mean seconds from submission to scored; None: none finished
+    group_latency_s: float | None  # mean seconds from submission to scored, less any wait for a
+                                   # scoring thread; None: none finished
+    group_scoring_busy_s: float | None = None  # of which a scoring thread's seconds on the group
 
 
 def cap_bounds(useful_ahead: int, queue_maxsize: int, wave: int) -> tuple[int, int]:
@@ -49,35 +63,64 @@ def starting_cap(groups_per_step: int, floor: int, ceiling: int) -> int:
 
 
 class InflightController:
-    def __init__(self, cap: int, groups_per_step: int, floor: int, ceiling: int):
+    def __init__(self, cap: int, groups_per_step: int, floor: int, ceiling: int, scoring_threads: int | None = None):
         self.floor, self.ceiling, self.groups_per_step = floor, ceiling, groups_per_step
+        self.scoring_threads = scoring_threads   # None: scoring is not counted as a limit
         self.cap = self._bounded(cap)
         self.trained_per_s: float | None = None  # groups the trainer trains a second, when it does not wait
-        self.latency_s: float | None = None      # a group's seconds from submission to scored
+        self.latency_s: float | None = None      # a group's seconds from submission to scored (no thread wait)
+        self.scoring_busy_s: float | None = None  # a scoring thread's seconds on a group
+        self._starved_at: list[tuple[int, int]] = []  # (step, cap) of the recent steps starved behind the cap
+        self._steps = 0
 
     @property
     def needed(self) -> int | None:
-        """Little's law: the groups in flight that keep the trainer from waiting (None: not measured yet)."""
+        """Little's law: the groups in flight that keep the trainer from waiting, or the scoring
+        threads busy where they cannot keep up (None: not measured yet)."""
         if self.trained_per_s is None or self.latency_s is None:
             return None
-        return math.ceil(self.trained_per_s * self.latency_s)
+        return math.ceil(self._wanted_per_s * self.latency_s)
+
+    @property
+    def _wanted_per_s(self) -> float:
+        """Groups a second the pipeline can usefully deliver: the trainer's pace, or the scoring
+        threads' where slower."""
+        assert self.trained_per_s is not None
+        if not self.scoring_threads or not self.scoring_busy_s:
+            return self.trained_per_s
+        return min(self.trained_per_s, self.scoring_threads / self.scoring_busy_s)
 
     def update(self, step: StepOutcome) -> int:
         """The cap for the next step."""
+        self._steps += 1
         self._measure(step)
         self.cap = self._bounded(self._decide(step))
         return self.cap
 
     def _decide(self, step: StepOutcome) -> int:
-        needed, cap = self.needed or 0, self.cap
+        needed, cap = self.needed, self.cap
         starved = step.waited_s > WAITED_SHARE * step.step_s
         if step.dropped_stale:
-            return math.floor(cap * LOWER)
+            return self._lowered(math.floor(cap * LOWER), needed)
         if starved and step.held_by_cap > CAPPED_SHARE:
-            return max(math.ceil(cap * RAISE), needed)
+            self._starved_at.append((self._steps, cap))
+            return self._raised(cap, needed)
         if not starved and step.queue_depth > OVERFULL_STEPS * self.groups_per_step:
-            return min(cap, max(math.floor(cap * LOWER), needed))
+            return self._lowered(math.floor(cap * LOWER), needed)
         return cap
+
+    def _raised(self, cap: int, needed: int | None) -> int:
+        raised = math.ceil(cap * RAISE)
+        if needed is None:
+            return raised
+        return max(cap, min(max(raised, needed), HEADROOM * needed))
+
+    def _lowered(self, lowered: int, needed: int | None) -> int:
+        """Lowered to `lowered` at most, yet kept above a cap the trainer recently starved behind
+        and at what Little's law needs; never raised by it."""
+        self._starved_at = [(step, cap) for step, cap in self._starved_at if self._steps - step < REMEMBER_STEPS]
+        starved_below = max((cap + 1 for _, cap in self._starved_at), default=0)
+        return min(self.cap, max(lowered, needed or 0, starved_below))
 
     def _measure(self, step: StepOutcome) -> None:
         training_s = step.step_s - step.waited_s
@@ -85,6 +128,8 @@ class InflightController:
             self.trained_per_s = _averaged(self.trained_per_s, step.groups_trained / training_s)
         if step.group_latency_s is not None:
             self.latency_s = _averaged(self.latency_s, step.group_latency_s)
+        if step.group_scoring_busy_s is not None:
+            self.scoring_busy_s = _averaged(self.scoring_busy_s, step.group_scoring_busy_s)
 
     def _bounded(self, cap: int) -> int:
         return min(max(cap, self.floor), self.ceiling)

@@ -9,15 +9,17 @@ one that would otherwise expire (rollout/gathering.py), and whether the server h
 work, so that a trainer splitting the CPU's cores with it knows when it may take them
 all (inference/cpu_sharing.py). A dead server stops the worker with an error the trainer
 reports; it never leaves the trainer waiting forever. It counts, for each step's metrics,
-which bound held its submissions back and how long its groups took (rollout/pipeline_window.py);
+which bound held its submissions back (or that the training loop had paused generation) and
+how long its groups took (rollout/pipeline_window.py);
 its in-flight cap may be set while it runs (max_inflight_tasks: auto, rollout/inflight_control.py).
 """
 import asyncio
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from collections.abc import Callable
+from contextlib import contextmanager
 from typing import Protocol
 
 from worker.trainer.rollout.arrivals import OldestFirstQueue
@@ -100,6 +102,16 @@ class RolloutWorker:
         """A new in-flight cap (max_inflight_tasks: auto, rollout/inflight_control.py): the next
         poll submits up to it; groups already beyond it finish."""
         self.max_inflight = cap
+
+    @contextmanager
+    def generation_paused(self) -> Iterator[None]:
+        """The server is paused for the block (take_turns, while a step trains): the polls
+        meanwhile are counted as paused, not as held by a bound (rollout/pipeline_window.py)."""
+        self.counters.pause(True)
+        try:
+            yield
+        finally:
+            self.counters.pause(False)
 
     def take_window(self) -> PipelineWindow:
         """What the worker measured of itself since the last call (rollout/pipeline_window.py)."""
@@ -198,6 +210,12 @@ class RolloutWorker:
         if failures:
             raise failures[0]
 
+    def _timed_score(self, group: Group) -> float:
+        """Scores the group on a scoring thread; the seconds it took there, without the wait for the thread."""
+        started = time.perf_counter()
+        self.scorer.score(group)
+        return time.perf_counter() - started
+
     async def _one_group(self, version: int, index: int, text: str, prompt_ids: list[int], columns: dict,
                          task_prompt: str | None = None) -> None:
         scored = None
@@ -214,8 +232,8 @@ class RolloutWorker:
             group = Group(prompt_index=index, prompt_text=text, prompt_ids=prompt_ids, columns=columns,
                           completions=completions, model_version=version, task_prompt=task_prompt)
             generated = time.perf_counter()
-            await asyncio.get_running_loop().run_in_executor(self._scoring, self.scorer.score, group)
-            self.counters.group_finished(generated - submitted, time.perf_counter() - generated)
+            busy_s = await asyncio.get_running_loop().run_in_executor(self._scoring, self._timed_score, group)
+            self.counters.group_finished(generated - submitted, time.perf_counter() - generated, busy_s)
             scored = group
         finally:
             # Queued and out of the in-flight versions at once: the training loop never

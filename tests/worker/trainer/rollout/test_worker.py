@@ -275,3 +275,41 @@ def test_each_finished_groups_generation_and_scoring_seconds_are_measured():
     assert window.groups_finished == 2
     assert window.group_generation_s >= 0.1 and window.group_scoring_s >= 0.05
     assert window.metrics()["rollout/group_generation_s"] == window.group_generation_s
+
+
+def test_polls_while_generation_is_paused_for_a_step_blame_no_bound():
+    # Taking turns: the step's groups stay taken (and fill the staleness bound) while the server
+    # is paused; that is the pause holding generation back, not the bound.
+    worker = make_worker(FakeClient(delay_s=0.001), max_staleness=1, groups_per_step=2).start()
+    wait_until(lambda: worker.queue_depth == 2)
+    assert worker.take(timeout_s=1) is not None and worker.take(timeout_s=1) is not None
+    worker.take_window()
+    with worker.generation_paused():
+        time.sleep(0.3)
+        worker.free_taken_slots()  # the refill goes to the paused server
+        time.sleep(0.1)
+    paused = worker.take_window()
+    time.sleep(0.2)
+    after = worker.take_window()
+    worker.stop()
+    assert paused.paused_polls > 0 and paused.polls == paused.held_by_staleness == 0
+    assert paused.metrics()["async/paused_share"] == 1.0 and "async/blocked_by_staleness" not in paused.metrics()
+    assert after.paused_polls == 0 and after.polls > 0  # counted against the bounds again once resumed
+
+
+def test_scoring_seconds_are_measured_with_and_without_the_wait_for_a_scoring_thread():
+    def slow_reward(prompts, completions, **columns):
+        time.sleep(0.1)
+        return [1.0] * len(completions)
+
+    counter = itertools.count()
+    prompts = PromptSource(lambda: (i := next(counter), f"prompt {i}", [i], {}))
+    scorer = Scorer([RewardFunction("slow", 1.0, slow_reward)], on_error=lambda *a: None)
+    worker = RolloutWorker(FakeClient(delay_s=0.01), prompts, scorer, StalenessPolicy(4, 1), num_generations=2,
+                           max_inflight=4, queue_maxsize=4, current_version=lambda: 0, scoring_threads=1).start()
+    wait_until(lambda: worker.queue_depth == 4)
+    window = worker.take_window()
+    worker.stop()
+    # One thread, four groups generated at once: they queue for it, 0.15 s on average.
+    assert window.groups_finished == 4 and 0.1 <= window.group_scoring_busy_s < window.group_scoring_s
+    assert window.group_latency_s < window.group_generation_s + window.group_scoring_s
