@@ -3,25 +3,28 @@
 The trainer waiting for rollouts is time generation (or scoring) could have saved: above
 WAIT_SHARE of a step, the generation side is the bottleneck. Weight sync and evaluation are named
 above the same share; training where it takes most of a step and the trainer hardly waits.
-Anything else is balanced: no one change would shorten a step much.
+Anything else is balanced (no one change would shorten a step much), unless the logged parts do not
+explain the step: none of them logged, or the rest ("other") above UNEXPLAINED_SHARE of it; then no
+bottleneck is named (None) rather than guessed.
 """
 from collections.abc import Mapping
 from typing import Any
 
 from runs.diagnosis.run_config import ahead_bound, setting
-from runs.diagnosis.time_split import TimeSplit
+from runs.diagnosis.time_split import OTHER, PARTS, TimeSplit
 from runs.diagnosis.window import Window
 
 WAIT_SHARE = 0.25  # waiting for rollouts, weight sync or evaluation: a bottleneck above this share
 TRAINING_SHARE = 0.5  # training: a bottleneck above this share ...
 SMALL_WAIT = 0.10  # ... while the trainer waits less than this share for rollouts
+UNEXPLAINED_SHARE = 0.5  # time the logged parts do not explain: above this share, no bottleneck is named
 HELD_BACK = 0.3  # a bound that stopped this share of submit polls or more held submission back
 NEAR_CAP = 0.9  # in flight at this share of the cap: the cap held (older runs, without the blocked shares)
 BOTTLENECKS = ("generation", "scoring", "training", "weight_sync", "evaluation", "balanced")
 SIDES = {"waiting_for_rollouts": "generation", "weight_sync": "weight_sync", "evaluation": "evaluation"}
 
 
-def bottleneck_of(split: TimeSplit, window: Window) -> str:
+def bottleneck_of(split: TimeSplit, window: Window) -> str | None:
     shares = {part: split.share(part) for part in SIDES}
     big = {part: share for part, share in shares.items() if share > WAIT_SHARE}
     if big:
@@ -29,7 +32,14 @@ def bottleneck_of(split: TimeSplit, window: Window) -> str:
         return "scoring" if side == "generation" and scoring_dominates(window) else side
     if split.share("training") > TRAINING_SHARE and shares["waiting_for_rollouts"] < SMALL_WAIT:
         return "training"
-    return "balanced"
+    return None if unexplained(split, window) else "balanced"
+
+
+def unexplained(split: TimeSplit, window: Window) -> bool:
+    """The logged parts do not explain the step time: none was logged, the steps logged no time, or
+    the rest of the step is most of it."""
+    logged_none = not any(window.has(metric) for metric in PARTS.values())
+    return logged_none or split.step_seconds <= 0 or split.share(OTHER) > UNEXPLAINED_SHARE
 
 
 def scoring_dominates(window: Window) -> bool:

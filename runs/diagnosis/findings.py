@@ -15,7 +15,7 @@ class Findings:
     throughput: dict
     staleness: dict
     queue: dict
-    bottleneck: str
+    bottleneck: str | None  # None: the logged parts do not explain the step time (bottleneck.unexplained)
     held_by: str | None  # the bound that held submission back: "inflight_cap", "staleness" or None
     device: str | None  # "cpu", "gpu" or None (unknown)
 

@@ -1,6 +1,12 @@
 """A run's recent step metrics from the database, in the shape the engine reads: two queries,
-whatever the run's length (the window's first step, then its points)."""
+whatever the run's length (the window's first step, then its points). The first logged step of
+each attempt after a resume is left out, as the engine leaves out the run's first: it holds
+start-up (loading the model, the server's first requests). Suggestions the run's pool could not
+start are dropped (startable.py)."""
+from dataclasses import replace
+
 from runs.diagnosis.engine import Diagnosis, diagnose
+from runs.diagnosis.startable import startable
 from runs.diagnosis.window import STEP_TIME, WINDOW_STEPS
 from runs.metrics_query import latest_per_step
 from runs.models import MetricPoint, Run
@@ -17,26 +23,41 @@ READ = (
 
 
 def diagnosis_of(run: Run) -> Diagnosis:
-    return diagnose(recent_series(run), run.config)
+    diagnosis = diagnose(recent_series(run), run.config)
+    return replace(diagnosis, suggestions=startable(diagnosis.suggestions, run.config))
 
 
 def recent_series(run: Run) -> dict[str, list[tuple[int, float]]]:
-    """The points of READ from the window's first step on; a step trained again after a resume
-    has the later attempt's value (runs.metrics_query.latest_per_step)."""
-    first = first_step_of_window(run)
-    if first is None:
+    """The points of READ from the window's first step on, less each attempt's first step; a step
+    trained again after a resume has the later attempt's value (runs.metrics_query.latest_per_step)."""
+    steps = last_steps(run)
+    if not steps:
         return {}
-    rows = (MetricPoint.objects.filter(run=run, name__in=READ, step__gte=first).order_by("name", "step", "id")
+    starts = attempt_starts(steps)
+    rows = (MetricPoint.objects.filter(run=run, name__in=READ, step__gte=min(steps)).order_by("name", "step", "id")
             .values_list("name", "step", "value"))
     by_name: dict[str, list[tuple[int, float]]] = {}
     for name, step, value in rows:
-        by_name.setdefault(name, []).append((step, value))
+        if step not in starts:
+            by_name.setdefault(name, []).append((step, value))
     return {name: latest_per_step(points) for name, points in by_name.items()}
 
 
-def first_step_of_window(run: Run) -> int | None:
-    """The earliest of the last WINDOW_STEPS + 1 steps with a step time (one more: the run's first
-    step, left out by the engine, may be among them)."""
-    steps = list(MetricPoint.objects.filter(run=run, name=STEP_TIME).order_by("-step").values_list("step", flat=True)
-                 .distinct()[:WINDOW_STEPS + 1])
-    return steps[-1] if steps else None
+def last_steps(run: Run) -> dict[int, int]:
+    """{step: attempt} of the last steps with a step time, the latest attempt's where a step was
+    stored twice. Enough of them for the window: WINDOW_STEPS, the run's first step (left out by
+    the engine) and the step before the window (it tells whether the window's first began an
+    attempt), twice over for the attempts' first steps left out and the steps stored twice."""
+    points = (MetricPoint.objects.filter(run=run, name=STEP_TIME).order_by("-step", "-attempt")
+              .values_list("step", "attempt")[:2 * (WINDOW_STEPS + 2)])
+    steps: dict[int, int] = {}
+    for step, attempt in points:
+        steps.setdefault(step, attempt)
+    return steps
+
+
+def attempt_starts(steps: dict[int, int]) -> set[int]:
+    """The steps that began an attempt after a resume: the first logged step whose attempt differs
+    from the step logged before it (the oldest step here, with none before it, counts as no start)."""
+    ordered = sorted(steps.items())
+    return {step for (_, before), (step, attempt) in zip(ordered, ordered[1:]) if attempt != before}

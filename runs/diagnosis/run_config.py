@@ -24,3 +24,14 @@ def ahead_bound(config: Mapping[str, Any]) -> int:
     StalenessPolicy.useful_ahead (the trainer's own, out of the control plane's reach)."""
     per_step = groups_per_step(config)
     return max(per_step * setting(config, "weight_sync_steps") * setting(config, "max_staleness"), per_step)
+
+
+def cores_needed(config: Mapping[str, Any]) -> int | None:
+    """The cores a CPU machine needs for the config's cpu_sharing to start: split_cores (or auto,
+    which splits on 2 cores or more) gives vLLM vllm_cpu_cores of them (half where empty) and must
+    leave the trainer one (worker/trainer/inference/cpu_sharing.py's generation_cpus); None where
+    the cores are not split."""
+    if setting(config, "cpu_sharing") not in ("split_cores", "auto"):
+        return None
+    cores = setting(config, "vllm_cpu_cores")
+    return cores + 1 if cores else 2

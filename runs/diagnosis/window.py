@@ -2,6 +2,7 @@
 holds start-up: loading the model, the server's first requests)."""
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from math import isfinite
 from statistics import fmean
 
 WINDOW_STEPS = 20
@@ -19,11 +20,14 @@ class Window:
 
     @classmethod
     def recent(cls, series: Mapping[str, Sequence[tuple[int, float]]], size: int = WINDOW_STEPS) -> "Window":
-        logged = sorted({int(step) for name in STEP_METRICS for step, _ in series.get(name, ())} - {0, 1})
+        """Non-finite values (a NaN or an infinity a step logged) are left out, as if not logged:
+        one would make every mean over it, and the API's JSON, not a number."""
+        finite = {name: [(int(step), float(value)) for step, value in points if isfinite(value)]
+                  for name, points in series.items()}
+        logged = sorted({step for name in STEP_METRICS for step, _ in finite.get(name, ())} - {0, 1})
         steps = tuple(logged[-size:])
         kept = set(steps)
-        values = {name: {int(step): float(value) for step, value in points if int(step) in kept}
-                  for name, points in series.items()}
+        values = {name: {step: value for step, value in points if step in kept} for name, points in finite.items()}
         measured = tuple(step for step in steps if step in values.get(STEP_TIME, {}))
         return cls(values, steps, measured)
 

@@ -74,13 +74,23 @@ def evaluation(findings: Findings) -> str:
 
 def balanced(findings: Findings) -> str:
     parts = [f"{NAMES[part]} {findings.share(part):.0%}" for part in findings.split.seconds
-             if findings.seconds(part) > 0]
-    if not parts:
-        return "Nothing dominates: the steps measured logged no time."
+             if findings.seconds(part) > 0]  # never empty: a step with no time is unexplained
     listed = ", ".join(parts[:-1]) + f" and {parts[-1]}" if len(parts) > 1 else parts[0]
     return (f"Nothing dominates: of each {findings.split.step_seconds:.1f} s step, {listed}; no one change "
             "would shorten it much.")
 
 
-SENTENCES = {"generation": generation, "scoring": scoring, "training": training, "weight_sync": weight_sync,
-             "evaluation": evaluation, "balanced": balanced}
+def unexplained(findings: Findings) -> str:
+    """No bottleneck named: the parts the trainer logged do not say where the step's time went."""
+    step = findings.split.step_seconds
+    if step <= 0:
+        return "The steps measured logged no time: nothing to name."
+    if not any(findings.seconds(part) > 0 for part in NAMES if part != "other"):
+        return (f"The steps logged none of their parts (waiting for rollouts, training, weight sync, evaluation): "
+                f"where each {step:.1f} s step goes is not known, so no bottleneck is named.")
+    return (f"The logged parts do not explain the step time: {of_step(findings, 'other')} is outside waiting "
+            "for rollouts, training, weight sync and evaluation, so no bottleneck is named.")
+
+
+SENTENCES = {None: unexplained, "generation": generation, "scoring": scoring, "training": training,
+             "weight_sync": weight_sync, "evaluation": evaluation, "balanced": balanced}

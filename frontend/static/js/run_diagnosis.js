@@ -96,7 +96,7 @@
     showThroughput(diagnosis.throughput);
     showStaleness(diagnosis.staleness);
     showQueue(diagnosis.queue);
-    showSuggestions(diagnosis.suggestions);
+    showSuggestions(diagnosis.suggestions, diagnosis.bottleneck);
   }
 
   function showFailure(error) {
@@ -165,8 +165,12 @@
         : fact("Cap held submission back", `${percent(queue.blocked_by_inflight_cap)} of the worker's tries`));
   }
 
-  function showSuggestions(suggestions) {
-    $("diagnosis-no-suggestion").hidden = suggestions.length > 0;
+  /* No suggestion: "nothing stands out" only where nothing does (balanced); where the sentence names
+     a bottleneck (or why it names none), that no knob of the config moves it. */
+  function showSuggestions(suggestions, bottleneck) {
+    const none = $("diagnosis-no-suggestion");
+    none.hidden = suggestions.length > 0;
+    none.textContent = bottleneck === "balanced" ? none.dataset.balanced : none.dataset.otherwise;
     $("diagnosis-suggestions").replaceChildren(...suggestions.map((suggestion) => element("li",
       { "data-knob": suggestion.knob },
       knobName(suggestion.knob), ": ", element("code", { text: valueText(suggestion.current) }), " → ",

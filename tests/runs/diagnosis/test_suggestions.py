@@ -1,6 +1,7 @@
 """Suggestions: the knob that moves the bottleneck, never one the config refuses, never the
 value the run already has."""
 from runs.diagnosis.engine import diagnose
+from runs.diagnosis.run_config import setting
 from tests.runs.diagnosis.made_up_runs import CONFIG, series, step_of
 
 CAP_HELD = step_of(12.0, 6.0, async__blocked_by_inflight_cap=0.9, async__blocked_by_staleness=0.0,
@@ -89,3 +90,45 @@ def test_every_suggestion_is_a_config_the_schema_takes():
     for values, config in ((CAP_HELD, {**CONFIG, "max_inflight_tasks": 3}), (step_of(0.2, 18.0), CONFIG)):
         for s in diagnose(series(values), config).suggestions:
             TrainingConfig.model_validate({**config, **s["also_set"], s["knob"]: s["proposed"]})
+
+
+def test_max_staleness_from_0_skips_to_the_least_value_that_lets_more_groups_ahead():
+    # 2 groups a step, a sync every step: the bound is max(2 × 1 × s, 2), 2 at s=0 and at s=1.
+    found = diagnose(series(STALENESS_HELD), {**CONFIG, "max_staleness": 0})
+    assert proposed(found) == [("max_staleness", 2)]
+    assert "2 lets 2 more groups be generated ahead" in found.suggestions[0]["why"]
+    assert "up to 2 weight versions older" in found.suggestions[0]["why"]
+
+
+def test_max_staleness_more_groups_is_the_bounds_growth_not_a_step_of_groups():
+    # Syncing every 2 steps: s=0 → 2 groups ahead (the floor), s=1 → 4: 2 more, not 4.
+    found = diagnose(series(STALENESS_HELD), {**CONFIG, "max_staleness": 0, "weight_sync_steps": 2})
+    assert proposed(found) == [("max_staleness", 1)]
+    assert "1 lets 2 more groups be generated ahead" in found.suggestions[0]["why"]
+
+
+def test_a_max_staleness_that_leaves_the_bound_as_it_is_is_refused_when_accepting(monkeypatch):
+    from runs.diagnosis import suggestions
+
+    monkeypatch.setattr(suggestions, "next_staleness", lambda config: setting(config, "max_staleness") + 1)
+    assert proposed(diagnose(series(STALENESS_HELD), {**CONFIG, "max_staleness": 0})) == []
+    assert proposed(diagnose(series(STALENESS_HELD), {**CONFIG, "max_staleness": 2})) == [("max_staleness", 3)]
+
+
+def test_a_doubled_cap_stops_at_queue_maxsize():
+    found = diagnose(series(CAP_HELD), {**CONFIG, "max_inflight_tasks": 3, "queue_maxsize": 5})
+    assert proposed(found) == [("max_inflight_tasks", 5), ("max_inflight_tasks", "auto")]
+    assert "queue_maxsize 5" in found.suggestions[0]["why"]
+
+
+def test_a_cap_at_queue_maxsize_below_the_staleness_bound_gets_no_cap_or_staleness_change():
+    # Neither a larger cap nor a larger staleness bound lets more than 5 scored groups be queued.
+    assert proposed(diagnose(series(CAP_HELD), {**CONFIG, "max_inflight_tasks": 5, "queue_maxsize": 5})) == []
+
+
+def test_cores_for_vllm_name_the_cores_the_machine_needs():
+    found = diagnose(series(SERVER_SLOW), {**CONFIG, "cpu_sharing": "take_turns"})
+    assert "on a machine with at least 2 cores" in found.suggestions[0]["why"]
+    found = diagnose(series(SERVER_SLOW), {**CONFIG, "cpu_sharing": "split_cores", "vllm_cpu_cores": 3})
+    assert proposed(found) == [("vllm_cpu_cores", 4)]
+    assert "on a machine with at least 5 cores" in found.suggestions[0]["why"]

@@ -1,7 +1,9 @@
 """The run page's "Where the time goes" panel, in-flight chart and held-out interval in real
 Chromium, against a live server and its real diagnosis endpoint: a run whose steps wait for
 rollouts shows the API's sentence, a bar split into its parts and the suggestions, each knob
-linked to its row in the Config section; a run too short to diagnose says so and draws no bar;
+linked to its row in the Config section; a run with no suggestion says that nothing stands out
+only where nothing does (balanced), and otherwise that no config knob moves what the sentence
+names; a run too short to diagnose says so and draws no bar;
 a diagnosis that fails to load is a note in the panel, the rest of the page drawn; a live run's
 panel is asked again every ten logged steps (every step while too short), at most every 15 s (the
 page's clock moved on, not waited for).
@@ -24,6 +26,12 @@ WAITING_STEP = {
     "async/blocked_by_staleness": 0.05, "rollout/group_generation_s": 6.5, "rollout/group_scoring_s": 0.05,
     "rollout/reward_mean": 0.3,
 }
+# The server slower than the trainer, neither bound holding submission back, on a device the
+# config does not tell: a bottleneck named, no knob of the config suggested.
+UNMOVED_STEP = {**WAITING_STEP, "async/blocked_by_inflight_cap": 0.05, "async/in_flight": 1.0}
+# No part above a quarter of the step, training under half of it: nothing stands out.
+BALANCED_STEP = {**WAITING_STEP, "async/wait_for_rollouts_s": 2.0, "system/train_seconds": 4.0,
+                 "system/weight_sync_s": 0.5}
 # Held-out pass marks of 40 examples: 10 pass before training, 26 after ten steps.
 EVALUATIONS = {0: [i < 10 for i in range(40)], 10: [i < 26 for i in range(40)]}
 SEED = """
@@ -37,14 +45,15 @@ owner = get_user_model().objects.get(username="owner")
 dataset = Dataset.objects.create(owner=owner, name="sums-d", source="generator", generator="arithmetic", row_count=10)
 reward = RewardFunction.objects.create(owner=owner, name="acc-d", kind="builtin", builtin="accuracy")
 step = json.loads({step!r})
+steps = json.loads({steps!r})
 evaluations = {{int(k): v for k, v in json.loads({evaluations!r}).items()}}
 
-def stored_run(name, steps, **config):
+def stored_run(name, count, values=step, **config):
     run = Run.objects.create(owner=owner, name=name, dataset=dataset, status="succeeded",
                              config=TrainingConfig(max_inflight_tasks=2, **config).model_dump(mode="json"))
     RunReward.objects.create(run=run, reward_function=reward)
-    for n in range(1, steps + 1):
-        add_metrics(run, n, **step)
+    for n in range(1, count + 1):
+        add_metrics(run, n, **values)
     return run
 
 waiting = stored_run("waiting", 12)
@@ -55,7 +64,10 @@ for n in range(1, 11):
     add_metrics(tools, n, **{{"episode/clean_tool_use": 0.2 + 0.05 * n}})
 add_metrics(tools, 0, **{{"eval/episode/clean_tool_use": 0.25}})
 add_metrics(tools, 10, **{{"eval/episode/clean_tool_use": 0.7}})
-print(json.dumps({{"waiting": waiting.pk, "short": short.pk, "tools": tools.pk}}))
+unmoved = stored_run("unmoved", 12, steps["unmoved"])
+balanced = stored_run("balanced", 12, steps["balanced"])
+print(json.dumps({{"waiting": waiting.pk, "short": short.pk, "tools": tools.pk, "unmoved": unmoved.pk,
+                  "balanced": balanced.pk}}))
 """
 
 
@@ -73,6 +85,7 @@ window.fetch = (url, ...rest) => {
 @pytest.fixture(scope="module")
 def runs(live_server):
     return live_server.shell_json(SEED.format(step=json.dumps(WAITING_STEP),
+                                              steps=json.dumps({"unmoved": UNMOVED_STEP, "balanced": BALANCED_STEP}),
                                               evaluations=json.dumps({str(k): v for k, v in EVALUATIONS.items()})))
 
 
@@ -130,6 +143,20 @@ def test_a_run_waiting_for_rollouts_shows_the_sentence_the_split_and_a_suggestio
     labels = page.locator('.chart-box[data-chart="queue"] .u-legend .u-series th').all_inner_texts()
     assert {"groups in flight", "scored groups queued", "in-flight cap"} <= {label.strip() for label in labels}
     page.locator("#diagnosis").screenshot(path=str(artifacts_dir / "run-page-diagnosis.png"))
+
+
+@pytest.mark.parametrize("name, bottleneck, note", [
+    ("unmoved", "generation", "No config knob moves this one: see above."),
+    ("balanced", "balanced", "No setting to change: nothing stands out as holding the run back."),
+])
+def test_without_a_suggestion_nothing_stands_out_only_where_the_run_is_balanced(page, live_server, runs, name,
+                                                                                bottleneck, note):
+    expected = diagnosis_of(live_server, runs[name])
+    assert (expected["bottleneck"], expected["suggestions"]) == (bottleneck, [])
+    page.goto(f"{live_server.url}/runs/{runs[name]}/")
+    page.wait_for_selector("#diagnosis[data-state=ok]")
+    assert page.locator("#diagnosis-no-suggestion").inner_text() == note
+    assert page.locator("#diagnosis-suggestions li").count() == 0
 
 
 def test_a_run_too_short_to_diagnose_says_so_without_a_bar(page, live_server, runs):
