@@ -70,9 +70,16 @@ def test_without_a_gap_or_a_rerun_nothing_is_recovered():
 
 # --------------------------------------------------------------------------- verdicts
 def test_a_made_bottleneck_is_met_only_when_named():
-    assert verdict("scoring", diagnosis("scoring")) == "met"
-    assert "missed" in verdict("scoring", diagnosis("generation"))
+    waiting = {"waiting_for_rollouts": 0.7, "training": 0.3}
+    assert verdict("scoring", diagnosis("scoring", waiting)) == "met"
+    assert "missed" in verdict("scoring", diagnosis("generation", waiting))
     assert verdict("scoring", diagnosis(None, status="too_short")) == "too short"
+
+
+def test_a_change_that_left_another_part_the_largest_made_no_bottleneck_to_name():
+    mostly_training = {"waiting_for_rollouts": 0.05, "training": 0.95}
+    said = verdict("generation", diagnosis("training", mostly_training))
+    assert said == "not made (waiting_for_rollouts 5% of a step)"
 
 
 def test_the_baseline_may_be_balanced_or_name_its_largest_part():
