@@ -29,7 +29,7 @@ EVIDENCE = {  # evidence name -> (section, key) of the numbers behind the senten
     "dropped_share": ("staleness", "dropped_share"),
 }
 ROLLOUT_TIMES = ("rollout/group_generation_s", "rollout/group_scoring_s", "async/ahead_bound",
-                 "async/blocked_by_queue")
+                 "async/blocked_by_queue", "async/paused_share")
 
 
 @dataclass(frozen=True)

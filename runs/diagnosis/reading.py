@@ -18,7 +18,7 @@ READ = (
     "system/train_seconds_beside_generation", "async/staleness_mean", "async/dropped_stale", "async/queue_depth",
     "async/in_flight", "async/max_inflight", "async/ahead_bound", "async/blocked_by_staleness",
     "async/blocked_by_inflight_cap", "async/blocked_by_queue", "rollout/group_generation_s",
-    "rollout/group_scoring_s",
+    "rollout/group_scoring_s", "async/paused_share",
 )
 
 

@@ -30,7 +30,14 @@ def generation(findings: Findings) -> str:
     if findings.held_by == "staleness":
         return (f"{waited} while the staleness bound (max_staleness {setting(findings.config, 'max_staleness')}) "
                 f"held submission back{held_phrase(findings)}.")
-    return f"{waited}: the server generates slower than the trainer trains{rates_phrase(findings)}{remedy(findings)}."
+    return (f"{waited}: the server generates slower than the trainer trains{rates_phrase(findings)}"
+            f"{paused_phrase(findings)}{remedy(findings)}.")
+
+
+def paused_phrase(findings: Findings) -> str:
+    """Taking turns, generation stops while the trainer trains: said where that was much of the time."""
+    paused = findings.window.mean("async/paused_share")
+    return f", and it was paused for training {paused:.0%} of the time" if paused and paused >= 0.3 else ""
 
 
 def cap_words(findings: Findings) -> str:

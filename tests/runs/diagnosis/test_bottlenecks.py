@@ -50,3 +50,10 @@ def test_nothing_above_its_share_is_balanced_and_the_sentence_lists_the_parts():
     found = diagnose(series(step_of(4.0, 10.0, 2.0, other=4.0)), CONFIG)
     assert found.bottleneck == "balanced"
     assert found.sentence.startswith("Nothing dominates: of each 20.0 s step, waiting for rollouts 20%, training 50%")
+
+
+def test_a_server_paused_for_training_much_of_the_time_says_so():
+    found = diagnose(series(step_of(12.0, 6.0, async__blocked_by_inflight_cap=0.0, async__blocked_by_staleness=0.0,
+                                    async__paused_share=0.6)), {**CONFIG, "cpu_sharing": "take_turns"})
+    assert "it was paused for training 60% of the time" in found.sentence
+    assert found.evidence["paused_share"] == 0.6
