@@ -22,4 +22,5 @@ def test_a_holdout_reads_problems_from_the_datasets_own_prompt_column(monkeypatc
 
     assert len(held_out) == 5 and len(set(held_out["question"])) == 5
     assert not set(held_out["question"]) & set(kept["question"])
-    assert said == ["evaluation holds out 5 distinct problems (10 of the dataset's 40 rows); training uses the other 30"]
+    assert said == ["evaluation holds out 5 distinct problems (10 of the dataset's 40 rows); "
+                    "training uses the other 30"]
