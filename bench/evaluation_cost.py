@@ -19,6 +19,7 @@ from pathlib import Path
 from bench.learning import demo_spec, evaluations, step_metrics
 from bench.report import markdown_table
 from bench.smoke import add_smoke_options, refuse_server_url_without_smoke, smoke_settings, vllm_server
+from runs.demo_definitions import DEMOS
 from worker.trainer.config import PRESETS, TrainingConfig
 
 TARGET = 1.10
@@ -28,7 +29,7 @@ def one_run(server_url: str, config: TrainingConfig, output: Path) -> dict:
     from worker.trainer.app import Trainer
     from worker.trainer.spec import LaunchSpec
 
-    trainer = Trainer(LaunchSpec.model_validate(demo_spec(output, server_url, config)))
+    trainer = Trainer(LaunchSpec.model_validate(demo_spec(DEMOS["arithmetic"], output, server_url, config)))
     started = time.monotonic()
     outcome = trainer.run()
     wall_s = time.monotonic() - started

@@ -166,8 +166,9 @@ def throughput_rows(count: int, output: Path, judge: dict = SCORE_JUDGE) -> list
 
 def run_spec(output: Path, server_url: str, config, judged: bool, judge: dict = SCORE_JUDGE) -> dict:
     from bench.learning import demo_spec
+    from runs.demo_definitions import DEMOS
 
-    spec = demo_spec(output, server_url, config)
+    spec = demo_spec(DEMOS["arithmetic"], output, server_url, config)
     spec["rewards"][0]["verifier"] = True  # accuracy: the judge's disagreement is measured against it
     spec["eval_rewards"] = []
     if judged:

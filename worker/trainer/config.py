@@ -208,7 +208,8 @@ class TrainingConfig(BaseModel):
     eval_steps: int = knob(0, "evaluation", "Evaluate before the first step, every this many steps and after the "
                            "last (0: never). Needs an evaluation dataset or eval_holdout_fraction.", ge=0, le=10_000_000)
     eval_holdout_fraction: float = knob(
-        0.0, "evaluation", "Share of the training dataset held out for evaluation (training never sees those rows) "
+        0.0, "evaluation", "Share of the training dataset's distinct problems held out for evaluation, each once (training "
+        "never sees a row of them) "
         "when the run names no evaluation dataset.", ge=0.0, le=0.5)
     eval_examples: int = knob(64, "evaluation", "Examples in each evaluation: the first this many of the evaluation "
                               "set, the same ones every time.", ge=1, le=1024)
