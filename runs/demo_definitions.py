@@ -37,7 +37,7 @@ ARITHMETIC = DemoDefinition(
     key="arithmetic",
     title="Arithmetic (one-shot)",
     watch="Held-out accuracy (the evaluation chart, with its interval) rising from its first point, "
-          "while the entropy stays above 0.1.",
+          "after a dip while the format is learnt; the format reward reaches 1 within about 20 steps.",
     dataset={
         # A new name, not new parameters under an old one: a library's "Demo: arithmetic, one worked
         # example" (numbers up to 10) stays what its runs were trained and would be resumed on.
