@@ -14,8 +14,11 @@ CORE_KNOBS = ("cpu_sharing", "vllm_cpu_cores")
 
 
 def startable(suggestions: list[dict], config: Mapping[str, Any]) -> list[dict]:
-    return [suggestion for suggestion in suggestions if pool_can_start(with_change(config, suggestion))
-            and (suggestion["knob"] not in CORE_KNOBS or cores_fit(with_change(config, suggestion)))]
+    return [suggestion for suggestion in suggestions if can_start(suggestion["knob"], with_change(config, suggestion))]
+
+
+def can_start(knob: str, changed: dict[str, Any]) -> bool:
+    return pool_can_start(changed) and (knob not in CORE_KNOBS or cores_fit(changed))
 
 
 def with_change(config: Mapping[str, Any], suggestion: Mapping[str, Any]) -> dict[str, Any]:

@@ -3,28 +3,17 @@ than any live worker of the pool has: runs/fleet/gpu_check.py), or one the worke
 start (split_cores with no core left for the trainer: worker/trainer/inference/cpu_sharing.py).
 Where the pool's workers have not reported their devices, the suggestion stays and says what it
 needs. The fleet is stubbed at Celery's broadcast, as tests/runs/fleet does."""
-from unittest import mock
-
-import pytest
-
-from runs.fleet import asking
 from tests.runs.diagnosis.made_up_runs import step_of
 from tests.runs.diagnosis.test_api_diagnosis import store
+from tests.runs.fleet import conftest as fleet_stub
 from tests.runs.fleet.conftest import Workers
 from worker.announcement import Announcement
 from worker.devices import Devices
 
+fleet = fleet_stub.fleet  # the fixture: the fleet stubbed at Celery's broadcast
+
 SERVER_SLOW = step_of(12.0, 6.0, async__blocked_by_inflight_cap=0.05, async__blocked_by_staleness=0.05,
                       system__generation_tokens_per_s=100, system__training_tokens_per_s=900)
-
-
-@pytest.fixture
-def fleet():
-    workers = Workers()
-    asking.forget()
-    with mock.patch("controlplane.celery.app.control.broadcast", side_effect=workers.broadcast):
-        yield workers
-    asking.forget()
 
 
 def cpu_worker(fleet: Workers, name: str, pool: str, cores: int) -> None:
