@@ -259,16 +259,22 @@ def test_a_wave_held_back_is_counted_for_no_bound():
     worker.stop()
 
 
-def test_each_finished_groups_generation_and_scoring_seconds_are_measured():
+def slowly_scored_worker(reward_s: float, delay_s: float, groups: int, policy: StalenessPolicy,
+                         **options) -> RolloutWorker:
+    """A worker whose one reward sleeps `reward_s` a group, `groups` in flight and queued at most."""
     def slow_reward(prompts, completions, **columns):
-        time.sleep(0.05)
+        time.sleep(reward_s)
         return [1.0] * len(completions)
 
     counter = itertools.count()
     prompts = PromptSource(lambda: (i := next(counter), f"prompt {i}", [i], {}))
     scorer = Scorer([RewardFunction("slow", 1.0, slow_reward)], on_error=lambda *a: None)
-    worker = RolloutWorker(FakeClient(delay_s=0.1), prompts, scorer, StalenessPolicy(1, 2), num_generations=2,
-                           max_inflight=2, queue_maxsize=2, current_version=lambda: 0).start()
+    return RolloutWorker(FakeClient(delay_s=delay_s), prompts, scorer, policy, num_generations=2,
+                         max_inflight=groups, queue_maxsize=groups, current_version=lambda: 0, **options).start()
+
+
+def test_each_finished_groups_generation_and_scoring_seconds_are_measured():
+    worker = slowly_scored_worker(0.05, 0.1, 2, StalenessPolicy(1, 2))
     wait_until(lambda: worker.queue_depth == 2)
     window = worker.take_window()
     worker.stop()
@@ -298,15 +304,7 @@ def test_polls_while_generation_is_paused_for_a_step_blame_no_bound():
 
 
 def test_scoring_seconds_are_measured_with_and_without_the_wait_for_a_scoring_thread():
-    def slow_reward(prompts, completions, **columns):
-        time.sleep(0.1)
-        return [1.0] * len(completions)
-
-    counter = itertools.count()
-    prompts = PromptSource(lambda: (i := next(counter), f"prompt {i}", [i], {}))
-    scorer = Scorer([RewardFunction("slow", 1.0, slow_reward)], on_error=lambda *a: None)
-    worker = RolloutWorker(FakeClient(delay_s=0.01), prompts, scorer, StalenessPolicy(4, 1), num_generations=2,
-                           max_inflight=4, queue_maxsize=4, current_version=lambda: 0, scoring_threads=1).start()
+    worker = slowly_scored_worker(0.1, 0.01, 4, StalenessPolicy(4, 1), scoring_threads=1)
     wait_until(lambda: worker.queue_depth == 4)
     window = worker.take_window()
     worker.stop()
