@@ -73,9 +73,9 @@ class PipelineWindow:
                             for bound in (STALENESS, INFLIGHT_CAP, QUEUE)})
         if self.paused_polls:
             metrics["async/paused_share"] = self.paused_share
-        if self.groups_finished:
-            metrics["rollout/group_generation_s"] = self.generation_s / self.groups_finished
-            metrics["rollout/group_scoring_s"] = self.scoring_s / self.groups_finished
+        if self.group_generation_s is not None and self.group_scoring_s is not None:
+            metrics["rollout/group_generation_s"] = self.group_generation_s
+            metrics["rollout/group_scoring_s"] = self.group_scoring_s
         return metrics
 
 
