@@ -6,6 +6,7 @@ own evaluation: greedy, on problems held out of the training data.
     .venv/bin/python -m bench.learning --demo arithmetic --seeds 1
     .venv/bin/python -m bench.learning --demo arithmetic --set temperature=1.1 beta=0.02   # an experiment
     .venv/bin/python -m bench.learning --demo arithmetic --preset cpu-demo-lora           # with a LoRA adapter
+    .venv/bin/python -m bench.learning --demo arithmetic --weight format=0.25            # a reward's weight
     .venv/bin/python -m bench.learning --smoke                    # a tiny model, 2 steps, one seed of each
 
 Prints for each run the held-out accuracy at each evaluation with its 95% interval (Wilson), the
@@ -19,7 +20,7 @@ import math
 import statistics
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from bench.report import markdown_table
@@ -177,6 +178,29 @@ def demo_spec(demo: DemoDefinition, output_dir: Path, server_url: str, config: T
     }
 
 
+def with_weights(demo: DemoDefinition, weights: dict[str, float]) -> DemoDefinition:
+    """The demo with some rewards' weights changed, each named by its built-in or its name; an
+    unknown one is refused naming those the demo has."""
+    known = {key for fields, _ in demo.rewards for key in (fields.get("builtin"), fields["name"]) if key}
+    if unknown := sorted(set(weights) - known):
+        raise ValueError(f"the {demo.key} demo has no reward {', '.join(unknown)}; it has {', '.join(sorted(known))}")
+    def weight(fields: dict, current: float) -> float:
+        return weights.get(fields["name"], weights.get(fields.get("builtin") or "", current))
+    return replace(demo, rewards=[(fields, weight(fields, current)) for fields, current in demo.rewards])
+
+
+def parse_weights(pairs: list[str]) -> dict[str, float]:
+    """`--weight format=0.25 ...` as {name: weight}."""
+    weights = {}
+    for pair in pairs:
+        name, _, value = pair.partition("=")
+        try:
+            weights[name] = float(value)
+        except ValueError:
+            raise ValueError(f"--weight {pair!r}: expected NAME=NUMBER, e.g. format=0.25") from None
+    return weights
+
+
 def demo_settings(demo: DemoDefinition, changes: dict, smoke: bool, preset: str | None = None) -> dict:
     """The demo's knobs (another preset under its overrides, where one is named), then `changes`."""
     settings = {**PRESETS[preset], **demo.config["overrides"]} if preset else demo.config_values(PRESETS)
@@ -262,13 +286,20 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--preset", choices=("cpu-demo", "cpu-demo-lora"), default=None,
                         help="another preset under the demo's overrides (default the demo's own)")
     parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="config changes (an experiment)")
+    parser.add_argument("--weight", nargs="*", default=[], metavar="REWARD=WEIGHT",
+                        help="a reward's weight, the reward named by its built-in (format) or its name")
     add_smoke_options(parser, serves=True)
     args = parser.parse_args(argv)
     refuse_server_url_without_smoke(parser, args)
     if not args.smoke:
         from worker.trainer.models.prepare import prepare_default_model
         prepare_default_model()
-    demos = list(DEMOS.values()) if args.demo == "both" else [DEMOS[args.demo]]
+    try:
+        weights = parse_weights(args.weight)
+        demos = [with_weights(demo, weights) if weights else demo
+                 for demo in (DEMOS.values() if args.demo == "both" else [DEMOS[args.demo]])]
+    except ValueError as exc:
+        parser.error(str(exc))
     changes = parse_settings(args.set) | ({"max_steps": args.steps} if args.steps else {})
     results = []
     for demo in demos:
@@ -277,7 +308,7 @@ def main(argv: list[str] | None = None) -> None:
         for seed in range(first_seed, first_seed + (args.seeds or (1 if args.smoke else 3))):
             results.append(train(demo, {**settings, "seed": seed}, args.server_url))
             print(run_report(results[-1]), flush=True)
-    print(f"\nbench.learning — changes: {' '.join(args.set) or 'none'}; the mean change's interval is "
+    print(f"\nbench.learning — changes: {' '.join(args.set + args.weight) or 'none'}; the mean change's interval is "
           "the evaluations' sampling noise, the runs independent")
     print(markdown_table(SUMMARY_HEADER, summary_rows(results)))
 

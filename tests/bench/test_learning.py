@@ -6,7 +6,7 @@ import pytest
 
 from bench.learning import (
     SUMMARY_HEADER, Change, RunResult, change_interval, demo_spec, evaluation_table, mean_change, run_report,
-    summary_rows, verdict, wilson,
+    parse_weights, summary_rows, verdict, wilson, with_weights,
 )
 from runs.demo_definitions import DEMOS
 from tests.bench.tables import table_rows, tables_in
@@ -100,3 +100,20 @@ def test_the_run_spec_is_the_demo_definitions(key):
     assert [r.name for r in spec.eval_rewards] == demo.eval_rewards
     assert (spec.environment is None) == (demo.environment is None)
     assert spec.config.eval_examples == demo.config_values(PRESETS)["eval_examples"]
+
+
+def test_a_weight_named_by_its_builtin_changes_that_reward_alone():
+    demo = with_weights(DEMOS["arithmetic"], {"format": 0.25})
+    assert [(fields["builtin"], weight) for fields, weight in demo.rewards] == [("accuracy", 1.0), ("format", 0.25)]
+    assert DEMOS["arithmetic"].rewards[1][1] == 1.0  # the home page's demo is left as it is
+
+
+def test_a_weight_for_a_reward_the_demo_lacks_is_refused_naming_those_it_has():
+    with pytest.raises(ValueError, match="no reward length.*accuracy"):
+        with_weights(DEMOS["arithmetic"], {"length": 0.5})
+
+
+def test_a_weight_that_is_not_a_number_is_refused_with_the_form_expected():
+    assert parse_weights(["format=0.5", "Demo: accuracy=2"]) == {"format": 0.5, "Demo: accuracy": 2.0}
+    with pytest.raises(ValueError, match="NAME=NUMBER"):
+        parse_weights(["format=half"])
