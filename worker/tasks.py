@@ -1,4 +1,7 @@
-"""Celery tasks. A worker never touches the database: it reports through the ingest API."""
+"""Celery tasks. A worker never touches the database: it reports through the ingest API.
+
+A worker whose pool is a Ray cluster (WORKER_RAY_ADDRESS) places each run on a machine of the
+cluster (worker/placement/); any other runs it here, as always."""
 import logging
 
 from pydantic import ValidationError
@@ -19,4 +22,9 @@ def execute_run(run_id: int, spec: dict) -> str:
     except ValidationError as exc:
         log.error("run %s: refusing an invalid launch spec:\n%s", run_id, describe_spec_errors(exc))
         return "invalid-spec"
-    return RunSupervisor(launch, WorkerSettings.from_env()).run()
+    settings = WorkerSettings.from_env()
+    if settings.ray_address:
+        from worker.placement.child import run_placed
+
+        return run_placed(spec, settings)
+    return RunSupervisor(launch, settings).run()

@@ -1,0 +1,135 @@
+"""A real Ray cluster of one or two nodes on 127.0.0.1, for tests of placing runs on it.
+
+Each node is its own `ray start` with its own --temp-dir (so its processes can be found by
+that path and nothing else's are touched: `ray stop` would stop every Ray on the machine,
+another test's included) and its own ports, labelled grpo-machine=node-a / node-b as an
+operator labels machines. The head's health check is fast (1 s, 3 misses), so a lost node
+is noticed in seconds. Teardown kills each node's process tree.
+"""
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psutil
+
+RAY = str(Path(sys.executable).with_name("ray"))
+FAST_HEALTH_CHECK = {"RAY_health_check_period_ms": "1000", "RAY_health_check_failure_threshold": "3"}
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _own_ports(head: bool) -> list[str]:
+    """Ports Ray would otherwise take at fixed numbers, which two clusters on a machine share."""
+    named = ["--dashboard-agent-listen-port", "--dashboard-agent-grpc-port", "--runtime-env-agent-port",
+             "--metrics-export-port"]
+    if head:
+        named += ["--dashboard-port", "--ray-client-server-port"]
+    return [f"{name}={free_port()}" for name in named]
+
+
+@dataclass
+class RayNode:
+    name: str
+    temp_dir: Path
+
+    def processes(self) -> list[psutil.Process]:
+        """The node's processes: those naming its temp dir, and everything they started."""
+        mark = str(self.temp_dir)
+        found: dict[int, psutil.Process] = {}
+        for process in psutil.process_iter(["cmdline"]):
+            try:
+                if mark in " ".join(process.info["cmdline"] or []):
+                    for member in (process, *process.children(recursive=True)):
+                        found[member.pid] = member
+            except psutil.NoSuchProcess:
+                continue
+        return list(found.values())
+
+    def raylet_tree(self) -> list[psutil.Process]:
+        """The raylet and what it started (the node's workers and actors): what a lost machine loses."""
+        for process in self.processes():
+            try:
+                if Path(process.info["cmdline"][0]).name == "raylet":
+                    return [process, *process.children(recursive=True)]
+            except (psutil.NoSuchProcess, IndexError, TypeError):
+                continue
+        return []
+
+    def kill(self, processes: list[psutil.Process] | None = None) -> None:
+        doomed = self.processes() if processes is None else processes
+        for process in doomed:
+            try:
+                process.kill()
+            except psutil.NoSuchProcess:
+                pass
+        psutil.wait_procs(doomed, timeout=15)
+
+
+@dataclass
+class RayCluster:
+    address: str
+    nodes: list[RayNode] = field(default_factory=list)
+
+    def node(self, name: str) -> RayNode:
+        return next(node for node in self.nodes if node.name == name)
+
+    def stop(self) -> None:
+        for node in reversed(self.nodes):
+            node.kill()
+            shutil.rmtree(node.temp_dir, ignore_errors=True)
+
+
+def _ray_start(args: list[str], temp_dir: Path, env: dict) -> None:
+    command = [RAY, "start", *args, "--node-ip-address=127.0.0.1", f"--temp-dir={temp_dir}",
+               "--object-store-memory=100000000", "--disable-usage-stats"]
+    done = subprocess.run(command, env=env, cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    if done.returncode != 0:
+        raise RuntimeError(f"ray start failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+
+
+def start_ray_cluster(nodes: tuple[tuple[int, int], ...] = ((1, 0),), env: dict | None = None) -> RayCluster:
+    """One node per (CPUs, GPUs) entry, node-a the head. GPUs are declared, not real: Ray counts and
+    places them all the same. A short temp dir under /tmp: Ray's sockets live there, and a
+    socket's path may not exceed 107 bytes."""
+    env = {**os.environ, **FAST_HEALTH_CHECK, **(env or {}), "PYTHONPATH": str(REPO_ROOT)}
+    port = free_port()
+    cluster = RayCluster(address=f"127.0.0.1:{port}")
+    try:
+        for index, (cpus, gpus) in enumerate(nodes):
+            name = f"node-{'abcdefgh'[index]}"
+            node = RayNode(name, Path(tempfile.mkdtemp(prefix=f"ray{index}", dir="/tmp")))
+            cluster.nodes.append(node)
+            head = ["--head", f"--port={port}", "--include-dashboard=false"]
+            where = head if index == 0 else [f"--address={cluster.address}"]
+            _ray_start([*where, f"--num-cpus={cpus}", f"--num-gpus={gpus}", f"--labels=grpo-machine={name}",
+                        *_own_ports(head=index == 0)], node.temp_dir, env)
+        _wait_for_nodes(cluster, len(nodes))
+    except BaseException:
+        cluster.stop()
+        raise
+    return cluster
+
+
+def _wait_for_nodes(cluster: RayCluster, count: int, timeout_s: float = 60) -> None:
+    """Until `count` nodes are alive, asked in a child: Ray is never initialised in the test process."""
+    probe = ("import ray,sys; ray.init(address=sys.argv[1], logging_level='ERROR'); "
+             "print(sum(node['Alive'] for node in ray.nodes()))")
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        done = subprocess.run([sys.executable, "-c", probe, cluster.address], capture_output=True, text=True,
+                              timeout=60, cwd=REPO_ROOT)
+        if done.returncode == 0 and done.stdout.strip().splitlines()[-1:] == [str(count)]:
+            return
+        time.sleep(0.5)
+    raise RuntimeError(f"the Ray cluster at {cluster.address} did not show {count} alive nodes in {timeout_s} s")

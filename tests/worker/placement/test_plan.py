@@ -1,0 +1,30 @@
+"""What a run asks of a Ray cluster, and the words a run fails with when it cannot be placed or is lost."""
+from worker.placement.plan import NodeRoom, PlacedMachine, RunBundle, bundle_for, no_room_message
+from worker.trainer.config import TrainingConfig
+
+
+def test_a_run_of_one_server_gpu_and_one_trainer_process_shares_one_gpu():
+    assert bundle_for(TrainingConfig(), cluster_has_gpus=True) == RunBundle(cpus=1, gpus=1)
+
+
+def test_a_run_over_several_gpus_asks_for_all_of_them_on_one_machine():
+    config = TrainingConfig(trainer_processes=2, gradient_accumulation_steps=2)
+    assert bundle_for(config, cluster_has_gpus=True).gpus == config.gpus_needed() == 3
+
+
+def test_a_cpu_only_cluster_is_asked_for_no_gpus():
+    bundle = bundle_for(TrainingConfig(trainer_processes=2, gradient_accumulation_steps=2), cluster_has_gpus=False)
+    assert bundle.resources() == {"CPU": 1.0}
+
+
+def test_a_run_not_placed_is_told_what_it_needs_and_what_each_machine_has_free():
+    rooms = [NodeRoom("node-a", True, 2, 0), NodeRoom("node-b", True, 0, 1), NodeRoom("node-c", False, 0, 0)]
+    message = no_room_message(7, RunBundle(cpus=1, gpus=2), "10.0.0.5:6379", rooms, waited_s=600)
+    assert message.startswith("run 7 needs 1 machine with 2 GPUs and 1 CPU; none was free after 600 s")
+    assert message.endswith("The cluster at 10.0.0.5:6379 has: node-a 0 GPUs 2 CPUs free, "
+                            "node-b 1 GPU 0 CPUs free, node-c (lost)")
+
+
+def test_a_lost_machine_is_named_with_its_address_and_ray_node():
+    machine = PlacedMachine("node-b", "127.0.0.1", "361c688d0123456789")
+    assert machine.lost() == "machine node-b (127.0.0.1, Ray node 361c688d) was lost mid-run"

@@ -1,0 +1,75 @@
+"""What a run asks of a Ray cluster, and what the run is told when the cluster cannot give it.
+
+Pure: no Ray here. A run is placed whole on one machine (one bundle, STRICT_PACK): its vLLM
+server, judges and trainer share that machine's GPUs as on a worker of its own.
+"""
+from dataclasses import dataclass
+
+from worker.trainer.config import TrainingConfig
+
+
+def _count(number: float, unit: str) -> str:
+    shown = f"{number:g}"
+    return f"{shown} {unit}" if shown == "1" else f"{shown} {unit}s"
+
+
+@dataclass(frozen=True)
+class RunBundle:
+    """The resources of the one machine a run needs."""
+    cpus: int
+    gpus: int
+
+    def resources(self) -> dict[str, float]:
+        """As a Ray bundle (a resource of 0 is left out: Ray refuses zero amounts in bundles)."""
+        return {"CPU": float(self.cpus), **({"GPU": float(self.gpus)} if self.gpus else {})}
+
+    def describe(self) -> str:
+        return f"1 machine with {_count(self.gpus, 'GPU')} and {_count(self.cpus, 'CPU')}"
+
+
+def gpus_for(config: TrainingConfig) -> int:
+    """The GPUs the run takes on a GPU machine: one, shared by the server and the trainer where the
+    config asks one of each and no judge GPUs (worker/gpu_split.py shares it), else gpus_needed()."""
+    shares_one = config.inference_gpus == 1 and not config.judge_gpus and (config.trainer_processes or 1) == 1
+    return 1 if shares_one else config.gpus_needed()
+
+
+def bundle_for(config: TrainingConfig, cluster_has_gpus: bool) -> RunBundle:
+    """A cluster with GPUs places runs on GPUs; a CPU-only one on a CPU (vLLM and the trainer then
+    compute on the machine's cores as on a CPU worker). One CPU: the supervisor's own share."""
+    return RunBundle(cpus=1, gpus=gpus_for(config) if cluster_has_gpus else 0)
+
+
+@dataclass(frozen=True)
+class NodeRoom:
+    """One machine of the cluster and what it has free now."""
+    name: str
+    alive: bool
+    cpus_free: float
+    gpus_free: float
+
+    def describe(self) -> str:
+        if not self.alive:
+            return f"{self.name} (lost)"
+        return f"{self.name} {_count(self.gpus_free, 'GPU')} {_count(self.cpus_free, 'CPU')} free"
+
+
+def no_room_message(run_id: int, bundle: RunBundle, address: str, nodes: list[NodeRoom], waited_s: float) -> str:
+    """Why a run was not placed, with the numbers a person needs to act on it."""
+    rooms = ", ".join(node.describe() for node in nodes) or "no machines"
+    return (f"run {run_id} needs {bundle.describe()}; none was free after {waited_s:g} s "
+            f"(WORKER_RAY_PLACE_TIMEOUT_S). The cluster at {address} has: {rooms}")
+
+
+@dataclass(frozen=True)
+class PlacedMachine:
+    """The machine a run was placed on: named when the run is placed, as a lost node is hard to ask about."""
+    name: str
+    address: str
+    node_id: str
+
+    def where(self) -> str:
+        return f"machine {self.name} ({self.address}, Ray node {self.node_id[:8]})"
+
+    def lost(self) -> str:
+        return f"{self.where()} was lost mid-run"
