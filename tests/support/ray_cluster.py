@@ -98,11 +98,13 @@ def _ray_start(args: list[str], temp_dir: Path, env: dict) -> None:
         raise RuntimeError(f"ray start failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
 
 
-def start_ray_cluster(nodes: tuple[tuple[int, int], ...] = ((1, 0),), env: dict | None = None) -> RayCluster:
+def start_ray_cluster(nodes: tuple[tuple[int, int], ...] = ((1, 0),), env: dict | None = None,
+                      unset: tuple[str, ...] = ()) -> RayCluster:
     """One node per (CPUs, GPUs) entry, node-a the head. GPUs are declared, not real: Ray counts and
     places them all the same. A short temp dir under /tmp: Ray's sockets live there, and a
-    socket's path may not exceed 107 bytes."""
+    socket's path may not exceed 107 bytes. `unset`: variables the nodes' environment leaves out."""
     env = {**os.environ, **FAST_HEALTH_CHECK, **(env or {}), "PYTHONPATH": str(REPO_ROOT)}
+    env = {name: value for name, value in env.items() if name not in unset}
     port = free_port()
     cluster = RayCluster(address=f"127.0.0.1:{port}")
     try:

@@ -5,6 +5,8 @@ machine, with the GPUs Ray gave it. max_concurrency 2: a plain actor runs one me
 and run() blocks for the whole run, so anything else asked of it would wait that long.
 """
 import importlib
+import os
+from pathlib import Path
 
 import ray
 
@@ -17,10 +19,29 @@ def _callable(path: str):
     return getattr(importlib.import_module(module), name)
 
 
+def _parents_environment() -> dict[str, str]:
+    """The raylet's environment (the node's `ray start`): an actor's parent is its node's raylet."""
+    try:
+        raw = Path(f"/proc/{os.getppid()}/environ").read_bytes()
+    except OSError:
+        return {}
+    return dict(entry.split("=", 1) for entry in raw.decode(errors="replace").split("\0") if "=" in entry)
+
+
+def drop_rays_thread_cap() -> None:
+    """Ray sets OMP_NUM_THREADS to an actor's CPUs (its slot, here 1) where the node did not set
+    it. The run owns the machine: vLLM and the trainer size their threads as on any worker (the
+    trainer's command sets its own), so a cap the node's operator did not set goes."""
+    node = _parents_environment()
+    if node and "OMP_NUM_THREADS" not in node:
+        os.environ.pop("OMP_NUM_THREADS", None)
+
+
 @ray.remote(max_concurrency=2)
 class RunHost:
     def run(self, launch: dict, settings: dict, supervisor: str) -> str:
         """The run's outcome word, as RunSupervisor.run returns it."""
+        drop_rays_thread_cap()
         gpus = tuple(str(gpu) for gpu in ray.get_gpu_ids())
         build = _callable(supervisor)
         return build(LaunchSpec.model_validate(launch), settings_on_machine(settings, gpus)).run()

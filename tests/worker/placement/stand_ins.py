@@ -16,7 +16,8 @@ class _StandIn:
         folder = Path(self.spec.output_dir)
         folder.mkdir(parents=True, exist_ok=True)
         arrival = {"gpus": list(self.settings.gpus), "ray_address": self.settings.ray_address, "pid": os.getpid(),
-                   "cancel_grace_s": self.settings.cancel_grace_s}
+                   "cancel_grace_s": self.settings.cancel_grace_s,
+                   "omp_num_threads": os.environ.get("OMP_NUM_THREADS")}
         (folder / "arrived.json").write_text(json.dumps(arrival))
 
 

@@ -25,7 +25,7 @@ TWO_NODES = ((0, 0), (1, 1))  # (CPUs, GPUs) of node-a (head) and node-b
 
 @pytest.fixture(scope="module")
 def cluster():
-    cluster = start_ray_cluster(TWO_NODES)
+    cluster = start_ray_cluster(TWO_NODES, unset=("OMP_NUM_THREADS",))
     yield cluster
     cluster.stop()
 
@@ -62,6 +62,7 @@ def test_a_placed_run_runs_on_its_machine_with_the_gpus_ray_gave_it(tmp_path, cl
     arrived = json.loads((tmp_path / "out" / "arrived.json").read_text())
     # node-b's one GPU, not the Celery machine's "7"; no Ray inside the run; the worker's other settings kept
     assert arrived["gpus"] == ["0"] and arrived["ray_address"] is None and arrived["cancel_grace_s"] == 5
+    assert arrived["omp_num_threads"] is None  # Ray's cap of one thread per actor CPU is not the run's
     assert placement_statuses(tmp_path) == []  # the run's own supervisor says how it went
 
 
