@@ -79,6 +79,16 @@ def test_a_run_the_cluster_cannot_hold_fails_naming_what_each_machine_has_free(t
     assert not (tmp_path / "out" / "arrived.json").exists()
 
 
+def test_a_run_cancelled_while_it_waits_for_a_machine_stops_waiting(tmp_path, cluster, control_plane):
+    config = {"trainer_processes": 2, "gradient_accumulation_steps": 2}  # room never comes
+    acked = tmp_path / "out" / "events" / "acked-placement-1.txt"
+    threading.Thread(target=_cancel_once_acked, args=(control_plane, acked), daemon=True).start()
+    outcome = run_placed(launch(tmp_path, control_plane, **config), settings(cluster, place_timeout_s=300),
+                         f"{STAND_INS}:FinishingSupervisor")
+    assert outcome == "cancelled"
+    assert [status["status"] for status in placement_statuses(tmp_path)] == ["cancelled"]
+
+
 def test_a_redelivered_run_is_not_placed(tmp_path, cluster, control_plane):
     control_plane.status = "running"
     outcome = run_placed(launch(tmp_path, control_plane), settings(cluster), f"{STAND_INS}:FinishingSupervisor")
@@ -102,6 +112,15 @@ def test_a_run_whose_machine_is_lost_fails_naming_the_machine(tmp_path, control_
         assert re.fullmatch(r"machine node-b \([0-9.]+, Ray node [0-9a-f]{8}\) was lost mid-run", status["message"])
     finally:
         cluster.stop()
+
+
+def _cancel_once_acked(control_plane: StubControlPlane, acked: Path) -> None:
+    """Cancels once the driver has its first reply (the run found queued): a run cancelled before
+    that is not placed at all."""
+    deadline = time.monotonic() + 120
+    while not acked.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    control_plane.cancel = True
 
 
 def _wait_for(path: Path, driver: threading.Thread, timeout_s: float = 120) -> None:
