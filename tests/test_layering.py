@@ -33,6 +33,8 @@ ALLOWED_FROM_WORKER = {
     "worker.broker": "the queue names and the Celery settings both sides must agree on",
     "worker.announcement": "what a live worker answers when the control plane asks the fleet",
     "worker.devices": "a worker's devices as it announces them (GPUs, CPU cores, RAM)",
+    "worker.cluster_view": "a Ray pool's machines as its worker announces them (the Workers page, the creation check)",
+    "worker.placement.plan": "what a run asks of one machine of a Ray cluster, checked when the run is created",
     **SHARED_SCHEMAS,
     TRAINER_DOOR: "the trainer's behaviour the control plane uses: dry runs (sandbox, episodes, judges and "
                   "reward models, a served judge's vLLM), source and machine checks, the catalogs shown as forms",

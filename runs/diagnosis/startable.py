@@ -7,6 +7,7 @@ from typing import Any
 
 from runs.diagnosis.run_config import cores_needed
 from runs.fleet.asking import current_fleet
+from runs.fleet.cluster_check import cluster_problems
 from runs.fleet.gpu_check import gpu_problems
 from worker.broker import DEFAULT_QUEUE
 
@@ -27,7 +28,7 @@ def with_change(config: Mapping[str, Any], suggestion: Mapping[str, Any]) -> dic
 
 def pool_can_start(config: dict[str, Any]) -> bool:
     """Run creation's own check (it asks the fleet only for a config spanning several GPUs)."""
-    return not gpu_problems(config)
+    return not gpu_problems(config) and not cluster_problems(config)
 
 
 def cores_fit(config: Mapping[str, Any]) -> bool:

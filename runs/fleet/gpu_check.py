@@ -16,7 +16,7 @@ def gpu_problems(values: dict) -> dict[str, list[str]]:
     GPUs; empty otherwise. Nothing is refused unless the config spans several GPUs (spans_several_gpus):
     one server GPU and one trainer process also run sharing a GPU, or on the CPU, so the default
     config is never refused and never waits on the broker. Then, counting only the pool's live
-    workers that have reported their devices:
+    workers that have reported their devices and run their runs themselves (not on a Ray cluster):
 
     - none (no live worker, a broker that does not answer, workers still looking): not refused,
       a worker may come later;
@@ -29,7 +29,9 @@ def gpu_problems(values: dict) -> dict[str, list[str]]:
     if not spans_several_gpus(config):
         return {}
     pool = values.get("worker_pool") or DEFAULT_QUEUE
-    reported = [worker.gpu_count for worker in current_fleet().on_pool(pool) if worker.devices is not None]
+    # A worker that places its runs on a Ray cluster runs none on its own devices: cluster_check.py looks at those.
+    reported = [worker.gpu_count for worker in current_fleet().on_pool(pool)
+                if worker.devices is not None and worker.cluster is None]
     if not reported:
         return {}
     if any(reported):

@@ -3,6 +3,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from worker.announcement import Announcement, BusyRun
+from worker.cluster_view import ClusterView
 from worker.devices import Devices
 
 
@@ -14,6 +15,7 @@ class LiveWorker:
     runs: tuple[BusyRun, ...] = ()
     devices: Devices | None = None  # None while the worker is still looking, or when its answer had none
     problem: str | None = None  # an answer that is not an announcement (a worker running older code)
+    cluster: ClusterView | None = None  # the Ray cluster it places its pool's runs on; None: it runs them itself
 
     @classmethod
     def from_reply(cls, name: str, body, heard_at: datetime) -> "LiveWorker":
@@ -23,7 +25,7 @@ class LiveWorker:
             error = body.get("error") if isinstance(body, dict) else None
             return cls(name, heard_at, problem=f"it did not announce itself ({error or 'an unexpected answer'}); "
                                                "is it running this version's worker code?")
-        return cls(name, heard_at, announced.queues, announced.runs, announced.devices)
+        return cls(name, heard_at, announced.queues, announced.runs, announced.devices, cluster=announced.cluster)
 
     def listens_on(self, pool: str) -> bool:
         return pool in self.queues

@@ -9,6 +9,7 @@ from runs.api.serializers.configs import KnobsField, complete_config, request_us
 from runs.api.serializers.fields import StrictTextModelSerializer, VisiblePrimaryKeyField
 from runs.models import Dataset, Environment, RewardFunction, Run, RunEvalReward, RunReward, TrainingConfig
 from runs.evaluation.checks import evaluation_problems, training_problems
+from runs.fleet.cluster_check import cluster_problems
 from runs.fleet.gpu_check import gpu_problems
 from runs.models.run import RunAction
 from runs.rewards.authoring import run_refusal
@@ -102,7 +103,8 @@ class RunSerializer(StrictTextModelSerializer):
                                                   user=request_user(self))
             except serializers.ValidationError as exc:
                 raise serializers.ValidationError({"config": exc.detail}) from None
-            if problems := gpu_problems(attrs["config"]):  # against the live workers of its pool
+            # against the live workers of its pool, then the machines of its pool's Ray cluster
+            if problems := gpu_problems(attrs["config"]) or cluster_problems(attrs["config"]):
                 raise serializers.ValidationError({"config": problems})
         merged = self._merged(attrs)
         # Each reward finds the columns it reads (a judge's template, a built-in's column).

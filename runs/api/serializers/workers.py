@@ -2,7 +2,7 @@
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from runs.fleet.seen_by import busy_runs
+from runs.fleet.seen_by import busy_runs, cluster_nodes
 
 
 class GpuSerializer(serializers.Serializer):
@@ -27,6 +27,34 @@ class BusyRunSerializer(serializers.Serializer):
     since = serializers.DateTimeField(allow_null=True, help_text="When the worker started it (the worker's clock).")
 
 
+class NodeRunSerializer(serializers.Serializer):
+    id = serializers.IntegerField(allow_null=True, help_text="Null for another account's run.")
+    name = serializers.CharField(allow_null=True)
+
+
+class ClusterNodeSerializer(serializers.Serializer):
+    name = serializers.CharField(help_text="The machine's name: its grpo-machine label (`ray start "
+                                           "--labels=grpo-machine=<name>`), else its hostname.")
+    node_id = serializers.CharField(help_text="Ray's node id (hex).")
+    address = serializers.CharField(help_text="The node's IP address in the cluster.")
+    alive = serializers.BooleanField(help_text="False for a machine the cluster has lost.")
+    cpus = serializers.FloatField()
+    cpus_free = serializers.FloatField(help_text="CPUs no run or other Ray work holds now.")
+    gpus = serializers.FloatField()
+    gpus_free = serializers.FloatField(help_text="GPUs no run or other Ray work holds now.")
+    memory_gib = serializers.FloatField(help_text="The memory Ray may use on the node.")
+    runs = NodeRunSerializer(many=True, help_text="The runs placed on this machine (by their placement groups).")
+
+
+class ClusterSerializer(serializers.Serializer):
+    address = serializers.CharField(help_text="The Ray address the worker places its runs through "
+                                              "(WORKER_RAY_ADDRESS).")
+    error = serializers.CharField(allow_null=True, help_text="Why the cluster could not be read (then `nodes` is "
+                                                             "empty); null when it was.")
+    nodes = ClusterNodeSerializer(many=True, help_text="The cluster's machines, as the worker last read them "
+                                                       "(at most some seconds ago).")
+
+
 class LiveWorkerSerializer(serializers.Serializer):
     name = serializers.CharField(help_text="Celery's node name, celery@host.")
     queues = serializers.ListField(
@@ -38,10 +66,21 @@ class LiveWorkerSerializer(serializers.Serializer):
     heard_at = serializers.DateTimeField(help_text="When its answer to the inspection arrived: the last time it was "
                                                    "heard from.")
     problem = serializers.CharField(allow_null=True, help_text="Why it answered without announcing itself.")
+    cluster = serializers.SerializerMethodField(help_text="The Ray cluster it places its pool's runs on, each run on "
+                                                          "one of its machines; null for a worker that runs its runs "
+                                                          "itself.")
 
     @extend_schema_field(BusyRunSerializer(many=True))
     def get_runs(self, worker) -> list[dict]:
         return BusyRunSerializer(busy_runs(worker, self.context.get("run_names", {})), many=True).data
+
+    @extend_schema_field(ClusterSerializer(allow_null=True))
+    def get_cluster(self, worker) -> dict | None:
+        if worker.cluster is None:
+            return None
+        nodes = cluster_nodes(worker, self.context.get("run_names", {}))
+        return ClusterSerializer({"address": worker.cluster.address, "error": worker.cluster.error,
+                                  "nodes": nodes}).data
 
 
 class FleetSerializer(serializers.Serializer):

@@ -1,6 +1,7 @@
 """GET /api/workers/: each live worker with its pools, devices, runs and when it was heard; the
 runs of other accounts stay anonymous; a broker that is down is a 503 that says so."""
 from runs.models import Run
+from tests.runs.fleet.conftest import machine, ray_cluster
 
 
 def test_each_live_worker_with_its_pools_devices_and_when_it_was_heard(owner_api, fleet):
@@ -58,3 +59,22 @@ def test_the_schema_documents_the_endpoint_and_its_503(owner_api):
     assert {"200", "503"} <= set(operation["responses"])
     worker = schema["components"]["schemas"]["LiveWorker"]
     assert {"name", "queues", "devices", "runs", "heard_at"} <= set(worker["properties"])
+
+
+def test_a_ray_worker_lists_its_clusters_machines_with_the_runs_it_may_see(owner_api, other_api, fleet, run):
+    cluster = ray_cluster(machine("node-a", gpus=4, gpus_free=2, runs=(run.pk,)), machine("node-b", alive=False))
+    fleet.add("celery@head", queues=("ray",), cluster=cluster)
+    mine = owner_api.get("/api/workers/").json()["workers"][0]["cluster"]
+    assert mine["address"] == "10.0.0.1:6379" and mine["error"] is None
+    node_a, node_b = mine["nodes"]
+    assert node_a == {"name": "node-a", "node_id": cluster.nodes[0].node_id, "address": "10.0.0.6", "alive": True,
+                      "cpus": 8.0, "cpus_free": 8.0, "gpus": 4.0, "gpus_free": 2.0, "memory_gib": 62.5,
+                      "runs": [{"id": run.pk, "name": "r1"}]}
+    assert node_b["alive"] is False and node_b["runs"] == []
+    theirs = other_api.get("/api/workers/").json()["workers"][0]["cluster"]["nodes"][0]["runs"]
+    assert theirs == [{"id": None, "name": None}]
+
+
+def test_a_worker_that_runs_its_runs_itself_has_no_cluster(owner_api, fleet):
+    fleet.add("celery@cpu-1")
+    assert owner_api.get("/api/workers/").json()["workers"][0]["cluster"] is None

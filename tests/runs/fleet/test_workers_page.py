@@ -3,6 +3,8 @@ broker that is down said plainly, and a link to it from every page."""
 from django.contrib.auth import get_user_model
 
 from runs.models import Run, RunStatus
+from tests.runs.fleet.conftest import machine, ray_cluster
+from worker.cluster_view import ClusterView
 
 
 def test_each_worker_shows_its_pools_devices_and_run(logged_in, fleet, run):
@@ -53,3 +55,32 @@ def test_the_page_needs_a_login(client, fleet):
 
 def test_every_page_links_to_it(logged_in):
     assert '<a href="/workers/">Workers</a>' in logged_in.get("/runs/").content.decode()
+
+
+def test_a_ray_workers_cluster_shows_each_machine_and_the_runs_holding_it(logged_in, fleet, run):
+    cluster = ray_cluster(machine("node-a", gpus=4, gpus_free=2, runs=(run.pk,)),
+                          machine("node-b", gpus=1, alive=False))
+    fleet.add("celery@head", queues=("ray",), cluster=cluster)
+    fleet.add("celery@plain", queues=("default",))
+    html = logged_in.get("/workers/").content.decode()
+    assert html.count('class="card cluster"') == 1 and 'data-cluster-of="celery@head"' in html
+    node_a = html[html.index('data-node="node-a"'):html.index('data-node="node-b"')]
+    assert "10.0.0.6" in node_a and "alive" in node_a and "8 / 8" in node_a and "2 / 4" in node_a
+    assert "62.5 GiB" in node_a and f'href="/runs/{run.pk}/">r1</a>' in node_a
+    node_b = html[html.index('data-node="node-b"'):]
+    assert "lost" in node_b.split("</tr>")[0]
+
+
+def test_another_accounts_run_on_a_machine_is_not_named(client, fleet, run):
+    client.force_login(get_user_model().objects.create_user("someone", password="someone-pass-123"))
+    fleet.add("celery@head", queues=("ray",), cluster=ray_cluster(machine("node-a", runs=(run.pk,))))
+    html = client.get("/workers/").content.decode()
+    node_a = html[html.index('data-node="node-a"'):]
+    assert "another account's run" in node_a and f'href="/runs/{run.pk}/"' not in html
+
+
+def test_a_cluster_that_could_not_be_read_says_why(logged_in, fleet):
+    why = "the Ray cluster at 10.0.0.1:6379 did not answer within 60 s"
+    fleet.add("celery@head", queues=("ray",), cluster=ClusterView.unreadable("10.0.0.1:6379", why))
+    html = logged_in.get("/workers/").content.decode()
+    assert why in html and "cluster-table" not in html
