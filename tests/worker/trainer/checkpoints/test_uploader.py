@@ -64,37 +64,113 @@ def local_files(path):
 
 
 @contextlib.contextmanager
-def live_control_plane(data_dir: Path, env: dict | None = None):
-    """A server and a consumer of its queue (which finishes uploads), with a seeded run."""
-    data_dir.mkdir()
+def serving(data_dir: Path, env: dict | None = None):
+    """A server and a consumer of its queue (which finishes uploads), no run seeded yet."""
+    data_dir.mkdir(exist_ok=True)
     server = AsgiServer(data_dir, env).start()
     try:
-        seeded = server.shell_json(SEED_RUN)
         with running_consumer(server) as consumer:
             server.consumer = consumer
-            yield server, seeded, f"{server.url}/api/runs/{seeded['run_id']}/uploads/"
+            yield server
     finally:
         server.stop()
 
 
+def uploads_url(server, seeded):
+    return f"{server.url}/api/runs/{seeded['run_id']}/uploads/"
+
+
+@contextlib.contextmanager
+def live_control_plane(data_dir: Path, env: dict | None = None):
+    """A control plane of one test's own, with a seeded run: for tests that stop the server, mount
+    on its disk or read its consumer's log."""
+    with serving(data_dir, env) as server:
+        seeded = server.shell_json(SEED_RUN)
+        yield server, seeded, uploads_url(server, seeded)
+
+
+# Runs seeded in one `manage.py shell` (a Django start costs seconds): the owner and the other user
+# once per server, then a fresh run and ingest token for each test that takes one.
+SEED_RUNS = """
+import json
+from django.contrib.auth import get_user_model
+from runs.models import Dataset, RewardFunction, Run, RunReward
+from worker.trainer.config import TrainingConfig
+User = get_user_model()
+owner = User.objects.filter(username="owner").first() or User.objects.create_user("owner", password="owner-pass-123")
+if not User.objects.filter(username="other").exists():
+    User.objects.create_user("other", password="other-pass-123")
+dataset, _ = Dataset.objects.get_or_create(owner=owner, name="d", defaults={
+    "source": "generator", "generator": "arithmetic", "row_count": 1})
+reward, _ = RewardFunction.objects.get_or_create(owner=owner, name="acc", defaults={
+    "kind": "builtin", "builtin": "accuracy"})
+seeded = []
+for _ in range(COUNT):
+    run = Run.objects.create(owner=owner, name="live", dataset=dataset, config=TrainingConfig().model_dump())
+    RunReward.objects.create(run=run, reward_function=reward)
+    run.enqueue()
+    token = run.issue_ingest_token()
+    run.save()
+    seeded.append({"run_id": run.pk, "token": token})
+print(json.dumps(seeded))
+"""
+RUNS_PER_SEEDING = 8
+
+
+class SharedControlPlane:
+    """One server and consumer that many tests use, each through a run (id and token) of its own."""
+
+    def __init__(self, server: AsgiServer, bucket: str | None):
+        self.server, self.bucket, self.unused = server, bucket, []
+
+    def new_run(self) -> dict:
+        if not self.unused:
+            self.unused = self.server.shell_json(SEED_RUNS.replace("COUNT", str(RUNS_PER_SEEDING)))
+        return self.unused.pop()
+
+
+@pytest.fixture(scope="module")
+def shared_control_planes(request, tmp_path_factory):
+    """`plane(kind)`: this module's control plane keeping checkpoints on its disk ("filesystem") or in
+    a bucket on a real S3-compatible server with a multipart threshold of 5 MB, S3's smallest part
+    ("s3"); each started on first use and stopped after the module's last test."""
+    planes = {}
+    with contextlib.ExitStack() as stack:
+        def plane(kind: str) -> SharedControlPlane:
+            if kind not in planes:
+                env, bucket = {}, None
+                if kind == "s3":
+                    s3_server = request.getfixturevalue("s3_server")
+                    bucket = s3_server.new_bucket()
+                    env = {"ARTIFACT_STORE_URL": f"s3://{bucket}/grpo", "ARTIFACT_STORE_ENDPOINT_URL": s3_server.url,
+                           "ARTIFACT_STORE_MULTIPART_MB": "5", **CREDENTIALS}
+                server = stack.enter_context(serving(tmp_path_factory.mktemp(f"cp-{kind}"), env))
+                planes[kind] = SharedControlPlane(server, bucket)
+            return planes[kind]
+
+        yield plane
+
+
 @pytest.fixture
-def control_plane(tmp_path):
+def control_plane(shared_control_planes):
+    """The shared filesystem control plane and a run of this test's own: (server, seeded, url)."""
+    plane = shared_control_planes("filesystem")
+    seeded = plane.new_run()
+    return plane.server, seeded, uploads_url(plane.server, seeded)
+
+
+@pytest.fixture
+def private_control_plane(tmp_path):
     with live_control_plane(tmp_path / "cp") as live:
         yield live
 
 
 @pytest.fixture(params=["filesystem", "s3"])
-def either_store(request, tmp_path):
-    """A live control plane keeping checkpoints on its disk, or in a bucket on a real S3-compatible
-    server with a multipart threshold of 5 MB (S3's smallest part); (server, seeded, url, bucket)."""
-    env, bucket = {}, None
-    if request.param == "s3":
-        s3_server = request.getfixturevalue("s3_server")
-        bucket = s3_server.new_bucket()
-        env = {"ARTIFACT_STORE_URL": f"s3://{bucket}/grpo", "ARTIFACT_STORE_ENDPOINT_URL": s3_server.url,
-               "ARTIFACT_STORE_MULTIPART_MB": "5", **CREDENTIALS}
-    with live_control_plane(tmp_path / "cp", env) as (server, seeded, url):
-        yield server, seeded, url, bucket
+def either_store(request, shared_control_planes):
+    """A shared control plane of either store and a run of this test's own: (server, seeded, url, bucket)."""
+    plane = shared_control_planes(request.param)
+    seeded = plane.new_run()
+    return plane.server, seeded, uploads_url(plane.server, seeded), plane.bucket
 
 
 def test_a_checkpoint_uploads_in_chunks_and_downloads_byte_identical(control_plane, tmp_path):
@@ -110,8 +186,8 @@ def test_a_checkpoint_uploads_in_chunks_and_downloads_byte_identical(control_pla
     assert any("checkpoint of step 20 uploaded" in message for _, message in said.lines)
 
 
-def test_the_control_plane_going_away_delays_the_upload_and_loses_nothing(control_plane, tmp_path):
-    server, seeded, url = control_plane
+def test_the_control_plane_going_away_delays_the_upload_and_loses_nothing(private_control_plane, tmp_path):
+    server, seeded, url = private_control_plane
     said = Said()
     uploader = CheckpointUploader(url, seeded["token"], said.on_uploaded, said.say, chunk_bytes=32 * 1024,
                                   max_backoff_s=0.5)
@@ -302,7 +378,7 @@ def test_an_upload_broken_off_goes_on_from_what_the_control_plane_holds(control_
 
 
 @pytest.fixture
-def small_artifacts_disk(control_plane, tmp_path):
+def small_artifacts_disk(private_control_plane, tmp_path):
     """The control plane's ARTIFACTS_DIR on a 128 KiB tmpfs (mounting needs root: skipped elsewhere);
     `grow()` makes it roomy, as an operator freeing space would."""
     import subprocess
@@ -321,9 +397,9 @@ def small_artifacts_disk(control_plane, tmp_path):
     subprocess.run(["umount", "--lazy", str(mount_point)], check=False)
 
 
-def test_a_full_control_plane_disk_is_said_in_the_log_and_the_local_copy_waits(control_plane, small_artifacts_disk,
-                                                                               tmp_path):
-    server, seeded, url = control_plane
+def test_a_full_control_plane_disk_is_said_in_the_log_and_the_local_copy_waits(private_control_plane,
+                                                                               small_artifacts_disk, tmp_path):
+    server, seeded, url = private_control_plane
     report = RecordingReport()
     keeper = CheckpointKeeper(tmp_path / "worker", keep_last=1, report=report, uploads_url=url, token=seeded["token"])
     keeper.uploader.max_backoff_s = 0.5
@@ -343,15 +419,15 @@ def test_a_full_control_plane_disk_is_said_in_the_log_and_the_local_copy_waits(c
     assert [folder.exists() for folder in folders] == [False, True]
 
 
-def test_a_full_control_plane_disk_reaches_the_runs_log_through_the_real_ingest(control_plane, small_artifacts_disk,
-                                                                                 tmp_path):
+def test_a_full_control_plane_disk_reaches_the_runs_log_through_the_real_ingest(private_control_plane,
+                                                                                 small_artifacts_disk, tmp_path):
     """As the trainer wires it (app.py): the keeper says what the uploader meets through the run's
     reporting session, whose events the control plane stores; the run page's log panel reads them
     from the logs API, as this test does."""
     from worker.trainer.reporting.session import ReportingSession
     from worker.trainer.spec import LaunchSpec
 
-    server, seeded, url = control_plane
+    server, seeded, url = private_control_plane
     spec = LaunchSpec.model_validate({
         "run_id": seeded["run_id"], "model": "m", "dataset": {"kind": "generator", "generator": "arithmetic"},
         "rewards": [{"name": "acc", "kind": "builtin", "builtin": "accuracy"}], "config": {},
@@ -462,8 +538,8 @@ def test_a_file_found_otherwise_than_the_manifest_is_named_and_sent_again(either
     assert downloaded(server, seeded["run_id"])[1][40] == local_files(folder)
 
 
-def test_two_completes_at_once_finish_the_upload_once(control_plane, tmp_path):
-    server, seeded, url = control_plane
+def test_two_completes_at_once_finish_the_upload_once(private_control_plane, tmp_path):
+    server, seeded, url = private_control_plane
     folder = checkpoint(tmp_path / "worker", 50)
     files = local_files(folder)
     client = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {seeded['token']}"}, timeout=30)
