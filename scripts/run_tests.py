@@ -20,12 +20,20 @@
 The services pass is skipped with a message when the services do not answer,
 except under CI=true, where that is a failure: CI must test the real parts.
 Extra arguments go to pytest in every pass.
+
+The types and services passes run beside the embedded one, each in its own process writing to
+its own log (printed whole when it ends): mypy is one core for two minutes and the services
+pass mostly waits on its database, while the embedded pass leaves a core idle whenever a test
+waits on a server or a browser. They share nothing on disk or in Redis: the services pass has
+its own DATA_DIR and its own Redis databases for the tests that bring theirs (SERVICES_ISOLATION).
+The slow and learning passes run alone, after them: their runs are sized to have the machine.
 """
 import os
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -35,6 +43,21 @@ SERVICES = {
     "DATABASE_URL": os.environ.get("SERVICES_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/grpo"),
     "REDIS_URL": os.environ.get("SERVICES_REDIS_URL", "redis://127.0.0.1:6379/0"),
     "CELERY_BROKER_URL": os.environ.get("SERVICES_BROKER_URL", "redis://127.0.0.1:6379/1"),
+}
+# What keeps the services pass off the embedded pass's files and Redis databases while both run:
+# its own DATA_DIR, and other databases for the tests that start a Redis-backed server or broker
+# of their own (tests/controlplane/test_make_run.py, tests/runs/test_live_server.py: 3;
+# tests/worker/test_queueing.py: 4), which both passes run.
+def redis_database(url: str, number: int) -> str:
+    """The same Redis server as `url`, another database."""
+    return urlsplit(url)._replace(path=f"/{number}").geturl()
+
+
+SERVICES_ISOLATION = {
+    "DATA_DIR": "var/test-services",
+    "TEST_REDIS_URL": redis_database(SERVICES["REDIS_URL"], 7),
+    "TEST_REDIS_BROKER_URL": redis_database(SERVICES["REDIS_URL"], 8),
+    "TEST_ARTIFACTS_DIR": "var/test-artifacts/services",
 }
 # Settings from the developer's shell that would change what a pass tests, or
 # where it writes (DATA_DIR): each pass sets its own or uses pytest.ini's.
@@ -89,13 +112,53 @@ def lint_pass() -> Outcome:
     return Outcome(name, status, time.monotonic() - started)
 
 
-def types_pass() -> Outcome:
-    name = "types (mypy: worker/trainer, client)"
-    print(f"\n===== {name} pass =====", flush=True)
-    started = time.monotonic()
-    code = subprocess.run([sys.executable, "-m", "mypy"], cwd=ROOT).returncode
-    status = "passed" if code == 0 else f"FAILED (mypy exit {code}; mypy.ini says what it checks)"
-    return Outcome(name, status, time.monotonic() - started)
+def types_status(code: int) -> str:
+    return "passed" if code == 0 else f"FAILED (mypy exit {code}; mypy.ini says what it checks)"
+
+
+def pytest_status(code: int) -> str:
+    if code == 0:
+        return "passed"
+    if code == NO_TESTS_COLLECTED:
+        return "FAILED: no tests were collected (pytest exit 5)"
+    return f"FAILED (pytest exit {code})"
+
+
+@dataclass
+class Beside:
+    """A pass running in its own process beside the one in the foreground, its output kept in a
+    log that is printed whole when it is collected, so that passes never interleave."""
+    name: str
+    command: list[str]
+    status_of: Callable[[int], str]
+    env: dict[str, str] | None = None
+    log: Path = field(init=False)
+    process: subprocess.Popen = field(init=False)
+    started: float = field(init=False)
+
+    def start(self) -> "Beside":
+        slug = "".join(c if c.isalnum() else "-" for c in self.name.split(" (")[0].lower())
+        self.log = artifacts_dir() / f"pass-{slug}.log"
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        print(f"\n===== {self.name} pass started beside the others: {' '.join(self.command[2:])} "
+              f"(output in {self.log} until it ends) =====", flush=True)
+        self.started = time.monotonic()
+        with self.log.open("wb") as out:
+            self.process = subprocess.Popen(self.command, cwd=ROOT, env=self.env, stdout=out,
+                                            stderr=subprocess.STDOUT)
+        return self
+
+    def collect(self) -> Outcome:
+        code = self.process.wait()
+        seconds = time.monotonic() - self.started
+        print(f"\n===== {self.name} pass (ran beside the others, {seconds:.0f} s) =====", flush=True)
+        sys.stdout.buffer.write(self.log.read_bytes())
+        sys.stdout.flush()
+        return Outcome(self.name, self.status_of(code), seconds)
+
+
+def types_pass() -> Beside:
+    return Beside("types (mypy: worker/trainer, client)", [sys.executable, "-m", "mypy"], types_status).start()
 
 
 def pass_env(overrides: dict[str, str]) -> dict[str, str]:
@@ -107,12 +170,7 @@ def run_pytest(name: str, args: list[str], env: dict[str, str]) -> Outcome:
     print(f"\n===== {name} pass: pytest {' '.join(args)} =====", flush=True)
     started = time.monotonic()
     code = subprocess.run([sys.executable, "-m", "pytest", *args], cwd=ROOT, env=env).returncode
-    seconds = time.monotonic() - started
-    if code == 0:
-        return Outcome(name, "passed", seconds)
-    if code == NO_TESTS_COLLECTED:
-        return Outcome(name, "FAILED: no tests were collected (pytest exit 5)", seconds)
-    return Outcome(name, f"FAILED (pytest exit {code})", seconds)
+    return Outcome(name, pytest_status(code), time.monotonic() - started)
 
 
 def where(url: str) -> str:
@@ -148,22 +206,29 @@ def services_problem() -> str | None:
             or redis_problem(SERVICES["CELERY_BROKER_URL"]))
 
 
-def services_pass(extra: list[str]) -> Outcome:
+SERVICES_MARKS = "not slow and not trainer and not browser and not contract and not own_server and not no_services"
+
+
+def services_pass(extra: list[str]) -> Beside | Outcome:
+    """The services pass started beside the embedded one, or why it cannot run."""
     name = "services (PostgreSQL, Redis)"
     problem = services_problem()
     if problem is None:
-        marks = ("not slow and not trainer and not browser and not contract and not own_server "
-                 "and not no_services")
-        return run_pytest(name, ["-m", marks, *extra], pass_env(SERVICES))
+        command = [sys.executable, "-m", "pytest", "-m", SERVICES_MARKS, *extra]
+        return Beside(name, command, pytest_status, pass_env({**SERVICES, **SERVICES_ISOLATION})).start()
     if in_ci():
         return Outcome(name, f"FAILED: CI=true but the services are not reachable. {problem}")
     print(f"\nSkipping the services pass: {problem}", flush=True)
     return Outcome(name, "skipped: services not reachable (set CI=true to make this an error)")
 
 
+def artifacts_dir() -> Path:
+    return Path(os.environ.get("TEST_ARTIFACTS_DIR", ROOT / "var" / "test-artifacts"))
+
+
 def contract_counts_path() -> Path:
     """Where tests/api_contract/ leaves its counts (schemathesis: operations, cases, findings)."""
-    return Path(os.environ.get("TEST_ARTIFACTS_DIR", ROOT / "var" / "test-artifacts")) / "api-contract.txt"
+    return artifacts_dir() / "api-contract.txt"
 
 
 def summary(outcomes: list[Outcome]) -> None:
@@ -187,11 +252,11 @@ def main(argv: list[str]) -> int:
     contract_counts_path().unlink(missing_ok=True)
     extra = argv[1:] if fast else argv
     embedded = "embedded (SQLite, in-memory layer, filesystem broker)"
-    outcomes = [lint_pass(), types_pass(), run_pytest(embedded, ["-m", "not slow", *extra], pass_env({}))]
-    if not fast:
-        outcomes.append(services_pass(extra))
-        if not extra:  # a developer's ARGS selection is not widened to the slow tests
-            outcomes += [slow_pass(), learning_pass()]
+    beside = [types_pass()] + ([] if fast else [services_pass(extra)])
+    outcomes = [lint_pass(), run_pytest(embedded, ["-m", "not slow", *extra], pass_env({}))]
+    outcomes += [item.collect() if isinstance(item, Beside) else item for item in beside]
+    if not fast and not extra:  # a developer's ARGS selection is not widened to the slow tests
+        outcomes += [slow_pass(), learning_pass()]
     summary(outcomes)
     return 1 if any(outcome.failed for outcome in outcomes) else 0
 

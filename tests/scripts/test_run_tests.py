@@ -1,0 +1,42 @@
+"""`make test`'s passes: the ones that run beside the embedded pass keep their output whole and
+their own files and Redis databases."""
+import sys
+from urllib.parse import urlsplit
+
+import pytest
+
+from scripts import run_tests
+from scripts.run_tests import Beside, pytest_status
+
+pytestmark = pytest.mark.no_services
+
+
+@pytest.fixture
+def artifacts(tmp_path, monkeypatch):
+    monkeypatch.setenv("TEST_ARTIFACTS_DIR", str(tmp_path))
+    return tmp_path
+
+
+def test_a_pass_beside_the_others_prints_its_output_whole_when_collected(artifacts, capfd):
+    script = "import sys, time; print('first', 'line'); time.sleep(0.2); print('last', 'line'); sys.exit(1)"
+    running = Beside("example (a pass)", [sys.executable, "-c", script], pytest_status).start()
+    started = capfd.readouterr().out
+    assert "output in" in started and "first line" not in started
+
+    outcome = running.collect()
+
+    printed = capfd.readouterr().out
+    assert printed.index("first line") < printed.index("last line")
+    assert outcome.status == "FAILED (pytest exit 1)" and outcome.failed
+    assert running.log.parent == artifacts and running.log.read_text().count("line") == 2
+
+
+def test_the_services_pass_has_its_own_data_dir_and_redis_databases():
+    isolation = run_tests.SERVICES_ISOLATION
+    assert isolation["DATA_DIR"] != "var/test"  # pytest.ini's, which the embedded pass uses
+    services = urlsplit(run_tests.SERVICES["REDIS_URL"])
+    taken = {"/0", "/1", "/3", "/4"}  # the pass's layer and broker; the tests' own defaults
+    for name in ("TEST_REDIS_URL", "TEST_REDIS_BROKER_URL"):
+        url = urlsplit(isolation[name])
+        assert url.netloc == services.netloc and url.path not in taken
+        taken.add(url.path)
