@@ -105,7 +105,7 @@ def test_the_run_spec_is_the_demo_definitions(key):
 def test_a_weight_named_by_its_builtin_changes_that_reward_alone():
     demo = with_weights(DEMOS["arithmetic"], {"format": 0.25})
     assert [(fields["builtin"], weight) for fields, weight in demo.rewards] == [("accuracy", 1.0), ("format", 0.25)]
-    assert DEMOS["arithmetic"].rewards[1][1] == 1.0  # the home page's demo is left as it is
+    assert DEMOS["arithmetic"].rewards[1][1] == 0.0  # the home page's demo is left as it is
 
 
 def test_a_weight_for_a_reward_the_demo_lacks_is_refused_naming_those_it_has():

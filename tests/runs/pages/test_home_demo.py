@@ -43,7 +43,8 @@ def test_the_arithmetic_demo_creates_its_library_and_queues_a_run(logged_in, own
     assert run.status == RunStatus.QUEUED and run.name == "Demo run 1" and run.environment is None
     assert run.dataset.generator == "arithmetic" and run.dataset.row_count == 5000
     assert run.dataset.generator_params["examples"] == 1 and run.dataset.prompt_format == "chat"
-    assert sorted(rr.reward_function.builtin for rr in run.run_rewards.all()) == ["accuracy", "format"]
+    # The format is charted, not paid.
+    assert {rr.reward_function.builtin: rr.weight for rr in run.run_rewards.all()} == {"accuracy": 1.0, "format": 0.0}
     assert [rr.reward_function.name for rr in run.run_eval_rewards.all()] == DEMOS["arithmetic"].eval_rewards
     assert run.config["model"] == DEFAULT_MODEL
     for knob, value in DEMOS["arithmetic"].config_values(PRESETS).items():
