@@ -21,13 +21,15 @@ from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 from worker.placement.host import RunHost
 from worker.placement.names import NAMESPACE, machine_name, placement_group_name
 from worker.placement.order import PlacementOrder
-from worker.placement.plan import NodeRoom, PlacedMachine, bundle_for, no_room_message
+from worker.placement.plan import NodeRoom, PlacedMachine, bundle_for, no_room_message, waiting_message
 from worker.trainer.checkpoints.run_folder import on_this_worker
 from worker.trainer.reporting.session import ReportingSession
 from worker.trainer.spec import LaunchSpec
 
 log = logging.getLogger(__name__)
 WAIT_STEP_S = 1.0        # how often the waits look at a cancel, the run's result, a dead node
+FIRST_WAITING_NOTE_S = 5.0   # a run placed at once says nothing of waiting
+WAITING_NOTE_EVERY_S = 60.0
 NODE_DEATH_WAIT_S = 30.0  # Ray's health check marks a lost node dead within this (15 s by default)
 
 
@@ -93,13 +95,19 @@ class Placement:
             remove_placement_group(self.group)
 
     def _placed(self) -> bool:
-        """Waits for the machine, a second at a time so that a cancel stops the wait."""
-        deadline = time.monotonic() + self.order.place_timeout_s
+        """Waits for the machine, a second at a time so that a cancel stops the wait; a run still
+        waiting after a few seconds says so on its page, and again every minute."""
+        started = time.monotonic()
+        deadline, next_note = started + self.order.place_timeout_s, started + FIRST_WAITING_NOTE_S
         while not self.report.cancel_requested.is_set():
-            left = deadline - time.monotonic()
-            if left <= 0:
+            now = time.monotonic()
+            if now >= deadline:
                 return False
-            if self.group.wait(timeout_seconds=min(WAIT_STEP_S, left)):
+            if now >= next_note:
+                self.report.log(waiting_message(self.launch.run_id, self.bundle, self.order.address, free_room(),
+                                                now - started, self.order.place_timeout_s))
+                next_note = now + WAITING_NOTE_EVERY_S
+            if self.group.wait(timeout_seconds=min(WAIT_STEP_S, deadline - now)):
                 return True
         return False
 

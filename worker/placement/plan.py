@@ -61,6 +61,15 @@ def no_room_message(run_id: int, bundle: RunBundle, address: str, nodes: list[No
             f"(WORKER_RAY_PLACE_TIMEOUT_S). The cluster at {address} has: {rooms}")
 
 
+def waiting_message(run_id: int, bundle: RunBundle, address: str, nodes: list[NodeRoom], waited_s: float,
+                    timeout_s: float) -> str:
+    """What a run still waiting for its machine is told on its page: the numbers, and how long it will wait."""
+    rooms = ", ".join(node.describe() for node in nodes) or "no machines"
+    return (f"run {run_id} is waiting for {bundle.describe()} in the Ray cluster at {address}: none is free "
+            f"yet ({rooms}); waited {waited_s:.0f} s of {timeout_s:g} s (WORKER_RAY_PLACE_TIMEOUT_S), "
+            f"cancel to stop waiting")
+
+
 @dataclass(frozen=True)
 class PlacedMachine:
     """The machine a run was placed on: named when the run is placed, as a lost node is hard to ask about."""

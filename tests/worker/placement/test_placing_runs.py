@@ -79,14 +79,17 @@ def test_a_run_the_cluster_cannot_hold_fails_naming_what_each_machine_has_free(t
     assert not (tmp_path / "out" / "arrived.json").exists()
 
 
-def test_a_run_cancelled_while_it_waits_for_a_machine_stops_waiting(tmp_path, cluster, control_plane):
+def test_a_run_waiting_for_a_machine_says_so_and_a_cancel_stops_the_wait(tmp_path, cluster, control_plane):
     config = {"trainer_processes": 2, "gradient_accumulation_steps": 2}  # room never comes
-    acked = tmp_path / "out" / "events" / "acked-placement-1.txt"
-    threading.Thread(target=_cancel_once_acked, args=(control_plane, acked), daemon=True).start()
+    threading.Thread(target=_cancel_once_waiting, args=(control_plane, tmp_path), daemon=True).start()
     outcome = run_placed(launch(tmp_path, control_plane, **config), settings(cluster, place_timeout_s=300),
                          f"{STAND_INS}:FinishingSupervisor")
     assert outcome == "cancelled"
     assert [status["status"] for status in placement_statuses(tmp_path)] == ["cancelled"]
+    [note] = [line for line in placement_logs(tmp_path) if "is waiting for" in line]
+    assert note.startswith(f"run 7 is waiting for 1 machine with 3 GPUs and 1 CPU in the Ray cluster at "
+                           f"{cluster.address}: none is free yet (node-a 0 GPUs 0 CPUs free, node-b 1 GPU 1 CPU free)")
+    assert "of 300 s (WORKER_RAY_PLACE_TIMEOUT_S), cancel to stop waiting" in note
 
 
 def test_a_redelivered_run_is_not_placed(tmp_path, cluster, control_plane):
@@ -114,12 +117,20 @@ def test_a_run_whose_machine_is_lost_fails_naming_the_machine(tmp_path, control_
         cluster.stop()
 
 
-def _cancel_once_acked(control_plane: StubControlPlane, acked: Path) -> None:
-    """Cancels once the driver has its first reply (the run found queued): a run cancelled before
-    that is not placed at all."""
+def placement_logs(tmp_path) -> list[str]:
+    path = tmp_path / "out" / "events" / "events-placement-1.jsonl"
+    if not path.exists():
+        return []
+    events = [json.loads(line) for line in path.read_text().splitlines() if line.endswith("}")]
+    return [event["message"] for event in events if event["type"] == "log"]
+
+
+def _cancel_once_waiting(control_plane: StubControlPlane, tmp_path: Path) -> None:
+    """Cancels once the driver has said the run is waiting (so after its first reply, the run
+    found queued: a run cancelled before that is not placed at all)."""
     deadline = time.monotonic() + 120
-    while not acked.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
+    while not any("is waiting for" in line for line in placement_logs(tmp_path)) and time.monotonic() < deadline:
+        time.sleep(0.1)
     control_plane.cancel = True
 
 

@@ -1,5 +1,5 @@
 """What a run asks of a Ray cluster, and the words a run fails with when it cannot be placed or is lost."""
-from worker.placement.plan import NodeRoom, PlacedMachine, RunBundle, bundle_for, no_room_message
+from worker.placement.plan import NodeRoom, PlacedMachine, RunBundle, bundle_for, no_room_message, waiting_message
 from worker.trainer.config import TrainingConfig
 
 
@@ -28,3 +28,11 @@ def test_a_run_not_placed_is_told_what_it_needs_and_what_each_machine_has_free()
 def test_a_lost_machine_is_named_with_its_address_and_ray_node():
     machine = PlacedMachine("node-b", "127.0.0.1", "361c688d0123456789")
     assert machine.lost() == "machine node-b (127.0.0.1, Ray node 361c688d) was lost mid-run"
+
+
+def test_a_run_still_waiting_is_told_what_it_waits_for_how_long_and_how_to_stop():
+    rooms = [NodeRoom("node-a", True, 2, 0), NodeRoom("node-b", True, 0, 1)]
+    message = waiting_message(7, RunBundle(cpus=1, gpus=1), "10.0.0.5:6379", rooms, waited_s=65.4, timeout_s=600)
+    assert message == ("run 7 is waiting for 1 machine with 1 GPU and 1 CPU in the Ray cluster at 10.0.0.5:6379: "
+                       "none is free yet (node-a 0 GPUs 2 CPUs free, node-b 1 GPU 0 CPUs free); waited 65 s of "
+                       "600 s (WORKER_RAY_PLACE_TIMEOUT_S), cancel to stop waiting")
