@@ -79,10 +79,30 @@ class RayNode:
 @dataclass
 class RayCluster:
     address: str
+    env: dict[str, str] = field(default_factory=dict)  # every node's environment
     nodes: list[RayNode] = field(default_factory=list)
 
     def node(self, name: str) -> RayNode:
         return next(node for node in self.nodes if node.name == name)
+
+    def add_node(self, cpus: int, gpus: int, wait: bool = True) -> RayNode:
+        """Starts the next node (node-a, the head, first) and, with `wait`, waits until the cluster
+        counts it alive."""
+        index = len(self.nodes)
+        name = f"node-{'abcdefgh'[index]}"
+        node = RayNode(name, Path(tempfile.mkdtemp(prefix=f"ray{index}", dir="/tmp")))
+        self.nodes.append(node)
+        port = self.address.rsplit(":", 1)[1]
+        head = ["--head", f"--port={port}", "--include-dashboard=false"]
+        where = head if index == 0 else [f"--address={self.address}"]
+        _ray_start([*where, f"--num-cpus={cpus}", f"--num-gpus={gpus}", f"--labels=grpo-machine={name}",
+                    *_own_ports(head=index == 0)], node.temp_dir, self.env)
+        if wait:
+            self.wait_for_alive_nodes()
+        return node
+
+    def wait_for_alive_nodes(self) -> None:
+        _wait_for_nodes(self, sum(1 for known in self.nodes if known.raylet_tree()))
 
     def stop(self) -> None:
         for node in reversed(self.nodes):
@@ -105,18 +125,11 @@ def start_ray_cluster(nodes: tuple[tuple[int, int], ...] = ((1, 0),), env: dict 
     socket's path may not exceed 107 bytes. `unset`: variables the nodes' environment leaves out."""
     env = {**os.environ, **FAST_HEALTH_CHECK, **(env or {}), "PYTHONPATH": str(REPO_ROOT)}
     env = {name: value for name, value in env.items() if name not in unset}
-    port = free_port()
-    cluster = RayCluster(address=f"127.0.0.1:{port}")
+    cluster = RayCluster(address=f"127.0.0.1:{free_port()}", env=env)
     try:
-        for index, (cpus, gpus) in enumerate(nodes):
-            name = f"node-{'abcdefgh'[index]}"
-            node = RayNode(name, Path(tempfile.mkdtemp(prefix=f"ray{index}", dir="/tmp")))
-            cluster.nodes.append(node)
-            head = ["--head", f"--port={port}", "--include-dashboard=false"]
-            where = head if index == 0 else [f"--address={cluster.address}"]
-            _ray_start([*where, f"--num-cpus={cpus}", f"--num-gpus={gpus}", f"--labels=grpo-machine={name}",
-                        *_own_ports(head=index == 0)], node.temp_dir, env)
-        _wait_for_nodes(cluster, len(nodes))
+        for cpus, gpus in nodes:
+            cluster.add_node(cpus, gpus, wait=False)
+        cluster.wait_for_alive_nodes()
     except BaseException:
         cluster.stop()
         raise

@@ -1,6 +1,12 @@
-"""A run started through the REST API trains to the end on a pool that is a Ray cluster: a real
-Celery worker with WORKER_RAY_ADDRESS, a one-node cluster (node-a) started with the control
-plane's environment, and the tiny model. The whole run (vLLM, trainer) lives in a Ray actor."""
+"""A run started through the REST API on a pool that is a Ray cluster: a real Celery worker with
+WORKER_RAY_ADDRESS, a cluster started with the control plane's environment, and the tiny model.
+The whole run (vLLM, trainer) lives in a Ray actor on the machine it was placed on.
+
+node-a, the head, has no CPU to give, so the run lands on node-b. node-b is lost mid-run (its
+raylet and everything it started killed, as a machine that goes away): the run fails naming it.
+A new machine, node-c, joins; the run resumed from its last checkpoint is placed there and
+trains to the end, each step charted once."""
+import re
 import time
 
 import pytest
@@ -13,39 +19,70 @@ from tests.support.seeds import SEED_E2E_RUN
 
 pytestmark = pytest.mark.slow
 pytest.importorskip("ray")
+MAX_STEPS = 4
+LOST = r"machine node-b \([0-9.]+, Ray node [0-9a-f]{8}\) was lost mid-run"
 
 
-def wait_for_end(owner, run_id: int, timeout_s: float = 600) -> dict:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        run = owner.get(f"/api/runs/{run_id}/").json()
-        if run["status"] in ("succeeded", "failed", "cancelled", "lost"):
-            return run
-        time.sleep(1)
-    raise AssertionError(f"run {run_id} still {run['status']} after {timeout_s} s")
+class RunThroughTheApi:
+    def __init__(self, server, owner, run_id: int):
+        self.server, self.owner, self.run_id = server, owner, run_id
+
+    def post(self, verb: str) -> None:
+        response = self.owner.post(f"/api/runs/{self.run_id}/{verb}/",
+                                   headers={"X-CSRFToken": self.owner.cookies["csrftoken"]})
+        assert response.status_code == 200, response.text
+
+    def get(self, path: str = "", **params) -> dict:
+        return self.owner.get(f"/api/runs/{self.run_id}/{path}", params=params).json()
+
+    def wait_for(self, predicate, what: str, timeout_s: float = 600) -> dict:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            run = self.get()
+            if predicate(run):
+                return run
+            time.sleep(0.5)
+        raise AssertionError(f"run {self.run_id} never reached {what}: {run['status']} at step "
+                             f"{run['current_step']}: {run['error_message']}")
+
+    def placed_on(self) -> list[str]:
+        logs = self.get("logs/", page_size=1000)["results"]
+        return [line["message"].split(" (")[0].removeprefix("placed on machine ") for line in logs
+                if line["message"].startswith("placed on machine ")]
 
 
-def test_a_run_on_a_ray_pool_trains_to_the_end_on_its_machine(tiny_model_dir, tmp_path):
+def test_a_run_whose_machine_is_lost_fails_naming_it_and_resumes_on_another_to_the_end(tiny_model_dir, tmp_path):
     (tmp_path / "cp").mkdir()
     with AsgiServer(tmp_path / "cp") as server:
-        cluster = start_ray_cluster(((2, 0),), env=server.env)  # the machine's environment: MODEL_DIRS, DATA_DIR
+        # The machines' environment is the control plane's (MODEL_DIRS, DATA_DIR): a shared disk here.
+        cluster = start_ray_cluster(((0, 0), (1, 0)), env=server.env)
+        worker = None
         try:
-            seed = SEED_E2E_RUN.replace("max_steps=3", "max_steps=2")
-            run_id = server.shell_json(f"MODEL = {str(tiny_model_dir)!r}\n" + seed)["run_id"]
-            owner = logged_in_client(server, "owner", "owner-pass-123")
-            response = owner.post(f"/api/runs/{run_id}/start/", headers={"X-CSRFToken": owner.cookies["csrftoken"]})
-            assert response.status_code == 200, response.text
+            seed = SEED_E2E_RUN.replace("max_steps=3", f"max_steps={MAX_STEPS}").replace("save_steps=2", "save_steps=1")
+            run_id = server.shell_json(f"MODEL = {str(tiny_model_dir)!r}\n" + seed)["run_id"]  # and its owner
+            run = RunThroughTheApi(server, logged_in_client(server, "owner", "owner-pass-123"), run_id)
+            run.post("start")
             worker = start_worker(server, "default", env={**server.env, "WORKER_RAY_ADDRESS": cluster.address})
-            try:
-                run = wait_for_end(owner, run_id)
-            finally:
-                stop_worker(worker)
-            steps = owner.get(f"/api/runs/{run_id}/metrics/", params={"names": "train/loss"}).json()
-            logs = owner.get(f"/api/runs/{run_id}/logs/", params={"page_size": 1000}).json()["results"]
+            run.wait_for(lambda r: r["status"] == "running" and r["current_step"] >= 1 and run.get("checkpoints/"),
+                         "running past step 1 with a checkpoint")
+            node_b = cluster.node("node-b")
+            node_b.kill(node_b.raylet_tree())
+            lost_at = time.monotonic()
+            failed = run.wait_for(lambda r: r["status"] == "failed", "failed", timeout_s=90)
+            noticed_s = time.monotonic() - lost_at
+
+            cluster.add_node(1, 0)  # node-c: whatever the cluster has when the run resumes
+            run.post("resume")
+            finished = run.wait_for(lambda r: r["status"] in ("succeeded", "failed"), "the end")
+            steps = run.get("metrics/", names="train/loss")["series"]["train/loss"]["step"]
+            placed = run.placed_on()
         finally:
+            if worker is not None:
+                stop_worker(worker)
             cluster.stop()
-    assert run["status"] == "succeeded", run["error_message"]
-    assert steps["series"]["train/loss"]["step"] == [1, 2]
-    assert any(line["message"].startswith("placed on machine node-a (") for line in logs)
-    assert any("vLLM answered /health" in line["message"] for line in logs)
+    assert re.fullmatch(LOST, failed["error_message"] or ""), failed["error_message"]
+    assert noticed_s < 60, f"the lost machine took {noticed_s:.0f} s to fail the run"
+    assert finished["status"] == "succeeded", finished["error_message"]
+    assert placed == ["node-b", "node-c"]
+    assert steps == list(range(1, MAX_STEPS + 1))  # resumed from a checkpoint: none twice, none skipped
     assert processes_mentioning(str(tiny_model_dir)) == []
