@@ -31,6 +31,7 @@ The slow and learning passes run alone, after them: their runs are sized to have
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -135,6 +136,7 @@ class Beside:
     log: Path = field(init=False)
     process: subprocess.Popen = field(init=False)
     started: float = field(init=False)
+    ended: float | None = None  # when the process ended, seen by a thread: not when it is collected
 
     def start(self) -> "Beside":
         slug = "".join(c if c.isalnum() else "-" for c in self.name.split(" (")[0].lower())
@@ -146,11 +148,16 @@ class Beside:
         with self.log.open("wb") as out:
             self.process = subprocess.Popen(self.command, cwd=ROOT, env=self.env, stdout=out,
                                             stderr=subprocess.STDOUT)
+        threading.Thread(target=self._note_the_end, daemon=True).start()
         return self
+
+    def _note_the_end(self) -> None:
+        self.process.wait()
+        self.ended = time.monotonic()
 
     def collect(self) -> Outcome:
         code = self.process.wait()
-        seconds = time.monotonic() - self.started
+        seconds = (self.ended or time.monotonic()) - self.started
         print(f"\n===== {self.name} pass (ran beside the others, {seconds:.0f} s) =====", flush=True)
         sys.stdout.buffer.write(self.log.read_bytes())
         sys.stdout.flush()

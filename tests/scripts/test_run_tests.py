@@ -1,6 +1,7 @@
 """`make test`'s passes: the ones that run beside the embedded pass keep their output whole and
 their own files and Redis databases."""
 import sys
+import time
 from urllib.parse import urlsplit
 
 import pytest
@@ -19,15 +20,19 @@ def artifacts(tmp_path, monkeypatch):
 
 def test_a_pass_beside_the_others_prints_its_output_whole_when_collected(artifacts, capfd):
     script = "import sys, time; print('first', 'line'); time.sleep(0.2); print('last', 'line'); sys.exit(1)"
+    before = time.monotonic()
     running = Beside("example (a pass)", [sys.executable, "-c", script], pytest_status).start()
     started = capfd.readouterr().out
     assert "output in" in started and "first line" not in started
 
+    running.process.wait()
+    time.sleep(1.0)  # the pass ended a second before it is collected
     outcome = running.collect()
 
     printed = capfd.readouterr().out
     assert printed.index("first line") < printed.index("last line")
     assert outcome.status == "FAILED (pytest exit 1)" and outcome.failed
+    assert outcome.seconds <= time.monotonic() - before - 1.0  # its own time, not the wait to collect it
     assert running.log.parent == artifacts and running.log.read_text().count("line") == 2
 
 
