@@ -83,6 +83,10 @@ class AsgiServer:
             self._log.close()
 
     def __enter__(self):
+        # A server already started (tests/security/two_users.start) is entered as it is: starting it
+        # again would leave the first uvicorn running, unstopped, after the test.
+        if self.process is not None and self.process.poll() is None:
+            return self
         return self.start()
 
     def __exit__(self, *exc):
