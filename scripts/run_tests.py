@@ -45,15 +45,17 @@ SERVICES = {
     "REDIS_URL": os.environ.get("SERVICES_REDIS_URL", "redis://127.0.0.1:6379/0"),
     "CELERY_BROKER_URL": os.environ.get("SERVICES_BROKER_URL", "redis://127.0.0.1:6379/1"),
 }
-# What keeps the services pass off the embedded pass's files and Redis databases while both run:
-# its own DATA_DIR, and other databases for the tests that start a Redis-backed server or broker
-# of their own (tests/controlplane/test_make_run.py, tests/runs/test_live_server.py: 3;
-# tests/worker/test_queueing.py: 4), which both passes run.
+
+
 def redis_database(url: str, number: int) -> str:
     """The same Redis server as `url`, another database."""
     return urlsplit(url)._replace(path=f"/{number}").geturl()
 
 
+# What keeps the services pass off the embedded pass's files and Redis databases while both run:
+# its own DATA_DIR, and other databases for the tests that start a Redis-backed server or broker
+# of their own (tests/controlplane/test_make_run.py, tests/runs/test_live_server.py: 3;
+# tests/worker/test_queueing.py: 4), which both passes run.
 SERVICES_ISOLATION = {
     "DATA_DIR": "var/test-services",
     "TEST_REDIS_URL": redis_database(SERVICES["REDIS_URL"], 7),

@@ -54,9 +54,13 @@ class NodeRoom:
         return f"{self.name} {_count(self.gpus_free, 'GPU')} {_count(self.cpus_free, 'CPU')} free"
 
 
+def rooms_of(nodes: list[NodeRoom]) -> str:
+    return ", ".join(node.describe() for node in nodes) or "no machines"
+
+
 def no_room_message(run_id: int, bundle: RunBundle, address: str, nodes: list[NodeRoom], waited_s: float) -> str:
     """Why a run was not placed, with the numbers a person needs to act on it."""
-    rooms = ", ".join(node.describe() for node in nodes) or "no machines"
+    rooms = rooms_of(nodes)
     return (f"run {run_id} needs {bundle.describe()}; none was free after {waited_s:g} s "
             f"(WORKER_RAY_PLACE_TIMEOUT_S). The cluster at {address} has: {rooms}")
 
@@ -64,7 +68,7 @@ def no_room_message(run_id: int, bundle: RunBundle, address: str, nodes: list[No
 def waiting_message(run_id: int, bundle: RunBundle, address: str, nodes: list[NodeRoom], waited_s: float,
                     timeout_s: float) -> str:
     """What a run still waiting for its machine is told on its page: the numbers, and how long it will wait."""
-    rooms = ", ".join(node.describe() for node in nodes) or "no machines"
+    rooms = rooms_of(nodes)
     return (f"run {run_id} is waiting for {bundle.describe()} in the Ray cluster at {address}: none is free "
             f"yet ({rooms}); waited {waited_s:.0f} s of {timeout_s:g} s (WORKER_RAY_PLACE_TIMEOUT_S), "
             f"cancel to stop waiting")
