@@ -13,10 +13,13 @@ from runs.models import Dataset, RewardFunction, Run, RunReward, TrainingConfig
 from worker.trainer.config import TrainingConfig as ConfigSchema
 
 from tests.support.api_clients import api_client_for
+from tests.support import exit_watchdog
 from tests.support.asgi_server import AsgiServer
 from tests.support.s3_server import CREDENTIALS, S3Server
 
 pytest_plugins = ["tests.support.browser"]
+
+EXIT_STATUS = pytest.StashKey[int]()
 
 # The trainer's own tests, and the attacks on the trainer alone (its orders, its store, its vLLM).
 TRAINER_TESTS = ("tests/worker/trainer/", "tests/security/test_vllm_api_key.py",
@@ -30,6 +33,15 @@ SERVICE_FREE_TESTS = ("tests/docs/", "tests/test_layering.py", "tests/test_impor
 SERVER_STARTERS = ("tests.security.two_users", "tests.security.hostile_owner", "tests.security.code_author")
 DATABASE_FIXTURES = {"db", "transactional_db", "django_db_reset_sequences", "django_db_serialized_rollback",
                      "live_server"}
+
+
+def pytest_sessionfinish(session, exitstatus):
+    session.config.stash[EXIT_STATUS] = int(exitstatus)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config):
+    exit_watchdog.arm(config.stash.get(EXIT_STATUS, 1))
 
 
 def pytest_collection_modifyitems(config, items):

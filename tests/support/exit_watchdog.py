@@ -1,0 +1,57 @@
+"""Ends a pytest process that hangs after its summary, saying what held it.
+
+Python waits at exit for every non-daemon thread (a ThreadPoolExecutor's among them) and for
+multiprocessing's children; one a test leaked, blocked on a socket that never answers, holds the
+whole pass until CI's own limit ends the job, with no word of why. Armed when pytest unconfigures,
+the watchdog prints every thread's stack and the children still alive, then exits with the
+session's own status: the tests did run, and the stacks name the leak to fix.
+"""
+import faulthandler
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+
+GRACE_S = 90
+
+
+def arm(exit_status: int, grace_s: float = GRACE_S) -> threading.Thread:
+    watchdog = threading.Thread(target=_end_after, args=(exit_status, grace_s), name="exit-watchdog", daemon=True)
+    watchdog.start()
+    return watchdog
+
+
+def _end_after(exit_status: int, grace_s: float) -> None:
+    time.sleep(grace_s)
+    out = sys.__stderr__
+    print(f"\npytest did not exit within {grace_s:.0f} s of its summary; what still runs:", file=out, flush=True)
+    for thread in threading.enumerate():
+        print(f"  thread {thread.name!r} daemon={thread.daemon}", file=out)
+    print(f"  child processes: {_children() or 'none'}", file=out, flush=True)
+    faulthandler.dump_traceback(file=out, all_threads=True)
+    out.flush()
+    os._exit(exit_status)
+
+
+def _children() -> list[str]:
+    """This process's descendants, read from /proc (ppid is the 4th field of /proc/PID/stat)."""
+    parents = {}
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit():
+                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue  # gone meanwhile
+    found, frontier = [], {os.getpid()}
+    while frontier:
+        frontier = {pid for pid, parent in parents.items() if parent in frontier}
+        found += sorted(frontier)
+    return [f"{pid} {_command(pid)}" for pid in found]
+
+
+def _command(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")[:120]
+    except OSError:
+        return "?"
