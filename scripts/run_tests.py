@@ -21,12 +21,14 @@ The services pass is skipped with a message when the services do not answer,
 except under CI=true, where that is a failure: CI must test the real parts.
 Extra arguments go to pytest in every pass.
 
-The types and services passes run beside the embedded one, each in its own process writing to
-its own log (printed whole when it ends): mypy is one core for two minutes and the services
-pass mostly waits on its database, while the embedded pass leaves a core idle whenever a test
-waits on a server or a browser. They share nothing on disk or in Redis: the services pass has
-its own DATA_DIR and its own Redis databases for the tests that bring theirs (SERVICES_ISOLATION).
-The slow and learning passes run alone, after them: their runs are sized to have the machine.
+The embedded pass runs in two halves side by side (tests/runs and tests/security; the rest): it
+waits on servers, browsers and timers more than it computes, and alone it keeps about one of two
+cores busy. The types and services passes run beside it. Each pass but the first half runs in its
+own process writing to its own log (printed whole when it ends), so passes never interleave.
+They share nothing on disk or in Redis: each has its own DATA_DIR and its own Redis databases for
+the tests that bring theirs (SECOND_HALF_ISOLATION, SERVICES_ISOLATION). A developer's own
+selection (extra arguments) runs as one embedded pass. The slow and learning passes run alone,
+after them: their runs are sized to have the machine.
 """
 import os
 import subprocess
@@ -61,6 +63,16 @@ SERVICES_ISOLATION = {
     "TEST_REDIS_URL": redis_database(SERVICES["REDIS_URL"], 7),
     "TEST_REDIS_BROKER_URL": redis_database(SERVICES["REDIS_URL"], 8),
     "TEST_ARTIFACTS_DIR": "var/test-artifacts/services",
+}
+# The embedded pass's first half, run in the foreground; the second half is every other test.
+FIRST_HALF = ("tests/runs", "tests/security")
+# What keeps the second half off the first's files and Redis databases: the tests that bring their
+# own Redis use 3 and 4 by default, and tests/runs/test_live_server.py is in the first half while
+# tests/controlplane/test_make_run.py and tests/worker/test_queueing.py are in the second.
+SECOND_HALF_ISOLATION = {
+    "DATA_DIR": "var/test-second-half",
+    "TEST_REDIS_URL": redis_database(SERVICES["REDIS_URL"], 9),
+    "TEST_REDIS_BROKER_URL": redis_database(SERVICES["REDIS_URL"], 10),
 }
 # Settings from the developer's shell that would change what a pass tests, or
 # where it writes (DATA_DIR): each pass sets its own or uses pytest.ini's.
@@ -256,13 +268,30 @@ def summary(outcomes: list[Outcome]) -> None:
     print(f"  => {verdict}", flush=True)
 
 
+EMBEDDED = "embedded (SQLite, in-memory layer, filesystem broker)"
+
+
+def embedded_halves(extra: list[str]) -> tuple[list[str], Beside | None]:
+    """The foreground embedded pass's pytest arguments, and the second half started beside it;
+    a developer's selection is one pass, in the foreground."""
+    if extra:
+        return ["-m", "not slow", *extra], None
+    ignored = [f"--ignore={folder}" for folder in FIRST_HALF]
+    second = Beside(f"{EMBEDDED}, second half", [sys.executable, "-m", "pytest", "-m", "not slow", *ignored],
+                    pytest_status, pass_env(SECOND_HALF_ISOLATION))
+    return ["-m", "not slow", *FIRST_HALF], second.start()
+
+
 def main(argv: list[str]) -> int:
     fast = argv[:1] == ["--fast"]
     contract_counts_path().unlink(missing_ok=True)
     extra = argv[1:] if fast else argv
-    embedded = "embedded (SQLite, in-memory layer, filesystem broker)"
+    first_half, second_half = embedded_halves(extra)
     beside = [types_pass()] + ([] if fast else [services_pass(extra)])
-    outcomes = [lint_pass(), run_pytest(embedded, ["-m", "not slow", *extra], pass_env({}))]
+    if second_half is not None:
+        beside.append(second_half)
+    name = f"{EMBEDDED}, first half" if second_half else EMBEDDED
+    outcomes = [lint_pass(), run_pytest(name, first_half, pass_env({}))]
     outcomes += [item.collect() if isinstance(item, Beside) else item for item in beside]
     if not fast and not extra:  # a developer's ARGS selection is not widened to the slow tests
         outcomes += [slow_pass(), learning_pass()]

@@ -45,3 +45,29 @@ def test_the_services_pass_has_its_own_data_dir_and_redis_databases():
         url = urlsplit(isolation[name])
         assert url.netloc == services.netloc and url.path not in taken
         taken.add(url.path)
+
+
+def test_the_embedded_halves_have_their_own_data_dir_and_redis_databases():
+    second = run_tests.SECOND_HALF_ISOLATION
+    services = run_tests.SERVICES_ISOLATION
+    assert second["DATA_DIR"] not in ("var/test", services["DATA_DIR"])
+    own = ("TEST_REDIS_URL", "TEST_REDIS_BROKER_URL")
+    taken = {"/0", "/1", "/3", "/4"} | {urlsplit(services[name]).path for name in own}
+    for name in own:
+        assert urlsplit(second[name]).path not in taken
+        taken.add(urlsplit(second[name]).path)
+
+
+def test_the_embedded_halves_together_select_every_test_once(artifacts, monkeypatch):
+    started = []
+    monkeypatch.setattr(Beside, "start", lambda self: started.append(self) or self)
+    first, second = run_tests.embedded_halves([])
+    assert started == [second]
+    assert first[2:] == list(run_tests.FIRST_HALF)
+    assert second.command[-len(run_tests.FIRST_HALF):] == [f"--ignore={f}" for f in run_tests.FIRST_HALF]
+    assert second.env["DATA_DIR"] == run_tests.SECOND_HALF_ISOLATION["DATA_DIR"]
+
+
+def test_a_developers_selection_runs_as_one_embedded_pass():
+    first, second = run_tests.embedded_halves(["tests/runs/test_api_runs.py", "-k", "start"])
+    assert second is None and first == ["-m", "not slow", "tests/runs/test_api_runs.py", "-k", "start"]

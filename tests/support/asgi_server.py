@@ -3,17 +3,22 @@
 Used by tests and benchmarks that need the product as a browser or a worker
 sees it (real HTTP, real websockets, a channel layer of their choosing).
 """
+import fcntl
+import hashlib
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import django
 import httpx
 
 ROOT = Path(__file__).resolve().parents[2]
+TEMPLATES = ROOT / "var" / "test-cache"
 
 
 def free_port() -> int:
@@ -24,16 +29,18 @@ def free_port() -> int:
 
 class AsgiServer:
     def __init__(self, data_dir: Path, env: dict | None = None):
+        self.own_database = data_dir / "db.sqlite3"
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = data_dir / "server.log"
         self.env = {
             **os.environ, "DATA_DIR": str(data_dir), "DEBUG": "0", "PUBLIC_URL": self.url,
             # Each server gets its own SQLite file unless the caller names a database.
-            "DATABASE_URL": f"sqlite:///{data_dir / 'db.sqlite3'}", "REDIS_URL": "", "CELERY_BROKER_URL": "",
+            "DATABASE_URL": f"sqlite:///{self.own_database}", "REDIS_URL": "", "CELERY_BROKER_URL": "",
             **(env or {}),
         }
         self.process = None
+        self.migrated = False
 
     def manage(self, *args: str, stdin: str | None = None) -> str:
         result = subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=self.env, input=stdin,
@@ -46,8 +53,18 @@ class AsgiServer:
         """Runs Django code in the server's database; the code prints one JSON line last."""
         return json.loads(self.manage("shell", "-c", code).strip().splitlines()[-1])
 
+    def migrate(self) -> None:
+        """A server on its own new SQLite file starts from a copy of one migrated once per
+        migration set: migrating costs seconds of CPU, and tests start dozens of servers."""
+        if self.env["DATABASE_URL"] == f"sqlite:///{self.own_database}" and not self.own_database.exists():
+            shutil.copyfile(migrated_sqlite_template(), self.own_database)
+        else:
+            self.manage("migrate", "--noinput")
+        self.migrated = True
+
     def start(self, timeout_s: float = 60.0) -> "AsgiServer":
-        self.manage("migrate", "--noinput")
+        if not self.migrated:  # a server stopped and started again keeps its database
+            self.migrate()
         self._log = self.log_path.open("w")
         self.process = subprocess.Popen(
             [sys.executable, "-m", "uvicorn", "controlplane.asgi:application", "--host", "127.0.0.1",
@@ -91,6 +108,33 @@ class AsgiServer:
 
     def __exit__(self, *exc):
         self.stop()
+
+
+def migrated_sqlite_template() -> Path:
+    """An SQLite file migrated to the tree's migrations, made once by whichever process asks
+    first (the embedded and services passes run side by side) and kept until they change."""
+    template = TEMPLATES / f"migrated-{migrations_digest()}.sqlite3"
+    if template.exists():
+        return template
+    TEMPLATES.mkdir(parents=True, exist_ok=True)
+    with (TEMPLATES / "migrated.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not template.exists():
+            building = template.with_suffix(f".{os.getpid()}.tmp")
+            building.unlink(missing_ok=True)
+            env = {**os.environ, "DATABASE_URL": f"sqlite:///{building}", "REDIS_URL": "", "CELERY_BROKER_URL": ""}
+            subprocess.run([sys.executable, "manage.py", "migrate", "--noinput"], cwd=ROOT, env=env, check=True,
+                           capture_output=True, timeout=300)
+            building.rename(template)
+    return template
+
+
+def migrations_digest() -> str:
+    """What decides the migrated schema: the project's migrations, Django's and the pinned packages."""
+    digest = hashlib.sha256(django.get_version().encode())
+    for path in sorted(ROOT.glob("*/migrations/*.py")) + [ROOT / "requirements.txt"]:
+        digest.update(path.name.encode() + path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def logged_in_client(server: AsgiServer, username: str, password: str) -> httpx.Client:
