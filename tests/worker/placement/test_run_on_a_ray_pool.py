@@ -11,7 +11,8 @@ import time
 
 import pytest
 
-from tests.support.asgi_server import AsgiServer, logged_in_client
+from tests.support.api_runs import ApiRun
+from tests.support.asgi_server import AsgiServer
 from tests.support.celery_worker import start_worker, stop_worker
 from tests.support.processes import processes_mentioning
 from tests.support.ray_cluster import start_ray_cluster
@@ -23,32 +24,9 @@ MAX_STEPS = 4
 LOST = r"machine node-b \([0-9.]+, Ray node [0-9a-f]{8}\) was lost mid-run"
 
 
-class RunThroughTheApi:
-    def __init__(self, server, owner, run_id: int):
-        self.server, self.owner, self.run_id = server, owner, run_id
-
-    def post(self, verb: str) -> None:
-        response = self.owner.post(f"/api/runs/{self.run_id}/{verb}/",
-                                   headers={"X-CSRFToken": self.owner.cookies["csrftoken"]})
-        assert response.status_code == 200, response.text
-
-    def get(self, path: str = "", **params) -> dict:
-        return self.owner.get(f"/api/runs/{self.run_id}/{path}", params=params).json()
-
-    def wait_for(self, predicate, what: str, timeout_s: float = 600) -> dict:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            run = self.get()
-            if predicate(run):
-                return run
-            time.sleep(0.5)
-        raise AssertionError(f"run {self.run_id} never reached {what}: {run['status']} at step "
-                             f"{run['current_step']}: {run['error_message']}")
-
-    def placed_on(self) -> list[str]:
-        logs = self.get("logs/", page_size=1000)["results"]
-        return [line["message"].split(" (")[0].removeprefix("placed on machine ") for line in logs
-                if line["message"].startswith("placed on machine ")]
+def placed_on(run: ApiRun) -> list[str]:
+    return [line["message"].split(" (")[0].removeprefix("placed on machine ") for line in run.logs()
+            if line["message"].startswith("placed on machine ")]
 
 
 def test_a_run_whose_machine_is_lost_fails_naming_it_and_resumes_on_another_to_the_end(tiny_model_dir, tmp_path):
@@ -60,11 +38,11 @@ def test_a_run_whose_machine_is_lost_fails_naming_it_and_resumes_on_another_to_t
         try:
             seed = SEED_E2E_RUN.replace("max_steps=3", f"max_steps={MAX_STEPS}").replace("save_steps=2", "save_steps=1")
             run_id = server.shell_json(f"MODEL = {str(tiny_model_dir)!r}\n" + seed)["run_id"]  # and its owner
-            run = RunThroughTheApi(server, logged_in_client(server, "owner", "owner-pass-123"), run_id)
+            run = ApiRun(server, run_id)
             run.post("start")
             worker = start_worker(server, "default", env={**server.env, "WORKER_RAY_ADDRESS": cluster.address})
             run.wait_for(lambda r: r["status"] == "running" and r["current_step"] >= 1 and run.get("checkpoints/"),
-                         "running past step 1 with a checkpoint")
+                         "running past step 1 with a checkpoint", timeout_s=600)
             node_b = cluster.node("node-b")
             node_b.kill(node_b.raylet_tree())
             lost_at = time.monotonic()
@@ -73,9 +51,9 @@ def test_a_run_whose_machine_is_lost_fails_naming_it_and_resumes_on_another_to_t
 
             cluster.add_node(1, 0)  # node-c: whatever the cluster has when the run resumes
             run.post("resume")
-            finished = run.wait_for(lambda r: r["status"] in ("succeeded", "failed"), "the end")
-            steps = run.get("metrics/", names="train/loss")["series"]["train/loss"]["step"]
-            placed = run.placed_on()
+            finished = run.wait_for(lambda r: r["status"] in ("succeeded", "failed"), "the end", timeout_s=600)
+            steps = run.trained_steps()
+            placed = placed_on(run)
         finally:
             if worker is not None:
                 stop_worker(worker)
