@@ -40,21 +40,26 @@ class ClusterView:
     address: str  # the Ray address the worker places runs through
     nodes: tuple[ClusterNode, ...] = ()
     error: str | None = None  # why the cluster could not be read (then there are no nodes)
+    # Whether it answers a caller without a token (worker/placement/cluster_door.py): runs are not
+    # placed on such a cluster unless the worker allows it. None: not asked, or no answer.
+    open_to_anyone: bool | None = None
 
     @property
     def alive_nodes(self) -> tuple[ClusterNode, ...]:
         return tuple(node for node in self.nodes if node.alive)
 
     def to_dict(self) -> dict:
-        return {"address": self.address, "nodes": [node.to_dict() for node in self.nodes], "error": self.error}
+        return {"address": self.address, "nodes": [node.to_dict() for node in self.nodes], "error": self.error,
+                "open_to_anyone": self.open_to_anyone}
 
     @classmethod
     def from_dict(cls, data: dict) -> "ClusterView":
         """Raises KeyError, TypeError or ValueError on data that is not a cluster view."""
-        error = data.get("error")
+        error, open_to_anyone = data.get("error"), data.get("open_to_anyone")
         return cls(address=str(data["address"]),
                    nodes=tuple(ClusterNode.from_dict(node) for node in data.get("nodes", [])),
-                   error=None if error is None else str(error))
+                   error=None if error is None else str(error),
+                   open_to_anyone=None if open_to_anyone is None else bool(open_to_anyone))
 
     @classmethod
     def unreadable(cls, address: str, why: str) -> "ClusterView":

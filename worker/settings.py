@@ -4,7 +4,8 @@ A run's config splits the worker's GPUs between the inference server and the tra
 (worker/gpu_split.py); WORKER_VLLM_GPUS / WORKER_TRAINER_GPUS override either side
 (CUDA_VISIBLE_DEVICES lists, e.g. "0" and "1,2,3"), and may name the same GPUs to share them.
 WORKER_RAY_ADDRESS makes the worker's pool a Ray cluster (worker/placement/): each run is placed
-on one of its machines instead of this one.
+on one of its machines instead of this one, unless the cluster lets in anyone who reaches it
+(worker/placement/cluster_door.py) and WORKER_RAY_ALLOW_OPEN_CLUSTER does not say that is meant.
 """
 import os
 from dataclasses import dataclass
@@ -46,6 +47,15 @@ def _ray_address(name: str) -> str | None:
     return raw
 
 
+def _flag(name: str) -> bool:
+    raw = os.environ.get(name, "").strip().lower()
+    if raw in ("", "0", "false", "no"):
+        return False
+    if raw in ("1", "true", "yes"):
+        return True
+    raise WorkerSettingsError(f"{name}={raw!r} must be 1 or 0 (true or false)")
+
+
 def _positive_seconds(name: str, default: float) -> float:
     value = _seconds(name, default)
     if value <= 0:
@@ -62,6 +72,7 @@ class WorkerSettings:
     gpus: tuple[str, ...] = ()  # what this worker may use (CUDA_VISIBLE_DEVICES, else nvidia-smi); (): none
     ray_address: str | None = None   # a Ray cluster the runs are placed on; None: this machine
     ray_place_timeout_s: float = 600.0  # how long a run waits for a machine of the cluster before it fails
+    ray_allow_open_cluster: bool = False  # place runs on a cluster that asks no token (a network only you reach)
 
     @classmethod
     def from_env(cls) -> "WorkerSettings":
@@ -69,4 +80,5 @@ class WorkerSettings:
                    cancel_grace_s=_seconds("WORKER_CANCEL_GRACE_S", 20.0),
                    log_lines_per_s=_seconds("WORKER_LOG_LINES_PER_S", 20.0), gpus=tuple(worker_gpus()),
                    ray_address=_ray_address("WORKER_RAY_ADDRESS"),
-                   ray_place_timeout_s=_positive_seconds("WORKER_RAY_PLACE_TIMEOUT_S", 600.0))
+                   ray_place_timeout_s=_positive_seconds("WORKER_RAY_PLACE_TIMEOUT_S", 600.0),
+                   ray_allow_open_cluster=_flag("WORKER_RAY_ALLOW_OPEN_CLUSTER"))

@@ -5,8 +5,13 @@ that path and nothing else's are touched: `ray stop` would stop every Ray on the
 another test's included) and its own ports, labelled grpo-machine=node-a / node-b as an
 operator labels machines. The head's health check is fast (1 s, 3 misses), so a lost node
 is noticed in seconds. Teardown kills each node's process tree.
+
+A cluster asks for a token (RAY_AUTH_MODE=token), as the worker requires unless told otherwise
+(worker/placement/cluster_door.py): one token for every cluster of the test process, which
+`client_env` gives the worker, the driver and the probes. `open_door=True` starts one that asks none.
 """
 import os
+import secrets
 import shutil
 import socket
 import subprocess
@@ -21,6 +26,8 @@ import psutil
 RAY = str(Path(sys.executable).with_name("ray"))
 FAST_HEALTH_CHECK = {"RAY_health_check_period_ms": "1000", "RAY_health_check_failure_threshold": "3"}
 REPO_ROOT = Path(__file__).resolve().parents[2]
+TOKEN = secrets.token_hex(16)  # this test process's clusters'
+TOKEN_AUTH = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": TOKEN}
 
 
 def free_port() -> int:
@@ -82,6 +89,12 @@ class RayCluster:
     env: dict[str, str] = field(default_factory=dict)  # every node's environment
     nodes: list[RayNode] = field(default_factory=list)
 
+    @property
+    def client_env(self) -> dict[str, str]:
+        """What a process joining the cluster needs in its environment: the token where it asks one;
+        else no token mode (a driver in token mode asks one of the cluster's own processes too)."""
+        return TOKEN_AUTH if self.env.get("RAY_AUTH_MODE") == "token" else {"RAY_AUTH_MODE": "disabled"}
+
     def node(self, name: str) -> RayNode:
         return next(node for node in self.nodes if node.name == name)
 
@@ -119,11 +132,12 @@ def _ray_start(args: list[str], temp_dir: Path, env: dict) -> None:
 
 
 def start_ray_cluster(nodes: tuple[tuple[int, int], ...] = ((1, 0),), env: dict | None = None,
-                      unset: tuple[str, ...] = ()) -> RayCluster:
+                      unset: tuple[str, ...] = (), open_door: bool = False) -> RayCluster:
     """One node per (CPUs, GPUs) entry, node-a the head. GPUs are declared, not real: Ray counts and
     places them all the same. A short temp dir under /tmp: Ray's sockets live there, and a
     socket's path may not exceed 107 bytes. `unset`: variables the nodes' environment leaves out."""
-    env = {**os.environ, **FAST_HEALTH_CHECK, **(env or {}), "PYTHONPATH": str(REPO_ROOT)}
+    door = {"RAY_AUTH_MODE": "disabled"} if open_door else TOKEN_AUTH
+    env = {**os.environ, **FAST_HEALTH_CHECK, **(env or {}), **door, "PYTHONPATH": str(REPO_ROOT)}
     env = {name: value for name, value in env.items() if name not in unset}
     cluster = RayCluster(address=f"127.0.0.1:{free_port()}", env=env)
     try:
@@ -143,7 +157,7 @@ def _wait_for_nodes(cluster: RayCluster, count: int, timeout_s: float = 60) -> N
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         done = subprocess.run([sys.executable, "-c", probe, cluster.address], capture_output=True, text=True,
-                              timeout=60, cwd=REPO_ROOT)
+                              timeout=60, cwd=REPO_ROOT, env=cluster.env)
         if done.returncode == 0 and done.stdout.strip().splitlines()[-1:] == [str(count)]:
             return
         time.sleep(0.5)

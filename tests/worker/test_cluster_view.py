@@ -16,9 +16,16 @@ def through_json(data: dict) -> dict:
     return json.loads(json.dumps(data))
 
 
-def test_a_cluster_view_round_trips_through_json():
-    view = ClusterView(address="10.0.0.1:6379", nodes=(NODE_A, NODE_B))
+@pytest.mark.parametrize("open_to_anyone", [True, False, None])
+def test_a_cluster_view_round_trips_through_json(open_to_anyone):
+    view = ClusterView(address="10.0.0.1:6379", nodes=(NODE_A, NODE_B), open_to_anyone=open_to_anyone)
     assert ClusterView.from_dict(through_json(view.to_dict())) == view
+
+
+def test_a_view_from_a_worker_that_did_not_ask_the_door_says_nothing_of_it():
+    older = through_json(ClusterView(address="10.0.0.1:6379", nodes=(NODE_A,)).to_dict())
+    del older["open_to_anyone"]
+    assert ClusterView.from_dict(older).open_to_anyone is None
 
 
 def test_an_unreadable_cluster_keeps_its_reason_and_has_no_nodes():

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from worker.cluster_view import ClusterNode, ClusterView
+from worker.placement.cluster_door import Door, door_of
 from worker.placement.names import NAMESPACE, machine_name, run_of_placement_group
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]  # where `-m worker.placement.cluster_probe` is found
@@ -57,7 +58,9 @@ def read_cluster(address: str) -> ClusterView:
         runs = runs_per_node(placement_group_table())
         free = available_resources_per_node()
         nodes = (cluster_node(node, free, runs) for node in ray.nodes())
-        return ClusterView(address=address, nodes=tuple(sorted(nodes, key=lambda node: (node.name, node.node_id))))
+        door = door_of(ray.get_runtime_context().gcs_address)
+        return ClusterView(address=address, nodes=tuple(sorted(nodes, key=lambda node: (node.name, node.node_id))),
+                           open_to_anyone=None if door is Door.UNREACHABLE else door is Door.OPEN)
     finally:
         ray.shutdown()
 

@@ -4,8 +4,10 @@ A child of the Celery task, so Ray is never initialised in the Celery process (R
 survive the fork of the next task). It asks for one machine with the run's GPUs and CPUs (a
 placement group, gang-placed: all of it or nothing), waits WORKER_RAY_PLACE_TIMEOUT_S at most,
 runs the run there in a RunHost actor, and fails the run in words when the cluster has no room
-or the machine is lost. It reports as its own source, `placement:<attempt>`. The placement group
-shares this process's fate: a killed driver frees the machine and stops the run's actor.
+or the machine is lost, or lets in anyone who reaches it (cluster_door.py): nothing of the run is
+sent to such a cluster unless WORKER_RAY_ALLOW_OPEN_CLUSTER says it is meant. It reports as its
+own source, `placement:<attempt>`. The placement group shares this process's fate: a killed
+driver frees the machine and stops the run's actor.
 """
 import argparse
 import logging
@@ -18,6 +20,7 @@ from ray.exceptions import RayActorError, RayTaskError
 from ray.util.placement_group import placement_group, placement_group_table, remove_placement_group
 from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
+from worker.placement.cluster_door import Door, door_of, open_cluster_message
 from worker.placement.host import RunHost
 from worker.placement.names import NAMESPACE, machine_name, placement_group_name
 from worker.placement.order import PlacementOrder
@@ -51,6 +54,9 @@ def place_and_run(order: PlacementOrder) -> str:
             return "skipped"
         ray.init(address=order.address, namespace=NAMESPACE, logging_level=logging.ERROR)
         try:
+            if not order.allow_open_cluster and door_of(ray.get_runtime_context().gcs_address) is Door.OPEN:
+                report.status("failed", open_cluster_message(order.address))
+                return "failed"
             return Placement(order, launch, report).run()
         finally:
             ray.shutdown()

@@ -24,13 +24,15 @@ class PlacementOrder:
     # What runs the run on the machine, as module:callable taking (LaunchSpec, WorkerSettings) and
     # returning an object whose run() gives the outcome. Tests name a stand-in.
     supervisor: str = field(default=DEFAULT_SUPERVISOR)
+    allow_open_cluster: bool = False  # WORKER_RAY_ALLOW_OPEN_CLUSTER (worker/placement/cluster_door.py)
 
     @classmethod
     def for_run(cls, launch: dict, settings: WorkerSettings, outcome_path: Path) -> "PlacementOrder":
         if not settings.ray_address:
             raise ValueError("a placement order needs WORKER_RAY_ADDRESS: this worker is not a Ray pool")
         return cls(address=settings.ray_address, place_timeout_s=settings.ray_place_timeout_s, launch=launch,
-                   settings=asdict(settings), outcome_path=str(outcome_path))
+                   settings=asdict(settings), outcome_path=str(outcome_path),
+                   allow_open_cluster=settings.ray_allow_open_cluster)
 
     def write(self, path: Path) -> None:
         write_private(path, json.dumps(asdict(self)))

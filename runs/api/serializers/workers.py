@@ -53,6 +53,10 @@ class ClusterSerializer(serializers.Serializer):
                                                              "empty); null when it was.")
     nodes = ClusterNodeSerializer(many=True, help_text="The cluster's machines, as the worker last read them "
                                                        "(at most some seconds ago).")
+    open_to_anyone = serializers.BooleanField(
+        allow_null=True, help_text="True when the cluster answers a caller without a token (its nodes started "
+                                   "without RAY_AUTH_MODE=token): the worker then places no run on it unless "
+                                   "WORKER_RAY_ALLOW_OPEN_CLUSTER=1. Null when that could not be asked.")
 
 
 class LiveWorkerSerializer(serializers.Serializer):
@@ -80,7 +84,7 @@ class LiveWorkerSerializer(serializers.Serializer):
             return None
         nodes = cluster_nodes(worker, self.context.get("run_names", {}))
         return ClusterSerializer({"address": worker.cluster.address, "error": worker.cluster.error,
-                                  "nodes": nodes}).data
+                                  "nodes": nodes, "open_to_anyone": worker.cluster.open_to_anyone}).data
 
 
 class FleetSerializer(serializers.Serializer):

@@ -65,7 +65,7 @@ def test_a_ray_worker_lists_its_clusters_machines_with_the_runs_it_may_see(owner
     cluster = ray_cluster(machine("node-a", gpus=4, gpus_free=2, runs=(run.pk,)), machine("node-b", alive=False))
     fleet.add("celery@head", queues=("ray",), cluster=cluster)
     mine = owner_api.get("/api/workers/").json()["workers"][0]["cluster"]
-    assert mine["address"] == "10.0.0.1:6379" and mine["error"] is None
+    assert mine["address"] == "10.0.0.1:6379" and mine["error"] is None and mine["open_to_anyone"] is None
     node_a, node_b = mine["nodes"]
     assert node_a == {"name": "node-a", "node_id": cluster.nodes[0].node_id, "address": "10.0.0.6", "alive": True,
                       "cpus": 8.0, "cpus_free": 8.0, "gpus": 4.0, "gpus_free": 2.0, "memory_gib": 62.5,

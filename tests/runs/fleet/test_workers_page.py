@@ -1,5 +1,7 @@
 """The Workers page (/workers/): the live workers in a table, an empty fleet with what to do, a
 broker that is down said plainly, and a link to it from every page."""
+from dataclasses import replace
+
 from django.contrib.auth import get_user_model
 
 from runs.models import Run, RunStatus
@@ -84,3 +86,14 @@ def test_a_cluster_that_could_not_be_read_says_why(logged_in, fleet):
     fleet.add("celery@head", queues=("ray",), cluster=ClusterView.unreadable("10.0.0.1:6379", why))
     html = logged_in.get("/workers/").content.decode()
     assert why in html and "cluster-table" not in html
+
+
+def test_a_cluster_that_lets_anyone_in_is_said_with_what_to_do(logged_in, fleet):
+    fleet.add("celery@open", queues=("ray",), cluster=replace(ray_cluster(machine("node-a")), open_to_anyone=True))
+    fleet.add("celery@shut", queues=("ray2",), cluster=ray_cluster(machine("node-b"), address="10.0.0.2:6379"))
+    html = logged_in.get("/workers/").content.decode()
+    assert html.count("data-open-cluster") == 1
+    warning = html[html.index("data-open-cluster"):]
+    assert "lets in" in warning and "RAY_AUTH_MODE=token" in warning and "WORKER_RAY_ALLOW_OPEN_CLUSTER=1" in warning
+    assert html.index('data-cluster-of="celery@open"') < html.index("data-open-cluster") \
+        < html.index('data-cluster-of="celery@shut"')

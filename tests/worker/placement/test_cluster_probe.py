@@ -56,6 +56,7 @@ def test_the_probe_names_the_node_by_its_label_with_its_resources(cluster):
     assert node.address  # the node's IP as Ray reports it (what Ray takes for this host's, not always 127.0.0.1)
     assert (node.cpus, node.gpus) == (2.0, 0.0)
     assert node.memory_gib > 0 and len(node.node_id) == 56
+    assert view.open_to_anyone is False  # its nodes ask a token (tests/support/ray_cluster.py)
 
 
 def test_a_node_held_by_a_run_lists_that_run_and_has_less_free(cluster, groups_held):

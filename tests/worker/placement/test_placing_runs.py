@@ -13,21 +13,15 @@ from pathlib import Path
 import pytest
 
 from tests.support.ray_cluster import start_ray_cluster
+from tests.worker.placement.conftest import TWO_NODES
 from tests.support.stub_control_plane import StubControlPlane
 from worker.placement.child import run_placed
+from worker.placement.cluster_door import open_cluster_message
 from worker.settings import WorkerSettings
 from worker.trainer.config import TrainingConfig
 
 pytest.importorskip("ray")
 STAND_INS = "tests.worker.placement.stand_ins"
-TWO_NODES = ((0, 0), (1, 1))  # (CPUs, GPUs) of node-a (head) and node-b
-
-
-@pytest.fixture(scope="module")
-def cluster():
-    cluster = start_ray_cluster(TWO_NODES, unset=("OMP_NUM_THREADS",))
-    yield cluster
-    cluster.stop()
 
 
 @pytest.fixture
@@ -45,9 +39,10 @@ def launch(tmp_path, control_plane, **config) -> dict:
             "config": TrainingConfig(**config).model_dump(), "ingest": {"url": control_plane.url, "token": "t"}}
 
 
-def settings(cluster, place_timeout_s=60.0) -> WorkerSettings:
+def settings(cluster, place_timeout_s=60.0, allow_open_cluster=False) -> WorkerSettings:
     return WorkerSettings(vllm_gpus="3", trainer_gpus=None, cancel_grace_s=5, log_lines_per_s=100,
-                          gpus=("7",), ray_address=cluster.address, ray_place_timeout_s=place_timeout_s)
+                          gpus=("7",), ray_address=cluster.address, ray_place_timeout_s=place_timeout_s,
+                          ray_allow_open_cluster=allow_open_cluster)
 
 
 def placement_statuses(tmp_path) -> list[dict]:
@@ -92,6 +87,25 @@ def test_a_run_waiting_for_a_machine_says_so_and_a_cancel_stops_the_wait(tmp_pat
     assert "of 300 s (WORKER_RAY_PLACE_TIMEOUT_S), cancel to stop waiting" in note
 
 
+def test_nothing_of_a_run_is_sent_to_a_cluster_that_lets_anyone_in(tmp_path, joining_the_open_cluster,
+                                                                    control_plane):
+    open_cluster = joining_the_open_cluster
+    outcome = run_placed(launch(tmp_path, control_plane), settings(open_cluster), f"{STAND_INS}:FinishingSupervisor")
+    assert outcome == "failed"
+    [status] = placement_statuses(tmp_path)
+    assert status["message"] == open_cluster_message(open_cluster.address)
+    assert "RAY_AUTH_MODE=token" in status["message"] and "WORKER_RAY_ALLOW_OPEN_CLUSTER=1" in status["message"]
+    assert not (tmp_path / "out" / "arrived.json").exists()
+
+
+def test_a_worker_told_the_open_cluster_is_meant_places_its_runs_there(tmp_path, joining_the_open_cluster,
+                                                                        control_plane):
+    open_cluster = joining_the_open_cluster
+    outcome = run_placed(launch(tmp_path, control_plane), settings(open_cluster, allow_open_cluster=True),
+                         f"{STAND_INS}:FinishingSupervisor")
+    assert outcome == "finished" and (tmp_path / "out" / "arrived.json").exists()
+
+
 def test_a_redelivered_run_is_not_placed(tmp_path, cluster, control_plane):
     control_plane.status = "running"
     outcome = run_placed(launch(tmp_path, control_plane), settings(cluster), f"{STAND_INS}:FinishingSupervisor")
@@ -99,7 +113,7 @@ def test_a_redelivered_run_is_not_placed(tmp_path, cluster, control_plane):
 
 
 def test_a_run_whose_machine_is_lost_fails_naming_the_machine(tmp_path, control_plane):
-    cluster = start_ray_cluster(TWO_NODES)
+    cluster = start_ray_cluster(TWO_NODES)  # its own: node-b is lost
     try:
         result = {}
         driver = threading.Thread(target=lambda: result.update(outcome=run_placed(
