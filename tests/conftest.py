@@ -27,8 +27,10 @@ TRAINER_TESTS = ("tests/worker/trainer/", "tests/security/test_vllm_api_key.py",
                  "tests/security/test_model_as_vllm_option.py")
 
 
-# Tests that read the source tree and build from it, touching no database, broker or channel layer.
-SERVICE_FREE_TESTS = ("tests/docs/", "tests/test_layering.py", "tests/test_import_cycles.py", "tests/scripts/")
+# Tests that touch no database, broker or channel layer: those that read the source tree and build
+# from it, and those that place runs on a real Ray cluster (the worker's side alone).
+SERVICE_FREE_TESTS = ("tests/docs/", "tests/test_layering.py", "tests/test_import_cycles.py", "tests/scripts/",
+                      "tests/worker/placement/")
 # Modules that start a control plane through AsgiServer on the tests' behalf.
 SERVER_STARTERS = ("tests.security.two_users", "tests.security.hostile_owner", "tests.security.code_author")
 DATABASE_FIXTURES = {"db", "transactional_db", "django_db_reset_sequences", "django_db_serialized_rollback",
