@@ -4,7 +4,9 @@ Python waits at exit for every non-daemon thread (a ThreadPoolExecutor's among t
 multiprocessing's children; one a test leaked, blocked on a socket that never answers, holds the
 whole pass until CI's own limit ends the job, with no word of why. Armed when pytest unconfigures,
 the watchdog prints every thread's stack and the children still alive, then exits with the
-session's own status: the tests did run, and the stacks name the leak to fix.
+session's own status: the tests did run, and the stacks name the leak to fix. A hang the thread
+cannot run through (the interpreter finalising) meets faulthandler's own timer, a C thread that
+needs no interpreter: it prints the stacks and exits with 1 a little later.
 """
 import faulthandler
 import os
@@ -14,11 +16,13 @@ import time
 from pathlib import Path
 
 GRACE_S = 90
+BACKSTOP_S = 30  # after GRACE_S
 
 
 def arm(exit_status: int, grace_s: float = GRACE_S) -> threading.Thread:
     watchdog = threading.Thread(target=_end_after, args=(exit_status, grace_s), name="exit-watchdog", daemon=True)
     watchdog.start()
+    faulthandler.dump_traceback_later(grace_s + BACKSTOP_S, exit=True, file=sys.__stderr__)
     return watchdog
 
 
