@@ -1,5 +1,6 @@
 """Finding the processes a run left behind, by their command line and environment."""
 import os
+import signal
 from pathlib import Path
 
 
@@ -31,3 +32,26 @@ def vllm_engine_processes(data_dir) -> set[int]:
         except OSError:
             continue  # gone meanwhile
     return found
+
+
+def processes_started_for(data_dir) -> set[int]:
+    """Every process whose environment names the control plane's folder `data_dir` (the worker,
+    vLLM, the trainer and what they started), whatever it renamed itself to or was reparented to."""
+    wanted = str(data_dir).encode()
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            try:
+                if wanted in (entry / "environ").read_bytes():
+                    found.add(int(entry.name))
+            except OSError:
+                continue  # gone meanwhile, or not ours to read
+    return found
+
+
+def kill_all(pids) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass

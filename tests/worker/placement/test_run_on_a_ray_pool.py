@@ -14,7 +14,7 @@ import pytest
 from tests.support.api_runs import ApiRun
 from tests.support.asgi_server import AsgiServer
 from tests.support.celery_worker import start_worker, stop_worker
-from tests.support.processes import processes_mentioning
+from tests.support.processes import kill_all, processes_mentioning, processes_started_for
 from tests.support.ray_cluster import start_ray_cluster
 from tests.support.seeds import SEED_E2E_RUN
 
@@ -58,6 +58,9 @@ def test_a_run_whose_machine_is_lost_fails_naming_it_and_resumes_on_another_to_t
             if worker is not None:
                 stop_worker(worker)
             cluster.stop()
+            # What the lost machine would have taken with it: processes of node-b's run that
+            # its killed raylet's tree no longer held (multiprocessing's resource tracker).
+            kill_all(processes_started_for(tmp_path / "cp") - {server.process.pid})
     assert re.fullmatch(LOST, failed["error_message"] or ""), failed["error_message"]
     assert noticed_s < 60, f"the lost machine took {noticed_s:.0f} s to fail the run"
     assert finished["status"] == "succeeded", finished["error_message"]
