@@ -54,9 +54,10 @@ def change_variance(first: float, n_first: int, last: float, n_last: int) -> flo
 
 
 def change_interval(first: float, n_first: int, last: float, n_last: int, z: float = Z95) -> tuple[float, float]:
-    """The 95% interval of the change last - first of two proportions."""
+    """The 95% interval of the change last - first of two proportions, within the -1 to +1 a change
+    can be (the normal interval runs past them near the ends: 0.00 -> 0.98 gave +1.01)."""
     half = z * math.sqrt(change_variance(first, n_first, last, n_last))
-    return last - first - half, last - first + half
+    return max(-1.0, last - first - half), min(1.0, last - first + half)
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,7 @@ def mean_change(changes: list[Change], z: float = Z95) -> tuple[float, float, fl
     sampling noise (the runs independent): z * sqrt(sum of variances) / runs."""
     mean = statistics.fmean(change.value for change in changes)
     half = z * math.sqrt(sum(change.variance for change in changes)) / len(changes)
-    return mean, mean - half, mean + half
+    return mean, max(-1.0, mean - half), min(1.0, mean + half)
 
 
 def verdict(mean: float, low: float, target: float) -> str:

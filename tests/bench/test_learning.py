@@ -20,6 +20,12 @@ def test_wilson_matches_the_textbook_figure_and_stays_inside_zero_and_one():
     assert wilson(1.0, 64)[1] == 1.0
 
 
+def test_the_change_interval_stays_within_what_a_change_can_be():
+    low, high = change_interval(0.0, 64, 0.98, 64)
+    assert high == 1.0 and 0.9 < low < 0.98
+    assert change_interval(0.98, 64, 0.0, 64)[0] == -1.0
+
+
 def test_the_change_interval_is_the_difference_of_two_proportions():
     low, high = change_interval(0.70, 64, 0.80, 64)
     half = 1.959964 * math.sqrt(0.7 * 0.3 / 64 + 0.8 * 0.2 / 64)
