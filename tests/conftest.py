@@ -12,8 +12,8 @@ from django.contrib.auth import get_user_model
 from runs.models import Dataset, RewardFunction, Run, RunReward, TrainingConfig
 from worker.trainer.config import TrainingConfig as ConfigSchema
 
-from tests.support.api_clients import api_client_for
 from tests.support import exit_watchdog
+from tests.support.api_clients import api_client_for
 from tests.support.asgi_server import AsgiServer
 from tests.support.s3_server import CREDENTIALS, S3Server
 

@@ -13,7 +13,6 @@ import os
 import sys
 import threading
 import time
-from pathlib import Path
 
 GRACE_S = 90
 BACKSTOP_S = 30  # after GRACE_S
@@ -39,23 +38,12 @@ def _end_after(exit_status: int, grace_s: float) -> None:
 
 
 def _children() -> list[str]:
-    """This process's descendants, read from /proc (ppid is the 4th field of /proc/PID/stat)."""
-    parents = {}
-    for entry in Path("/proc").iterdir():
+    import psutil  # the trainer stack's, which `make test` installs
+
+    found = []
+    for child in psutil.Process().children(recursive=True):
         try:
-            if entry.name.isdigit():
-                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
+            found.append(f"{child.pid} {' '.join(child.cmdline())[:120]}")
+        except psutil.Error:
             continue  # gone meanwhile
-    found, frontier = [], {os.getpid()}
-    while frontier:
-        frontier = {pid for pid, parent in parents.items() if parent in frontier}
-        found += sorted(frontier)
-    return [f"{pid} {_command(pid)}" for pid in found]
-
-
-def _command(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")[:120]
-    except OSError:
-        return "?"
+    return found

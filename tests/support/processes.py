@@ -22,16 +22,14 @@ def vllm_engine_processes(data_dir) -> set[int]:
     reparented to init. Their environment still names the control plane's folder (setproctitle
     blanks its first entries, DATA_DIR among them, but DATABASE_URL survives), which tells them
     apart from other vLLM servers on the machine."""
-    wanted = str(data_dir).encode()
-    found = set()
-    for pid in processes_mentioning("VLLM::"):
+    engines = set()
+    for pid in processes_started_for(data_dir) & set(processes_mentioning("VLLM::")):
         try:
-            if (Path(f"/proc/{pid}/cmdline").read_bytes().startswith(b"VLLM::")
-                    and wanted in Path(f"/proc/{pid}/environ").read_bytes()):
-                found.add(pid)
+            if Path(f"/proc/{pid}/cmdline").read_bytes().startswith(b"VLLM::"):
+                engines.add(pid)
         except OSError:
             continue  # gone meanwhile
-    return found
+    return engines
 
 
 def processes_started_for(data_dir) -> set[int]:

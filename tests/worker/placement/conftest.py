@@ -36,5 +36,6 @@ def open_cluster(ray_token_in_the_environment):
 def joining_the_open_cluster(open_cluster, monkeypatch):
     """The environment of a worker set up for the open cluster: no token."""
     monkeypatch.delenv("RAY_AUTH_TOKEN")
-    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
+    for name, value in open_cluster.client_env.items():
+        monkeypatch.setenv(name, value)
     return open_cluster

@@ -8,9 +8,10 @@ killed by a signal within a moment of that root cause did not die of a peer's de
 the cause; torchrun's own signals are not: SIGTERM to the ranks left when one fails, and SIGKILL
 to those still running 30 s later.
 """
-from datetime import datetime
 import re
+import signal
 from dataclasses import dataclass
+from datetime import datetime
 
 from worker.trainer.processes.groups import ended_how
 
@@ -20,7 +21,7 @@ RANK = re.compile(r"^\s*rank\s*:\s*(\d+)")
 EXIT_CODE = re.compile(r"^\s*exitcode\s*:\s*(-?\d+)")
 TIME = re.compile(r"^\s*time\s*:\s*(\S+)")
 TIME_FORMAT = "%Y-%m-%d_%H:%M:%S"  # as torchrun prints it
-SIGTERM = -15
+SIGTERM = -signal.SIGTERM  # as an exit code
 SAME_MOMENT_S = 2  # torchrun's times are whole seconds
 
 
