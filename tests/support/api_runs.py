@@ -42,3 +42,15 @@ class ApiRun:
 
     def logs(self) -> list[dict]:
         return self.get("logs/", page_size=1000)["results"]
+
+    def wait_for_log(self, predicate, what: str, timeout_s: float = 30) -> dict:
+        """The first log line `predicate` takes. Two processes may report one failure: the run's
+        status can be the other's, stored a flush before this line."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            found = next((line for line in self.logs() if predicate(line)), None)
+            if found is not None:
+                return found
+            time.sleep(0.5)
+        raise AssertionError(f"run {self.run_id} never logged {what}: its last lines are "
+                             f"{[line['message'][:200] for line in self.logs()[-10:]]}")

@@ -97,8 +97,9 @@ def test_killed_vllm_fails_the_run_and_stops_the_trainer(live):
     failed = live.wait_for(lambda r: r["status"] == "failed", timeout_s=90, what="failed")
     # The reason is whoever said it first: the supervisor, or the trainer that lost its server.
     assert "vLLM" in failed["error_message"]
-    assert any(line["level"] == "error" and line["message"] == "the vLLM server was killed by SIGKILL (signal 9)"
-               for line in live.logs())
+    live.wait_for_log(lambda line: line["level"] == "error" and
+                      line["message"] == "the vLLM server was killed by SIGKILL (signal 9)",
+                      what="the supervisor's line on the killed server")
     live.assert_nothing_left()
     resume_to_the_end(live)
 
