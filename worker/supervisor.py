@@ -31,8 +31,13 @@ WATCH_INTERVAL_S = 0.5
 TRAINER_LEFTOVERS_WAIT_S = 300.0  # the control plane away for longer: the run is marked lost
 
 
+PEER_FAILURE_WAIT_S = 30.0  # a machine lost under the trainer: Ray's health check names it within this
+
+
 class RunSupervisor:
-    def __init__(self, spec: LaunchSpec, settings: WorkerSettings):
+    def __init__(self, spec: LaunchSpec, settings: WorkerSettings, peers=None):
+        """`peers`: the trainer's further machines where it spans several (placement/trainer_machines.py)."""
+        self.peers = peers
         # The control plane's folder for the run, or this worker's own where it does not share that disk.
         self.spec, self.settings = on_this_worker(spec), settings
         self.output_dir = Path(self.spec.output_dir)
@@ -51,6 +56,10 @@ class RunSupervisor:
             self.report.status("starting")
             if problems := self._config_problems_here():
                 return self._refused_here(problems)
+            if self.spec.config.trainer_machines > 1 and self.peers is None:
+                return self._failed(f"config.trainer_machines is {self.spec.config.trainer_machines}: a trainer "
+                                    "over several machines runs on a pool that is a Ray cluster "
+                                    "(docs/deploying/cluster.md); this worker runs its runs on its own machine", [])
             # Both load their models at once; the trainer waits for /health itself (and
             # enforces the start-up timeout), so the watch below sees either one die.
             self._start_server()
@@ -163,13 +172,20 @@ class RunSupervisor:
                                                     # where the trainer serves its judges (served.py)
                                                     "judge_gpu_ids": self._gpus().judge_ids}
         write_private(spec_path, json.dumps(spec))  # it holds them and the run's ingest token
-        argv, env = trainer_command(spec_path, self._gpus().trainer_ids, self.spec.config.trainer_processes)
+        machines = self.peers.rendezvous() if self.peers else None
+        argv, env = trainer_command(spec_path, self._gpus().trainer_ids, self.spec.config.trainer_processes_per_machine,
+                                    machines=machines)
         # The server was started in the dtype this process found fastest: the trainer takes the
         # same answer, so its weight files match what the server serves.
         env = {**env, **answer_for_children()}
         self.trainer = TrainerProcess(argv, env, self.output_dir / "logs" / f"trainer-{self.spec.attempt}.log",
                                       forward=self._forward_output,
                                       lines_per_s=self.settings.log_lines_per_s).start()
+        if self.peers:
+            self.peers.start(spec, machines)
+            others = ", ".join(f"{rank} on {machine.name}" for rank, machine in enumerate(self.peers.machines, 1))
+            self.report.log(f"the trainer spans {machines.machines} machines: node rank 0 here, {others}; "
+                            f"its store at {machines.addresses[0]}:{machines.port}")
 
     def _forward_output(self, line: str) -> None:
         level, source, message = log_parts(line)
@@ -185,6 +201,10 @@ class RunSupervisor:
             code = self.trainer.exit_code()
             if code is not None:
                 return self._trainer_ended(code)
+            # A further machine's ranks killed, or the machine lost; ranks failing as a peer died
+            # are the news only once this machine's trainer ends (_trainer_ended).
+            if self.peers and (failure := self.peers.failure(self._processes_each())):
+                return self._failed(failure, [])
             self._note_when_server_ready()
             if self.report.cancel_requested.is_set():
                 cancel_seen_at = cancel_seen_at or time.monotonic()
@@ -201,8 +221,24 @@ class RunSupervisor:
         # a trainer that could not report (killed, crashed before its reporter started). Of
         # several processes, torchrun's summary names the one that died first.
         tail = list(self.trainer.tail)
+        if self.peers and (failure := self._peer_failure_within(PEER_FAILURE_WAIT_S)):
+            return self._failed(failure, tail)  # the cause; this machine's ranks only lost their peers
         rank = first_failure(tail)
         return self._failed(rank.describe() if rank else f"the trainer {ended_how(code)}", tail)
+
+    def _processes_each(self) -> int:
+        return self.spec.config.trainer_processes_per_machine or 1
+
+    def _peer_failure_within(self, wait_s: float) -> str | None:
+        """A further machine's failure, waited for a while: this machine's ranks fail at their next
+        collective as soon as a peer dies, before Ray has marked a lost machine dead."""
+        deadline = time.monotonic() + wait_s
+        while True:
+            if failure := self.peers.failure(self._processes_each()):
+                return failure
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(1.0)
 
     def _failed(self, how: str, last_lines: list[str]) -> str:
         """How a child ended, first, in the run's log and its reason; then its last lines."""
@@ -213,5 +249,7 @@ class RunSupervisor:
     def _stop_children(self) -> None:
         if self.trainer is not None:
             self.trainer.stop(grace_s=10)
+        if self.peers:
+            self.peers.stop()
         if self.server is not None:
             self.server.stop()

@@ -13,6 +13,8 @@ import time
 from pathlib import Path
 from collections.abc import Callable
 
+from worker.trainer.distributed.bound_torchrun import LOOPBACK
+from worker.trainer.distributed.rendezvous import Rendezvous
 from worker.trainer.inference.cpu_sharing import allowed_cpus
 from worker.trainer.processes.groups import stop_process_group
 from worker.trainer.processes.lifetime import kill_me_with_parent
@@ -22,16 +24,21 @@ PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
 
 def trainer_command(spec_path: Path, gpus: str | None, processes: int | None = None,
-                    python: str = sys.executable, cpu_count: int | None = None) -> tuple[list[str], dict]:
+                    python: str = sys.executable, cpu_count: int | None = None,
+                    machines: Rendezvous | None = None, node_rank: int = 0) -> tuple[list[str], dict]:
     """argv and extra environment for the trainer on `gpus` (a CUDA_VISIBLE_DEVICES list) or the
-    CPU; `processes`: the config's trainer_processes (empty: one per GPU, one on a CPU)."""
+    CPU; `processes`: the config's trainer_processes (empty: one per GPU, one on a CPU). With
+    `machines`, this machine's share (node `node_rank`) of a trainer over several."""
     count = processes or (len(gpus.split(",")) if gpus else 1)
     env = {"CUDA_VISIBLE_DEVICES": gpus} if gpus else {}
     trainer = ["-m", "worker.trainer", "--spec", str(spec_path)]
-    if count == 1:
+    if count == 1 and machines is None:
         return [python, *trainer], env
     if not gpus:  # torchrun would give each process one thread; they share the cores instead
         env["OMP_NUM_THREADS"] = str(max(1, (cpu_count or len(allowed_cpus())) // count))
+    if machines is not None:
+        env["GLOO_SOCKET_IFNAME"] = machines.interface_of(node_rank)
+        return [*machines.torchrun_argv(python, count, node_rank), *trainer], env
     # Gloo's connections between the processes (DDP on CPUs) carry gradients unauthenticated: on
     # loopback like the store, not on the interface the host name resolves to.
     env["GLOO_SOCKET_IFNAME"] = os.environ.get("GLOO_SOCKET_IFNAME", "lo")
@@ -40,9 +47,9 @@ def trainer_command(spec_path: Path, gpus: str | None, processes: int | None = N
 
 def torchrun_argv(python: str, processes: int) -> list[str]:
     """torchrun for `processes` processes on this machine, its stores on loopback only
-    (distributed/loopback_torchrun.py), the ranks told to reach them at 127.0.0.1."""
-    return [python, "-m", "worker.trainer.distributed.loopback_torchrun", "--standalone", "--nnodes", "1",
-            "--nproc-per-node", str(processes), "--local-addr", "127.0.0.1",
+    (distributed/bound_torchrun.py), the ranks told to reach them at 127.0.0.1."""
+    return [python, "-m", "worker.trainer.distributed.bound_torchrun", "--standalone", "--nnodes", "1",
+            "--nproc-per-node", str(processes), "--local-addr", LOOPBACK,
             "--monitor-interval", "1"]  # a rank that dies ends the others within a second or so
 
 

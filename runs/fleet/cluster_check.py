@@ -6,7 +6,7 @@ from runs.fleet.asking import current_fleet
 from runs.fleet.gpu_check import spans_several_gpus
 from worker.broker import DEFAULT_QUEUE
 from worker.cluster_view import ClusterNode, ClusterView
-from worker.placement.plan import RunBundle, bundle_for
+from worker.placement.plan import MachinesAsked, RunBundle, bundle_for, machines_for
 from worker.trainer.config import TrainingConfig as ConfigSchema
 
 
@@ -29,6 +29,8 @@ def cluster_problems(values: dict) -> dict[str, list[str]]:
     nor refused for a pool with no Ray cluster (runs/fleet/gpu_check.py checks those), nor for a
     cluster without GPUs (its runs are placed on CPUs)."""
     config = ConfigSchema.model_construct(**values)
+    if config.trainer_machines > 1:
+        return _machines_problems(config, values.get("worker_pool") or DEFAULT_QUEUE)
     if not spans_several_gpus(config):
         return {}
     pool = values.get("worker_pool") or DEFAULT_QUEUE
@@ -50,3 +52,29 @@ def counted(number: float, unit: str) -> str:
 def machines_text(cluster: ClusterView) -> str:
     return ", ".join(f"{node.name} {counted(node.gpus, 'GPU')} {counted(node.cpus, 'CPU')}" if node.alive
                      else f"{node.name} (lost)" for node in cluster.nodes)
+
+
+def fits(cluster: ClusterView, asked: MachinesAsked) -> bool:
+    """Whether the cluster's alive machines could hold every bundle, each on a machine of its own:
+    the first (the largest) on some machine, every further one (all alike) on the others."""
+    first, further = asked.bundles[0], asked.bundles[1:]
+    for home in cluster.alive_nodes:
+        others = [node for node in cluster.alive_nodes if node is not home]
+        if holds(home, first) and sum(holds(node, further[0]) for node in others) >= len(further):
+            return True
+    return False
+
+
+def _machines_problems(config: ConfigSchema, pool: str) -> dict[str, list[str]]:
+    """A trainer over several machines against each Ray cluster of the pool (none: not refused here;
+    runs/fleet/gpu_check.py refuses a pool whose workers run their runs themselves)."""
+    clusters = pool_clusters(pool)
+    asked = {cluster.address: machines_for(config, cluster_has_gpus=any(node.gpus for node in cluster.alive_nodes))
+             for cluster in clusters}
+    if not clusters or any(fits(cluster, asked[cluster.address]) for cluster in clusters):
+        return {}
+    machines = "; ".join(f"at {cluster.address}: {machines_text(cluster)}" for cluster in clusters)
+    needs = asked[clusters[0].address].describe()
+    return {"worker_pool": [f"config.trainer_machines is {config.trainer_machines}: the run needs {needs}, each "
+                            f"a machine of its own; the Ray cluster of pool {pool!r} has no such machines "
+                            f"alive ({machines})"]}

@@ -26,6 +26,8 @@ def gpu_problems(values: dict) -> dict[str, list[str]]:
       does not do; several trainer processes share the cores, so they are not refused.
     """
     config = ConfigSchema.model_construct(**values)
+    if config.trainer_machines > 1:
+        return _machines_problems(config, values.get("worker_pool") or DEFAULT_QUEUE)
     if not spans_several_gpus(config):
         return {}
     pool = values.get("worker_pool") or DEFAULT_QUEUE
@@ -48,3 +50,14 @@ def _short_of_gpus(config: ConfigSchema, pool: str, largest: int) -> dict[str, l
     if largest >= needed:
         return {}
     return {"worker_pool": [f"{config.gpus_needed_reason()}; the largest worker on pool {pool!r} has {largest}"]}
+
+
+def _machines_problems(config: ConfigSchema, pool: str) -> dict[str, list[str]]:
+    """A trainer over several machines needs a pool that is a Ray cluster: refused where the pool's
+    live workers all run their runs themselves (none live: not refused, a cluster may come)."""
+    workers = [worker for worker in current_fleet().on_pool(pool) if worker.devices is not None]
+    if not workers or any(worker.cluster is not None for worker in workers):
+        return {}
+    return {"worker_pool": [f"config.trainer_machines is {config.trainer_machines}: a trainer over several "
+                            f"machines runs on a pool that is a Ray cluster (docs/deploying/cluster.md); the "
+                            f"{len(workers)} live worker(s) on pool {pool!r} each run their runs on their own machine"]}

@@ -1,6 +1,7 @@
 """execute_run and its supervisor: redelivered messages do nothing, bad specs are refused,
 the trainer's command and the worker's settings are built right."""
 import sys
+from pathlib import Path
 import time
 
 import pytest
@@ -80,7 +81,7 @@ def test_cpu_trainer_runs_as_a_plain_module(tmp_path):
 
 def test_gpu_trainer_runs_under_torchrun_one_process_per_gpu(tmp_path):
     argv, env = trainer_command(tmp_path / "spec.json", gpus="1,2,3", python="py")
-    assert argv[:3] == ["py", "-m", "worker.trainer.distributed.loopback_torchrun"]
+    assert argv[:3] == ["py", "-m", "worker.trainer.distributed.bound_torchrun"]
     assert argv[argv.index("--nproc-per-node") + 1] == "3"
     assert argv[-4:] == ["-m", "worker.trainer", "--spec", str(tmp_path / "spec.json")]
     assert env == {"CUDA_VISIBLE_DEVICES": "1,2,3", "GLOO_SOCKET_IFNAME": "lo"}
@@ -206,3 +207,19 @@ def test_what_a_finished_trainer_could_not_deliver_is_sent_by_its_worker(tmp_pat
     supervisor.trainer_finished = True
     supervisor._deliver_trainer_leftovers(timeout_s=10)
     assert control_plane.received == [1, 2]
+
+
+def test_a_trainer_over_two_machines_meets_at_the_first_whose_store_listens_on_its_address_alone():
+    from worker.trainer.distributed.rendezvous import Rendezvous
+
+    machines = Rendezvous(("127.0.0.1", "127.0.0.1"), port=29555)
+    first, env = trainer_command(Path("/s.json"), None, processes=1, python="py", cpu_count=2, machines=machines)
+    second, _ = trainer_command(Path("/s.json"), None, processes=1, python="py", cpu_count=2, machines=machines,
+                                node_rank=1)
+    assert first[:5] == ["py", "-m", "worker.trainer.distributed.bound_torchrun", "--store-listen", "127.0.0.1"]
+    assert "--store-listen" not in second  # it serves no store
+    for argv, rank in ((first, "0"), (second, "1")):
+        assert argv[argv.index("--nnodes") + 1] == "2" and argv[argv.index("--node-rank") + 1] == rank
+        assert argv[argv.index("--master-addr") + 1:argv.index("--master-addr") + 4] == [
+            "127.0.0.1", "--master-port", "29555"]
+    assert env == {"OMP_NUM_THREADS": "2", "GLOO_SOCKET_IFNAME": "lo"}

@@ -1,10 +1,11 @@
 """Places one run on the Ray cluster and follows it: `python -m worker.placement.driver --spec F`.
 
 A child of the Celery task, so Ray is never initialised in the Celery process (Ray does not
-survive the fork of the next task). It asks for one machine with the run's GPUs and CPUs (a
-placement group, gang-placed: all of it or nothing), waits WORKER_RAY_PLACE_TIMEOUT_S at most,
-runs the run there in a RunHost actor, and fails the run in words when the cluster has no room
-or the machine is lost, or lets in anyone who reaches it (cluster_door.py): nothing of the run is
+survive the fork of the next task). It asks for one machine with the run's GPUs and CPUs, and one
+more for each further machine of its trainer (a placement group, gang-placed: all of it or
+nothing), waits WORKER_RAY_PLACE_TIMEOUT_S at most, runs the run there in a RunHost actor (with a
+TrainerMachineHost on each further machine), and fails the run in words when the cluster has no
+room or the machine is lost, or lets in anyone who reaches it (cluster_door.py): nothing of the run is
 sent to such a cluster unless WORKER_RAY_ALLOW_OPEN_CLUSTER says it is meant. It reports as its
 own source, `placement:<attempt>`. The placement group shares this process's fate: a killed
 driver frees the machine and stops the run's actor.
@@ -24,7 +25,8 @@ from worker.placement.cluster_door import Door, door_of, open_cluster_message
 from worker.placement.host import RunHost
 from worker.placement.names import NAMESPACE, machine_name, placement_group_name
 from worker.placement.order import PlacementOrder
-from worker.placement.plan import NodeRoom, PlacedMachine, bundle_for, no_room_message, waiting_message
+from worker.placement.plan import NodeRoom, PlacedMachine, machines_for, no_room_message, waiting_message
+from worker.placement.trainer_machines import TrainerMachineHost, TrainerPeers
 from worker.trainer.checkpoints.run_folder import on_this_worker
 from worker.trainer.reporting.session import ReportingSession
 from worker.trainer.spec import LaunchSpec
@@ -85,18 +87,19 @@ class Placement:
 
     def __init__(self, order: PlacementOrder, launch: LaunchSpec, report: ReportingSession):
         self.order, self.launch, self.report = order, launch, report
-        self.bundle = bundle_for(launch.config, cluster_has_gpus=ray.cluster_resources().get("GPU", 0) > 0)
-        self.group = placement_group([self.bundle.resources()], strategy="STRICT_PACK",
+        self.asked = machines_for(launch.config, cluster_has_gpus=ray.cluster_resources().get("GPU", 0) > 0)
+        self.group = placement_group(self.asked.resources(), strategy=self.asked.strategy,
                                      name=placement_group_name(launch.run_id, launch.attempt))
 
     def run(self) -> str:
         try:
             if not self._placed():
                 return self._not_placed()
-            machine = self._machine()
-            self.report.log(f"placed on {machine.where()}")
+            machines = self._machines()
+            self.report.log(f"placed on {machines[0].where()}")
+            peers = self._peers(machines[0], machines[1:]) if machines[1:] else None
             return self._follow(self._host().run.remote(self.order.launch, self.order.settings,
-                                                        self.order.supervisor), machine)
+                                                        self.order.supervisor, peers), machines[0])
         finally:
             remove_placement_group(self.group)
 
@@ -110,7 +113,7 @@ class Placement:
             if now >= deadline:
                 return False
             if now >= next_note:
-                self.report.log(waiting_message(self.launch.run_id, self.bundle, self.order.address, free_room(),
+                self.report.log(waiting_message(self.launch.run_id, self.asked, self.order.address, free_room(),
                                                 now - started, self.order.place_timeout_s))
                 next_note = now + WAITING_NOTE_EVERY_S
             if self.group.wait(timeout_seconds=min(WAIT_STEP_S, deadline - now)):
@@ -122,20 +125,32 @@ class Placement:
             self.report.status("cancelled", "cancelled while waiting for a machine of the Ray cluster")
             return "cancelled"
         rooms = free_room()
-        self.report.status("failed", no_room_message(self.launch.run_id, self.bundle, self.order.address, rooms,
+        self.report.status("failed", no_room_message(self.launch.run_id, self.asked, self.order.address, rooms,
                                                      self.order.place_timeout_s))
         return "failed"
 
-    def _machine(self) -> PlacedMachine:
-        """The machine the group's bundle landed on."""
-        node_id = placement_group_table(self.group)["bundles_to_node_id"][0]
-        node = next(node for node in ray.nodes() if node["NodeID"] == node_id)
-        return PlacedMachine(machine_name(node), node["NodeManagerAddress"], node_id)
+    def _machines(self) -> list[PlacedMachine]:
+        """The machine each of the group's bundles landed on, in bundle order."""
+        landed = placement_group_table(self.group)["bundles_to_node_id"]
+        nodes = {node["NodeID"]: node for node in ray.nodes()}
+        return [PlacedMachine(machine_name(nodes[node_id]), nodes[node_id]["NodeManagerAddress"], node_id)
+                for _, node_id in sorted(landed.items())]
+
+    def _in_bundle(self, actor, index: int):
+        bundle = self.asked.bundles[index]
+        strategy = PlacementGroupSchedulingStrategy(self.group, placement_group_bundle_index=index)
+        return actor.options(num_cpus=bundle.cpus, num_gpus=bundle.gpus, scheduling_strategy=strategy)
 
     def _host(self):
-        strategy = PlacementGroupSchedulingStrategy(self.group, placement_group_bundle_index=0)
-        return RunHost.options(num_cpus=self.bundle.cpus, num_gpus=self.bundle.gpus,
-                               scheduling_strategy=strategy).remote()
+        return self._in_bundle(RunHost, 0).remote()
+
+    def _peers(self, first: PlacedMachine, machines: list[PlacedMachine]) -> TrainerPeers:
+        """A host on each further machine of the trainer, handed to the first machine's supervisor."""
+        self.report.log("the trainer's further machines: " + ", ".join(
+            f"node rank {rank} on {machine.where()}" for rank, machine in enumerate(machines, start=1)))
+        hosts = [self._in_bundle(TrainerMachineHost, index).remote(self.order.settings)
+                 for index in range(1, len(machines) + 1)]
+        return TrainerPeers(hosts, machines, first)
 
     def _follow(self, outcome, machine: PlacedMachine) -> str:
         """The run's outcome, or `failed` in words when its actor or its machine is gone."""

@@ -39,9 +39,11 @@ def drop_rays_thread_cap() -> None:
 
 @ray.remote(max_concurrency=2)
 class RunHost:
-    def run(self, launch: dict, settings: dict, supervisor: str) -> str:
-        """The run's outcome word, as RunSupervisor.run returns it."""
+    def run(self, launch: dict, settings: dict, supervisor: str, peers=None) -> str:
+        """The run's outcome word, as RunSupervisor.run returns it. `peers`: the hosts of the
+        trainer's further machines (trainer_machines.py), for a trainer over several."""
         drop_rays_thread_cap()
         gpus = tuple(str(gpu) for gpu in ray.get_gpu_ids())
         build = _callable(supervisor)
-        return build(LaunchSpec.model_validate(launch), settings_on_machine(settings, gpus)).run()
+        spec, on_machine = LaunchSpec.model_validate(launch), settings_on_machine(settings, gpus)
+        return (build(spec, on_machine, peers=peers) if peers else build(spec, on_machine)).run()

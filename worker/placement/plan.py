@@ -1,7 +1,9 @@
 """What a run asks of a Ray cluster, and what the run is told when the cluster cannot give it.
 
-Pure: no Ray here. A run is placed whole on one machine (one bundle, STRICT_PACK): its vLLM
-server, judges and trainer share that machine's GPUs as on a worker of its own.
+Pure: no Ray here. A run is placed on one machine (one bundle, STRICT_PACK): its vLLM server,
+judges and trainer share that machine's GPUs as on a worker of its own. A run whose trainer spans
+several machines (trainer_machines) asks one bundle more for each further machine, each on a
+machine of its own (STRICT_SPREAD), holding that machine's share of the trainer's processes.
 """
 from dataclasses import dataclass
 
@@ -40,6 +42,38 @@ def bundle_for(config: TrainingConfig, cluster_has_gpus: bool) -> RunBundle:
     return RunBundle(cpus=1, gpus=gpus_for(config) if cluster_has_gpus else 0)
 
 
+def trainer_bundle_for(config: TrainingConfig, cluster_has_gpus: bool) -> RunBundle:
+    """A further machine of the trainer: its processes, on a GPU each where the cluster has GPUs."""
+    return RunBundle(cpus=1, gpus=(config.trainer_processes_per_machine or 1) if cluster_has_gpus else 0)
+
+
+@dataclass(frozen=True)
+class MachinesAsked:
+    """Every machine a run needs, all of them or none: the first serves vLLM and runs the supervisor
+    and the trainer's first processes; each further one the trainer's processes of its node rank."""
+    bundles: tuple[RunBundle, ...]
+
+    @property
+    def strategy(self) -> str:
+        return "STRICT_PACK" if len(self.bundles) == 1 else "STRICT_SPREAD"
+
+    def resources(self) -> list[dict[str, float]]:
+        return [bundle.resources() for bundle in self.bundles]
+
+    def describe(self) -> str:
+        first, rest = self.bundles[0], self.bundles[1:]
+        if not rest:
+            return first.describe()
+        others = rest[0].describe().removeprefix("1 machine ")
+        return (f"{len(self.bundles)} machines: {first.describe()} (vLLM and the trainer's first processes) "
+                f"and {len(rest)} more {others} each")
+
+
+def machines_for(config: TrainingConfig, cluster_has_gpus: bool) -> MachinesAsked:
+    further = (trainer_bundle_for(config, cluster_has_gpus),) * (config.trainer_machines - 1)
+    return MachinesAsked((bundle_for(config, cluster_has_gpus), *further))
+
+
 @dataclass(frozen=True)
 class NodeRoom:
     """One machine of the cluster and what it has free now."""
@@ -58,18 +92,18 @@ def rooms_of(nodes: list[NodeRoom]) -> str:
     return ", ".join(node.describe() for node in nodes) or "no machines"
 
 
-def no_room_message(run_id: int, bundle: RunBundle, address: str, nodes: list[NodeRoom], waited_s: float) -> str:
+def no_room_message(run_id: int, asked: MachinesAsked, address: str, nodes: list[NodeRoom], waited_s: float) -> str:
     """Why a run was not placed, with the numbers a person needs to act on it."""
     rooms = rooms_of(nodes)
-    return (f"run {run_id} needs {bundle.describe()}; none was free after {waited_s:g} s "
+    return (f"run {run_id} needs {asked.describe()}; none was free after {waited_s:g} s "
             f"(WORKER_RAY_PLACE_TIMEOUT_S). The cluster at {address} has: {rooms}")
 
 
-def waiting_message(run_id: int, bundle: RunBundle, address: str, nodes: list[NodeRoom], waited_s: float,
+def waiting_message(run_id: int, asked: MachinesAsked, address: str, nodes: list[NodeRoom], waited_s: float,
                     timeout_s: float) -> str:
-    """What a run still waiting for its machine is told on its page: the numbers, and how long it will wait."""
+    """What a run still waiting for its machines is told on its page: the numbers, and how long it will wait."""
     rooms = rooms_of(nodes)
-    return (f"run {run_id} is waiting for {bundle.describe()} in the Ray cluster at {address}: none is free "
+    return (f"run {run_id} is waiting for {asked.describe()} in the Ray cluster at {address}: none is free "
             f"yet ({rooms}); waited {waited_s:.0f} s of {timeout_s:g} s (WORKER_RAY_PLACE_TIMEOUT_S), "
             f"cancel to stop waiting")
 

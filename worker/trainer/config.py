@@ -253,6 +253,11 @@ class TrainingConfig(BaseModel):
         None, "distributed", "Trainer processes; empty = one per GPU the worker gives the trainer, one on a CPU. "
         "Each trains gradient_accumulation_steps / trainer_processes micro-batches of every step, so a step "
         "trains the same batch at any count.", ge=1, le=1024)
+    trainer_machines: int = knob(
+        1, "distributed", "Machines the trainer spans, on a pool that is a Ray cluster (docs/deploying/cluster.md): "
+        "one torch.distributed job over trainer_processes on each (empty: one on each), rank 0 on the machine "
+        "that also serves vLLM. Each process trains gradient_accumulation_steps / (trainer_processes × "
+        "trainer_machines) micro-batches of every step.", ge=1, le=256)
     vllm_tensor_parallel_size: int = knob(1, "distributed", "GPUs each vLLM engine splits the model over "
                                           "(--tensor-parallel-size).", ge=1, le=64)
     vllm_data_parallel_size: int = knob(1, "distributed", "vLLM engines that serve rollouts side by side, each on "
@@ -342,6 +347,9 @@ class TrainingConfig(BaseModel):
         checked against the fleet by the control plane, runs/fleet/)."""
         from worker.trainer.distributed.strategy import impossible_setting
 
+        if self.trainer_machines > 1:
+            yield from self._machines_problems()
+            return
         processes = self.trainer_processes
         if problem := impossible_setting(self.distributed, processes, self.lora):
             yield "distributed", problem
@@ -349,6 +357,31 @@ class TrainingConfig(BaseModel):
             yield "trainer_processes", (
                 f"trainer_processes ({processes}) must divide gradient_accumulation_steps "
                 f"({self.gradient_accumulation_steps}): each process trains an equal share of a step's micro-batches")
+
+    def _machines_problems(self):
+        """A trainer over several machines: trainer_processes on each, all of them one job."""
+        from worker.trainer.distributed.strategy import impossible_setting
+
+        world = self.trainer_world_size
+        if self.distributed == "none":
+            yield "distributed", (f"distributed=none trains in one process; trainer_machines={self.trainer_machines} "
+                                  f"spans {world} (use auto, ddp or fsdp2)")
+        elif problem := impossible_setting(self.distributed, world, self.lora):
+            yield "distributed", problem
+        if self.gradient_accumulation_steps % world:
+            yield "trainer_machines", (
+                f"trainer_processes × trainer_machines ({world}) must divide gradient_accumulation_steps "
+                f"({self.gradient_accumulation_steps}): each process trains an equal share of a step's micro-batches")
+
+    @property
+    def trainer_processes_per_machine(self) -> int | None:
+        """trainer_processes; over several machines, one on each where it is empty."""
+        return self.trainer_processes or (1 if self.trainer_machines > 1 else None)
+
+    @property
+    def trainer_world_size(self) -> int:
+        """Every trainer process of a run over several machines (on one, it may depend on its GPUs)."""
+        return (self.trainer_processes_per_machine or 1) * self.trainer_machines
 
     def serves_adapter(self, device: str) -> bool:
         """Whether vLLM is given a LoRA run's adapter alone rather than merged weights

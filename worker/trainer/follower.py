@@ -8,6 +8,7 @@ import logging
 import os
 from pathlib import Path
 
+from worker.trainer.checkpoints.fetch import local_checkpoint
 from worker.trainer.checkpoints.saving import load_trainer_state, partial_dir, write_shared_parts
 from worker.trainer.distributed.crew import OrderChannel
 from worker.trainer.distributed.gathered_weights import gather_in_turn
@@ -40,10 +41,25 @@ class Follower:
             raise
 
     def _load(self, resume_from: str | None) -> TrainingParts:
+        if resume_from and not Path(resume_from).is_dir():  # on the leader's disk, not this machine's
+            resume_from = self._fetched_here()
         parts = build_training_parts(self.spec.model, self.config, resume_from=resume_from, topology=self.topology)
         if resume_from and self.spec.resume_from:  # not a checkpoint started from (init_from): its weights alone
             load_trainer_state(Path(resume_from), parts.model, parts.optimizer, parts.scheduler)
         return parts
+
+    def _fetched_here(self) -> str:
+        """The checkpoint the leader loaded, downloaded onto this machine as the leader did
+        (startup/checkpoints.py): a machine of a trainer over several with no shared disk."""
+        spec, token = self.spec, self.spec.ingest.token if self.spec.ingest else None
+        path = spec.resume_from or spec.init_from
+        url = spec.resume_url if spec.resume_from else spec.init_url
+        folder = "checkpoints" if spec.resume_from else "start-from"
+        if not path:
+            raise RuntimeError("the leading process loaded a checkpoint this machine's spec does not name")
+        local, _ = local_checkpoint(path, url, token, Path(spec.output_dir), folder=folder)
+        log.info("rank %d: checkpoint fetched into %s", self.topology.rank, local)
+        return local
 
     def _obey(self, order: Order, parts: TrainingParts, ctx: StepContext) -> None:
         if order.what == "train":

@@ -65,3 +65,24 @@ def test_a_pool_without_a_ray_cluster_or_with_an_unreadable_or_cpu_only_one_is_n
     fleet.add("celery@cpus", queues=("cpus",), cluster=ray_cluster(machine("node-a"), machine("node-b")))
     for pool in ("plain", "unread", "cpus", "nobody"):
         assert cluster_problems(values(vllm_tensor_parallel_size=2, worker_pool=pool)) == {}
+
+
+TWO_MACHINES = {"trainer_machines": 2, "gradient_accumulation_steps": 2, "worker_pool": "ray"}
+
+
+def test_a_trainer_over_more_machines_than_the_cluster_has_alive_is_refused_naming_them(fleet):
+    fleet.add("celery@head", queues=("ray",), cluster=small_cluster())
+    three = {**TWO_MACHINES, "trainer_machines": 3, "gradient_accumulation_steps": 3}
+    assert cluster_problems(values(**three)) == {"worker_pool": [
+        "config.trainer_machines is 3: the run needs 3 machines: 1 machine with 1 GPU and 1 CPU (vLLM and the "
+        "trainer's first processes) and 2 more with 1 GPU and 1 CPU each, each a machine of its own; the Ray cluster "
+        "of pool 'ray' has no such machines alive (at 10.0.0.1:6379: node-a 2 GPUs 8 CPUs, node-b 1 GPU 8 CPUs, "
+        "node-c (lost))"]}
+    assert cluster_problems(values(**TWO_MACHINES)) == {}  # node-a and node-b
+
+
+def test_a_trainer_over_several_machines_on_a_pool_of_plain_workers_is_refused(fleet):
+    fleet.add("celery@gpu-1", queues=("ray",), gpus=8)
+    assert gpu_problems(values(**TWO_MACHINES)) == {"worker_pool": [
+        "config.trainer_machines is 2: a trainer over several machines runs on a pool that is a Ray cluster "
+        "(docs/deploying/cluster.md); the 1 live worker(s) on pool 'ray' each run their runs on their own machine"]}

@@ -1,5 +1,14 @@
 """What a run asks of a Ray cluster, and the words a run fails with when it cannot be placed or is lost."""
-from worker.placement.plan import NodeRoom, PlacedMachine, RunBundle, bundle_for, no_room_message, waiting_message
+from worker.placement.plan import (
+    MachinesAsked,
+    NodeRoom,
+    PlacedMachine,
+    RunBundle,
+    bundle_for,
+    machines_for,
+    no_room_message,
+    waiting_message,
+)
 from worker.trainer.config import TrainingConfig
 
 
@@ -19,7 +28,7 @@ def test_a_cpu_only_cluster_is_asked_for_no_gpus():
 
 def test_a_run_not_placed_is_told_what_it_needs_and_what_each_machine_has_free():
     rooms = [NodeRoom("node-a", True, 2, 0), NodeRoom("node-b", True, 0, 1), NodeRoom("node-c", False, 0, 0)]
-    message = no_room_message(7, RunBundle(cpus=1, gpus=2), "10.0.0.5:6379", rooms, waited_s=600)
+    message = no_room_message(7, MachinesAsked((RunBundle(cpus=1, gpus=2),)), "10.0.0.5:6379", rooms, waited_s=600)
     assert message.startswith("run 7 needs 1 machine with 2 GPUs and 1 CPU; none was free after 600 s")
     assert message.endswith("The cluster at 10.0.0.5:6379 has: node-a 0 GPUs 2 CPUs free, "
                             "node-b 1 GPU 0 CPUs free, node-c (lost)")
@@ -32,7 +41,22 @@ def test_a_lost_machine_is_named_with_its_address_and_ray_node():
 
 def test_a_run_still_waiting_is_told_what_it_waits_for_how_long_and_how_to_stop():
     rooms = [NodeRoom("node-a", True, 2, 0), NodeRoom("node-b", True, 0, 1)]
-    message = waiting_message(7, RunBundle(cpus=1, gpus=1), "10.0.0.5:6379", rooms, waited_s=65.4, timeout_s=600)
+    asked = MachinesAsked((RunBundle(cpus=1, gpus=1),))
+    message = waiting_message(7, asked, "10.0.0.5:6379", rooms, waited_s=65.4, timeout_s=600)
     assert message == ("run 7 is waiting for 1 machine with 1 GPU and 1 CPU in the Ray cluster at 10.0.0.5:6379: "
                        "none is free yet (node-a 0 GPUs 2 CPUs free, node-b 1 GPU 0 CPUs free); waited 65 s of "
                        "600 s (WORKER_RAY_PLACE_TIMEOUT_S), cancel to stop waiting")
+
+
+def test_a_trainer_over_three_machines_asks_for_three_machines_each_of_its_own():
+    config = TrainingConfig(trainer_machines=3, trainer_processes=2, gradient_accumulation_steps=6)
+    asked = machines_for(config, cluster_has_gpus=True)
+    assert asked.bundles == (RunBundle(cpus=1, gpus=3), RunBundle(cpus=1, gpus=2), RunBundle(cpus=1, gpus=2))
+    assert asked.strategy == "STRICT_SPREAD"
+    assert asked.describe() == ("3 machines: 1 machine with 3 GPUs and 1 CPU (vLLM and the trainer's first "
+                                "processes) and 2 more with 2 GPUs and 1 CPU each")
+
+
+def test_a_run_on_one_machine_is_packed_on_it():
+    asked = machines_for(TrainingConfig(), cluster_has_gpus=False)
+    assert asked.strategy == "STRICT_PACK" and asked.resources() == [{"CPU": 1.0}]

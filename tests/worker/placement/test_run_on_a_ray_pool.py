@@ -67,3 +67,37 @@ def test_a_run_whose_machine_is_lost_fails_naming_it_and_resumes_on_another_to_t
     assert placed == ["node-b", "node-c"]
     assert steps == list(range(1, MAX_STEPS + 1))  # resumed from a checkpoint: none twice, none skipped
     assert processes_mentioning(str(tiny_model_dir)) == []
+
+
+def test_a_run_whose_trainer_spans_two_machines_trains_to_the_end_with_a_process_on_each(tiny_model_dir, tmp_path):
+    """node-b and node-c have one CPU each: the run's vLLM, supervisor and trainer rank 0 take one
+    machine, trainer rank 1 the other, one DDP job (gloo) between them."""
+    (tmp_path / "cp").mkdir()
+    with AsgiServer(tmp_path / "cp") as server:
+        cluster = start_ray_cluster(((0, 0), (1, 0), (1, 0)), env=server.env)
+        worker = None
+        try:
+            seed = SEED_E2E_RUN.replace("per_device_train_batch_size=8", "per_device_train_batch_size=4, "
+                                        "gradient_accumulation_steps=2, trainer_machines=2")
+            run = ApiRun(server, server.shell_json(f"MODEL = {str(tiny_model_dir)!r}\n" + seed)["run_id"])
+            run.post("start")
+            worker = start_worker(server, "default", env={**server.env, "WORKER_RAY_ADDRESS": cluster.address})
+            finished = run.wait_for(lambda r: r["status"] in ("succeeded", "failed"), "the end", timeout_s=900)
+            logs = [line["message"] for line in run.logs()]
+            steps, checkpoints = run.trained_steps(), run.get("checkpoints/")
+            first = next(line for line in logs if line.startswith("placed on machine "))
+        finally:
+            if worker is not None:
+                stop_worker(worker)
+            cluster.stop()
+            kill_all(processes_started_for(tmp_path / "cp") - {server.process.pid})
+    assert finished["status"] == "succeeded", finished["error_message"]
+    # node rank 0 where the run was placed, node rank 1 on the other machine, the store at the first's address
+    name, address = re.fullmatch(r"placed on machine (node-[bc]) \(([0-9.]+), Ray node [0-9a-f]{8}\)", first).groups()
+    other = {"node-b": "node-c", "node-c": "node-b"}[name]
+    spans = next(line for line in logs if line.startswith("the trainer spans"))
+    assert re.fullmatch(rf"the trainer spans 2 machines: node rank 0 here, 1 on {other}; its store at "
+                        rf"{re.escape(address)}:\d+", spans), spans
+    assert any("rank 1 of 2 ready" in line for line in logs), logs[-30:]  # the follower, on the other machine
+    assert steps == [1, 2, 3]
+    assert checkpoints

@@ -43,6 +43,8 @@ def test_a_cross_field_rule_is_keyed_by_the_field_to_change():
     ({"distributed": "none", "trainer_processes": 2, "gradient_accumulation_steps": 2}, "distributed"),
     ({"distributed": "fsdp2", "trainer_processes": 2, "gradient_accumulation_steps": 2, "lora": True}, "distributed"),
     ({"trainer_processes": 4, "gradient_accumulation_steps": 2}, "trainer_processes"),
+    ({"trainer_machines": 2, "distributed": "none", "gradient_accumulation_steps": 2}, "distributed"),
+    ({"trainer_machines": 3, "trainer_processes": 2, "gradient_accumulation_steps": 4}, "trainer_machines"),
 ])
 def test_each_cross_field_rule(values, field):
     if field is None:

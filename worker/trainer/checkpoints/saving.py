@@ -90,13 +90,16 @@ def write_shared_parts(folder: Path, model, optimizer, leads: bool) -> None:
     import torch.distributed.checkpoint as dcp
     from torch.distributed.checkpoint.state_dict import get_optimizer_state_dict
 
+    from worker.trainer.checkpoints.relay import relay_to_leader
     from worker.trainer.distributed.gathered_weights import write_whole_model
     from worker.trainer.distributed.sharding import is_sharded
+    from worker.trainer.distributed.topology import Topology
 
     if is_sharded(model):
         write_whole_model(model, folder, leads)
     state = get_optimizer_state_dict(model, _plain(optimizer))
     dcp.save({"optimizer": state}, checkpoint_id=folder / OPTIMIZER_DIR)
+    relay_to_leader(folder, Topology.from_env())  # a trainer over machines with no shared disk
 
 
 def _plain(optimizer):

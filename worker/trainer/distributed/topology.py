@@ -8,6 +8,8 @@ from dataclasses import dataclass
 class Topology:
     rank: int = 0
     world_size: int = 1
+    machine: int = 0  # torchrun's node rank: 0 is the machine that also serves vLLM
+    machines: int = 1
 
     @property
     def leads(self) -> bool:
@@ -20,7 +22,8 @@ class Topology:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> "Topology":
-        return cls(rank=int(environ.get("RANK", 0)), world_size=int(environ.get("WORLD_SIZE", 1)))
+        return cls(rank=int(environ.get("RANK", 0)), world_size=int(environ.get("WORLD_SIZE", 1)),
+                   machine=int(environ.get("GROUP_RANK", 0)), machines=int(environ.get("GROUP_WORLD_SIZE", 1)))
 
 
 SINGLE = Topology()

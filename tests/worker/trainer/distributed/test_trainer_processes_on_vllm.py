@@ -78,7 +78,7 @@ class Trainers:
         spec_path.write_text(json.dumps(spec))
         argv, env = trainer_command(spec_path, None, spec["config"]["trainer_processes"])
         several = (spec["config"]["trainer_processes"] or 1) > 1
-        assert ("worker.trainer.distributed.loopback_torchrun" in argv) == several, argv
+        assert ("worker.trainer.distributed.bound_torchrun" in argv) == several, argv
         trainer = TrainerProcess(argv, env, self.log_path(spec["attempt"]), forward=lambda line: None).start()
         self.started.append((trainer, spec_path))
         return trainer

@@ -1,0 +1,77 @@
+"""The parts of a checkpoint written on the trainer's other machines, sent to the first one.
+
+torch.distributed.checkpoint has each process write its own files (its optimizer shard,
+`__<rank>_<n>.distcp`) into the checkpoint's folder on its own disk. Where the machines share no
+disk, the first machine's folder, the one uploaded to the control plane, would lack them: each
+process off the first machine lists what it wrote, the leader says which files it lacks, and
+those travel over the trainer's own process group in chunks (never a whole file in memory), then
+leave the machine that wrote them. On a shared disk the leader lacks none and nothing moves.
+"""
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+
+from worker.trainer.distributed.topology import Topology
+
+CHUNK_BYTES = 16 * 2**20
+
+
+def own_files(folder: Path, rank: int) -> list[tuple[str, int]]:
+    """(path relative to `folder`, size) of the files process `rank` wrote there."""
+    return sorted((str(path.relative_to(folder)), path.stat().st_size)
+                  for path in folder.rglob(f"__{rank}_*.distcp") if path.is_file())
+
+
+def relay_to_leader(folder: Path, topology: Topology) -> None:
+    """Every process calls it after a save, in the same order: the leader ends with every file."""
+    if topology.machines == 1:
+        return
+    group = _cpu_group()
+    offered = own_files(folder, topology.rank) if topology.machine != 0 else []
+    everyone: list = [None] * topology.world_size
+    dist.all_gather_object(everyone, offered, group=group)
+    lacking = [[name for name, _ in files if not (folder / name).is_file()] if topology.leads else []
+               for files in everyone]
+    dist.broadcast_object_list(lacking, src=0, group=group)
+    sizes = {rank: dict(files) for rank, files in enumerate(everyone)}
+    for rank, names in enumerate(lacking):
+        for name in names:
+            if topology.rank == rank:
+                _send(folder / name, group)
+            elif topology.leads:
+                _receive(folder / name, sizes[rank][name], rank, group)
+    for name in lacking[topology.rank]:  # now on the leader's disk: not this machine's to keep
+        (folder / name).unlink()
+
+
+def _send(path: Path, group) -> None:
+    with path.open("rb") as source:
+        while chunk := source.read(CHUNK_BYTES):
+            dist.send(torch.frombuffer(bytearray(chunk), dtype=torch.uint8), dst=0, group=group)
+
+
+def _receive(path: Path, size: int, rank: int, group) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".relayed")
+    with partial.open("wb") as target:
+        left = size
+        while left:
+            chunk = torch.empty(min(CHUNK_BYTES, left), dtype=torch.uint8)
+            dist.recv(chunk, src=rank, group=group)
+            target.write(chunk.numpy().tobytes())
+            left -= chunk.numel()
+    partial.rename(path)
+
+
+_GLOO: dict[str, object] = {}
+
+
+def _cpu_group():
+    """A gloo group for CPU tensors: the default one where it is gloo, else one made once, by every
+    process at its first save (new_group is itself collective)."""
+    if dist.get_backend() == "gloo":
+        return None
+    if "group" not in _GLOO:
+        _GLOO["group"] = dist.new_group(backend="gloo")
+    return _GLOO["group"]
