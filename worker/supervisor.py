@@ -54,12 +54,12 @@ class RunSupervisor:
             if not self._still_wanted():
                 return "skipped"
             self.report.status("starting")
-            if problems := self._config_problems_here():
-                return self._refused_here(problems)
             if self.spec.config.trainer_machines > 1 and self.peers is None:
                 return self._failed(f"config.trainer_machines is {self.spec.config.trainer_machines}: a trainer "
                                     "over several machines runs on a pool that is a Ray cluster "
                                     "(docs/deploying/cluster.md); this worker runs its runs on its own machine", [])
+            if problems := self._config_problems_here():
+                return self._refused_here(problems)
             # Both load their models at once; the trainer waits for /health itself (and
             # enforces the start-up timeout), so the watch below sees either one die.
             self._start_server()

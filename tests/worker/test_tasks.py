@@ -1,5 +1,6 @@
 """execute_run and its supervisor: redelivered messages do nothing, bad specs are refused,
 the trainer's command and the worker's settings are built right."""
+import json
 import sys
 from pathlib import Path
 import time
@@ -223,3 +224,17 @@ def test_a_trainer_over_two_machines_meets_at_the_first_whose_store_listens_on_i
         assert argv[argv.index("--master-addr") + 1:argv.index("--master-addr") + 4] == [
             "127.0.0.1", "--master-port", "29555"]
     assert env == {"OMP_NUM_THREADS": "2", "GLOO_SOCKET_IFNAME": "lo"}
+
+
+def test_a_trainer_over_several_machines_sent_to_a_plain_worker_fails_saying_it_needs_a_ray_pool(tmp_path,
+                                                                                                  control_plane):
+    control_plane.status = "queued"
+    launch = spec(tmp_path, control_plane.url)
+    launch["config"] = TrainingConfig(trainer_machines=2, gradient_accumulation_steps=2).model_dump()
+    supervisor = RunSupervisor(LaunchSpec.model_validate(launch), SETTINGS)
+    assert supervisor.run() == "failed"
+    assert supervisor.server is None and supervisor.trainer is None  # nothing started
+    events = (tmp_path / "out" / "events" / "events-supervisor-1.jsonl").read_text().splitlines()
+    failed = [event for event in map(json.loads, events) if event["type"] == "status" and event["status"] == "failed"]
+    assert failed[0]["message"].startswith("config.trainer_machines is 2: a trainer over several machines runs on a "
+                                           "pool that is a Ray cluster")
