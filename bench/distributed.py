@@ -28,16 +28,21 @@ MIB = 2**20
 SMOKE_SIZES = {"steps": 1, "prompt_tokens": 16, "completion_tokens": 16, "micro_batch": 2, "accumulation": 2}
 
 
+def probe_args(model: str, strategy: str, args, out: Path) -> list[str]:
+    """The probe's command after the interpreter (or its launcher)."""
+    return ["-m", "worker.trainer.training.probe", "--model", model, "--out", str(out),
+            "--distributed", strategy, "--steps", str(args.steps), "--bf16", args.bf16,
+            "--prompt-tokens", str(args.prompt_tokens), "--completion-tokens", str(args.completion_tokens),
+            "--micro-batch", str(args.micro_batch), "--accumulation", str(args.accumulation)]
+
+
 def probe(model: str, strategy: str, processes: int, args, out: Path) -> dict:
     import torch
 
-    probe_args = ["-m", "worker.trainer.training.probe", "--model", model, "--out", str(out),
-                  "--distributed", strategy, "--steps", str(args.steps), "--bf16", args.bf16,
-                  "--prompt-tokens", str(args.prompt_tokens), "--completion-tokens", str(args.completion_tokens),
-                  "--micro-batch", str(args.micro_batch), "--accumulation", str(args.accumulation)]
     launcher = [] if processes == 1 else ["-m", "torch.distributed.run", "--standalone", "--nproc-per-node",
                                           str(processes)]
-    subprocess.run([sys.executable, *launcher, *probe_args], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([sys.executable, *launcher, *probe_args(model, strategy, args, out)], check=True,
+                   stdout=subprocess.DEVNULL)
     return torch.load(out)
 
 

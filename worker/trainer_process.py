@@ -37,7 +37,11 @@ def trainer_command(spec_path: Path, gpus: str | None, processes: int | None = N
     if not gpus:  # torchrun would give each process one thread; they share the cores instead
         env["OMP_NUM_THREADS"] = str(max(1, (cpu_count or len(allowed_cpus())) // count))
     if machines is not None:
-        env["GLOO_SOCKET_IFNAME"] = machines.interface_of(node_rank)
+        # The interface holding this machine's cluster address, unless the node's operator named one.
+        interface = os.environ.get("GLOO_SOCKET_IFNAME") or machines.interface_of(node_rank)
+        env["GLOO_SOCKET_IFNAME"] = interface
+        if gpus:  # NCCL's bootstrap and socket transport, where no InfiniBand carries it
+            env["NCCL_SOCKET_IFNAME"] = os.environ.get("NCCL_SOCKET_IFNAME") or interface
         return [*machines.torchrun_argv(python, count, node_rank), *trainer], env
     # Gloo's connections between the processes (DDP on CPUs) carry gradients unauthenticated: on
     # loopback like the store, not on the interface the host name resolves to.

@@ -43,6 +43,7 @@ WITHOUT_MODEL_SLOW = {  # a control plane or Chromium to start: tens of seconds 
 MODEL_WITHOUT_VLLM = {
     "train_step": ([], [("capacity", "shapes padded to")]),
     "distributed": ([], [("device", "processes", "distributed", "params MiB/proc")]),
+    "multi_node": ([], [("machines", "device", "processes", "distributed")]),
     "artifacts": ([], [("measure", "through the control plane", "peer", "ratio")]),
 }
 # In this order: family_logprobs compares the served log-probs with the model on disk, before any

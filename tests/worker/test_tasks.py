@@ -238,3 +238,16 @@ def test_a_trainer_over_several_machines_sent_to_a_plain_worker_fails_saying_it_
     failed = [event for event in map(json.loads, events) if event["type"] == "status" and event["status"] == "failed"]
     assert failed[0]["message"].startswith("config.trainer_machines is 2: a trainer over several machines runs on a "
                                            "pool that is a Ray cluster")
+
+
+def test_a_gpu_machine_of_a_trainer_over_several_sends_nccl_and_gloo_through_its_cluster_interface(monkeypatch):
+    from worker.trainer.distributed.rendezvous import Rendezvous
+
+    monkeypatch.delenv("GLOO_SOCKET_IFNAME", raising=False)
+    monkeypatch.delenv("NCCL_SOCKET_IFNAME", raising=False)
+    machines = Rendezvous(("127.0.0.1", "127.0.0.1"), port=29555)
+    _, env = trainer_command(Path("/s.json"), "0,1", processes=None, python="py", machines=machines, node_rank=1)
+    assert env == {"CUDA_VISIBLE_DEVICES": "0,1", "GLOO_SOCKET_IFNAME": "lo", "NCCL_SOCKET_IFNAME": "lo"}
+    monkeypatch.setenv("NCCL_SOCKET_IFNAME", "ib0")  # the operator's choice stands
+    _, env = trainer_command(Path("/s.json"), "0,1", processes=None, python="py", machines=machines, node_rank=1)
+    assert env["NCCL_SOCKET_IFNAME"] == "ib0"

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import ray
-from ray.exceptions import GetTimeoutError, RayActorError
+from ray.exceptions import ActorUnavailableError, GetTimeoutError, RayActorError
 
 from worker.placement.host import drop_rays_thread_cap
 from worker.placement.order import settings_on_machine
@@ -103,10 +103,10 @@ class TrainerPeers:
                 if processes_each > 1 else f"rank {node_rank}"
             try:
                 failed = ray.get(host.failure.remote(), timeout=ASK_TIMEOUT_S)
+            except (ActorUnavailableError, GetTimeoutError):
+                continue  # unreachable for now (Ray says so apart from dead): asked again at the next look
             except RayActorError:
                 return f"{machine.lost()} (the trainer's {ranks} ran there)"
-            except GetTimeoutError:
-                continue  # busy or unreachable for now: asked again at the next look
             if failed and failed["killed"]:
                 return f"{failed['text']} on machine {machine.name}"
         return None

@@ -4,6 +4,7 @@ It talks to nobody but the other processes: no vLLM, no control plane. It loads 
 leader's first order names, then does what each order says until told to stop; the leader
 reports everything. If the leader dies, torchrun ends this process too.
 """
+import fcntl
 import logging
 import os
 from pathlib import Path
@@ -57,8 +58,14 @@ class Follower:
         folder = "checkpoints" if spec.resume_from else "start-from"
         if not path:
             raise RuntimeError("the leading process loaded a checkpoint this machine's spec does not name")
-        local, _ = local_checkpoint(path, url, token, Path(spec.output_dir), folder=folder)
-        log.info("rank %d: checkpoint fetched into %s", self.topology.rank, local)
+        lock = Path(spec.output_dir) / folder / ".fetching"
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        # This machine's other followers wait while one downloads, then find the folder it unpacked.
+        with lock.open("a") as held:
+            fcntl.flock(held, fcntl.LOCK_EX)
+            local, fetched = local_checkpoint(path, url, token, Path(spec.output_dir), folder=folder)
+        if fetched:
+            log.info("rank %d: checkpoint fetched from the control plane into %s", self.topology.rank, local)
         return local
 
     def _obey(self, order: Order, parts: TrainingParts, ctx: StepContext) -> None:

@@ -69,9 +69,18 @@ def test_a_run_whose_machine_is_lost_fails_naming_it_and_resumes_on_another_to_t
     assert processes_mentioning(str(tiny_model_dir)) == []
 
 
-def test_a_run_whose_trainer_spans_two_machines_trains_to_the_end_with_a_process_on_each(tiny_model_dir, tmp_path):
+def further_machine(logs: list[str]) -> str:
+    """The machine the supervisor says holds the trainer's node rank 1."""
+    spans = next(line for line in logs if line.startswith("the trainer spans"))
+    return re.search(r", 1 on (node-[a-z]);", spans).group(1)
+
+
+def test_a_trainer_over_two_machines_fails_naming_the_one_lost_and_resumes_on_two_to_the_end(tiny_model_dir,
+                                                                                             tmp_path):
     """node-b and node-c have one CPU each: the run's vLLM, supervisor and trainer rank 0 take one
-    machine, trainer rank 1 the other, one DDP job (gloo) between them."""
+    machine, trainer rank 1 the other, one DDP job (gloo) between them. The machine of rank 1 is
+    lost mid-run: the run fails naming it. node-d joins; the resumed run takes the machine left
+    and node-d, and trains to the end, each step charted once."""
     (tmp_path / "cp").mkdir()
     with AsgiServer(tmp_path / "cp") as server:
         cluster = start_ray_cluster(((0, 0), (1, 0), (1, 0)), env=server.env)
@@ -79,25 +88,37 @@ def test_a_run_whose_trainer_spans_two_machines_trains_to_the_end_with_a_process
         try:
             seed = SEED_E2E_RUN.replace("per_device_train_batch_size=8", "per_device_train_batch_size=4, "
                                         "gradient_accumulation_steps=2, trainer_machines=2")
+            seed = seed.replace("max_steps=3", f"max_steps={MAX_STEPS}").replace("save_steps=2", "save_steps=1")
             run = ApiRun(server, server.shell_json(f"MODEL = {str(tiny_model_dir)!r}\n" + seed)["run_id"])
             run.post("start")
             worker = start_worker(server, "default", env={**server.env, "WORKER_RAY_ADDRESS": cluster.address})
+            run.wait_for(lambda r: r["status"] == "running" and r["current_step"] >= 1 and run.get("checkpoints/"),
+                         "running past step 1 with a checkpoint", timeout_s=600)
+            first_logs = [line["message"] for line in run.logs()]
+            lost = cluster.node(further_machine(first_logs))
+            lost.kill(lost.raylet_tree())
+            failed = run.wait_for(lambda r: r["status"] == "failed", "failed", timeout_s=120)
+
+            cluster.add_node(1, 0)  # node-d
+            run.post("resume")
             finished = run.wait_for(lambda r: r["status"] in ("succeeded", "failed"), "the end", timeout_s=900)
             logs = [line["message"] for line in run.logs()]
-            steps, checkpoints = run.trained_steps(), run.get("checkpoints/")
-            first = next(line for line in logs if line.startswith("placed on machine "))
+            steps, placed = run.trained_steps(), placed_on(run)
         finally:
             if worker is not None:
                 stop_worker(worker)
             cluster.stop()
             kill_all(processes_started_for(tmp_path / "cp") - {server.process.pid})
-    assert finished["status"] == "succeeded", finished["error_message"]
     # node rank 0 where the run was placed, node rank 1 on the other machine, the store at the first's address
+    first = next(line for line in first_logs if line.startswith("placed on machine "))
     name, address = re.fullmatch(r"placed on machine (node-[bc]) \(([0-9.]+), Ray node [0-9a-f]{8}\)", first).groups()
-    other = {"node-b": "node-c", "node-c": "node-b"}[name]
-    spans = next(line for line in logs if line.startswith("the trainer spans"))
-    assert re.fullmatch(rf"the trainer spans 2 machines: node rank 0 here, 1 on {other}; its store at "
+    spans = next(line for line in first_logs if line.startswith("the trainer spans"))
+    assert re.fullmatch(rf"the trainer spans 2 machines: node rank 0 here, 1 on {lost.name}; its store at "
                         rf"{re.escape(address)}:\d+", spans), spans
-    assert any("rank 1 of 2 ready" in line for line in logs), logs[-30:]  # the follower, on the other machine
-    assert steps == [1, 2, 3]
-    assert checkpoints
+    assert lost.name != name  # two machines, not one
+    assert any("rank 1 of 2 ready" in line for line in first_logs), first_logs[-30:]  # the follower, over there
+    assert re.match(rf"machine {lost.name} \([0-9.]+, Ray node [0-9a-f]{{8}}\) was lost mid-run \(the trainer's "
+                    r"rank 1 ran there\)", failed["error_message"] or ""), failed["error_message"]
+    assert finished["status"] == "succeeded", finished["error_message"]
+    assert {further_machine(logs[len(first_logs):]), *placed[1:]} == {name, "node-d"}
+    assert steps == list(range(1, MAX_STEPS + 1))  # resumed from a checkpoint: none twice, none skipped
