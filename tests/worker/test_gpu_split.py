@@ -177,7 +177,7 @@ class TestSupervisor:
 
         started = {}
         monkeypatch.setattr(supervisor_module, "trainer_command",
-                            lambda spec_path, gpus, *rest: started.update(gpus=gpus) or (["trainer"], {}))
+                            lambda spec_path, gpus, *rest, **options: started.update(gpus=gpus) or (["trainer"], {}))
         monkeypatch.setattr(supervisor_module, "TrainerProcess",
                             lambda *args, **options: SimpleNamespace(start=lambda: None))
         supervisor = RunSupervisor(launch_spec(tmp_path, config(tp=2)), settings(gpus=["0", "1", "2", "3"]))
@@ -189,7 +189,7 @@ class TestSupervisor:
         import worker.supervisor as supervisor_module
 
         written = []
-        monkeypatch.setattr(supervisor_module, "trainer_command", lambda spec_path, *rest: (["trainer"], {}))
+        monkeypatch.setattr(supervisor_module, "trainer_command", lambda spec_path, *rest, **options: (["trainer"], {}))
         monkeypatch.setattr(supervisor_module, "TrainerProcess",
                             lambda *args, **options: SimpleNamespace(start=lambda: None))
         monkeypatch.setattr(supervisor_module, "write_private", lambda path, text: written.append(json.loads(text)))

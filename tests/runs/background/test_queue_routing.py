@@ -46,6 +46,11 @@ def test_a_run_worker_leaves_the_control_planes_task_to_its_consumer(tmp_path):
 
         with running_consumer(server) as consumer:
             assert wait_for_push_to_end(client, run_id)["status"] == "pushed"
+            # The task's message is acknowledged when it returns, a moment after it stored "pushed":
+            # a consumer stopped before that puts the message back on the queue (redelivered).
+            wait_for_text(consumer.log_path, f"{task_name('push_checkpoint')}[")
+            wait_for_text(consumer.log_path, "succeeded in")
         consumed = consumer.log_path.read_text()
         assert f"exchange={QUEUE}(direct)" in consumed and "exchange=default(" not in consumed
         assert queued_messages(server) == [] and hub.repos[f"{HUB_USER}/routed"].files
+
