@@ -43,6 +43,17 @@ def relay_to_leader(folder: Path, topology: Topology) -> None:
                 _receive(folder / name, sizes[rank][name], rank, group)
     for name in lacking[topology.rank]:  # now on the leader's disk: not this machine's to keep
         (folder / name).unlink()
+    if lacking[topology.rank]:
+        _remove_empty_folders(folder)
+
+
+def _remove_empty_folders(folder: Path) -> None:
+    """The checkpoint's folders on a machine that sent all it wrote: nothing of it stays there."""
+    for inner in sorted((path for path in folder.rglob("*") if path.is_dir()), reverse=True):
+        if not any(inner.iterdir()):
+            inner.rmdir()
+    if not any(folder.iterdir()):
+        folder.rmdir()
 
 
 def _send(path: Path, group) -> None:

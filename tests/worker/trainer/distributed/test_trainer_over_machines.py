@@ -18,7 +18,7 @@ import torch.distributed as dist
 from worker.trainer.checkpoints.relay import relay_to_leader
 from worker.trainer.distributed.topology import Topology
 
-folder = Path(sys.argv[1]) / "optimizer"
+folder = Path(sys.argv[1]) / "step-1" / "optimizer"  # a checkpoint's folder on this machine
 folder.mkdir(parents=True, exist_ok=True)
 dist.init_process_group("gloo")
 topology = Topology.from_env()
@@ -57,7 +57,7 @@ def test_the_first_machines_store_listens_on_its_address_and_the_seconds_checkpo
         (tmp_path / "release").write_text("")
         outputs = [launcher.communicate(timeout=60)[0] for launcher in (first, second)]
     assert [first.returncode, second.returncode] == [0, 0], outputs
-    relayed = tmp_path / "machine-0" / "optimizer" / "__1_0.distcp"
+    relayed = tmp_path / "machine-0" / "step-1" / "optimizer" / "__1_0.distcp"
     assert relayed.read_bytes() == bytes([2]) * SIZE
-    assert list((tmp_path / "machine-1" / "optimizer").iterdir()) == []  # sent, then removed there
-    assert (tmp_path / "machine-0" / "optimizer" / "__0_0.distcp").stat().st_size == SIZE
+    assert not (tmp_path / "machine-1" / "step-1").exists()  # sent, then removed there
+    assert (tmp_path / "machine-0" / "step-1" / "optimizer" / "__0_0.distcp").stat().st_size == SIZE
