@@ -14,6 +14,7 @@ from pathlib import Path
 
 from worker.trainer.checkpoints.keeping import keeper_for
 from worker.trainer.distributed.crew import Crew
+from worker.trainer.distributed.peer_loss import lost_a_peer
 from worker.trainer.distributed.topology import SINGLE, Topology
 from worker.trainer.follower import Follower
 from worker.trainer.lifecycle import Lifecycle
@@ -55,7 +56,11 @@ class Trainer:
             log.exception("training failed")
             reason = f"{type(exc).__name__}: {exc}"
             self.report.log(reason, level="error")
-            self.report.status("failed", reason)
+            if self.topology.machines > 1 and lost_a_peer(exc):
+                # Left to the worker, which knows the machines: this says an address, not a cause.
+                self.report.log("a trainer process on another machine is gone; the worker names it", level="error")
+            else:
+                self.report.status("failed", reason)
             outcome = "failed"
         finally:
             self.lifecycle.stop_all()
