@@ -13,6 +13,7 @@ addresses: the rows show what the second torchrun and its rendezvous cost, not a
 bandwidth. A Ray placement's own seconds are not in it. Nothing is asserted.
 """
 import argparse
+import os
 import subprocess
 import sys
 import tempfile
@@ -33,8 +34,10 @@ def on_two_machines(model: str, args, out: Path) -> dict:
     from worker.trainer.distributed.rendezvous import Rendezvous, free_port_on
 
     machines = Rendezvous((FIRST, SECOND), free_port_on(FIRST))
+    # Each "machine" a core of this one's two, as one torchrun gives each of its two processes.
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "GLOO_SOCKET_IFNAME": machines.interface_of(0)}
     launched = [subprocess.Popen([*machines.torchrun_argv(sys.executable, 1, rank),
-                                  *probe_args(model, "ddp", args, out)], stdout=subprocess.DEVNULL)
+                                  *probe_args(model, "ddp", args, out)], stdout=subprocess.DEVNULL, env=env)
                 for rank in (0, 1)]
     if any(process.wait() for process in launched):
         raise RuntimeError(f"a machine's torchrun failed: exit codes {[p.returncode for p in launched]}")
