@@ -46,6 +46,26 @@ def probe(model: str, strategy: str, processes: int, args, out: Path) -> dict:
     return torch.load(out)
 
 
+def add_probe_options(parser: argparse.ArgumentParser) -> None:
+    """The probe's model and step sizes (this script's and bench/multi_node.py's)."""
+    parser.add_argument("--model", default="HuggingFaceTB/SmolLM2-135M-Instruct")
+    parser.add_argument("--steps", type=int, default=3)
+    parser.add_argument("--bf16", default="off", choices=("auto", "on", "off"))
+    parser.add_argument("--prompt-tokens", type=int, default=128)
+    parser.add_argument("--completion-tokens", type=int, default=128)
+    parser.add_argument("--micro-batch", type=int, default=2)
+    parser.add_argument("--accumulation", type=int, default=4)
+
+
+def probe_model(args) -> str:
+    """The model's folder, after --smoke has put its tiny model and sizes into `args`."""
+    from worker.trainer.models.paths import resolve_model_path
+
+    if args.smoke:
+        vars(args).update(SMOKE_SIZES, model=tiny_model())
+    return resolve_model_path(args.model)
+
+
 def row(result: dict, ddp: dict | None) -> tuple:
     held = result["parameter_bytes"] + result["gradient_bytes"] + result["optimizer_bytes"]
     ratio = "—"
@@ -65,21 +85,11 @@ HEADER = ("device", "processes", "distributed", "params MiB/proc", "grads MiB/pr
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", default="HuggingFaceTB/SmolLM2-135M-Instruct")
-    parser.add_argument("--steps", type=int, default=3)
-    parser.add_argument("--bf16", default="off", choices=("auto", "on", "off"))
     parser.add_argument("--gpu-only", action="store_true", help="only the one-process row (a GPU machine)")
-    parser.add_argument("--prompt-tokens", type=int, default=128)
-    parser.add_argument("--completion-tokens", type=int, default=128)
-    parser.add_argument("--micro-batch", type=int, default=2)
-    parser.add_argument("--accumulation", type=int, default=4)
+    add_probe_options(parser)
     add_smoke_options(parser)
     args = parser.parse_args(argv)
-    from worker.trainer.models.paths import resolve_model_path
-
-    if args.smoke:
-        vars(args).update(SMOKE_SIZES, model=tiny_model())
-    model = resolve_model_path(args.model)
+    model = probe_model(args)
     configurations = CONFIGURATIONS[:1] if args.gpu_only or args.smoke else CONFIGURATIONS
     rows, ddp = [], None
     with tempfile.TemporaryDirectory() as work:

@@ -20,9 +20,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.distributed import HEADER, SMOKE_SIZES, probe, probe_args, row
+from bench.distributed import HEADER, add_probe_options, probe, probe_args, probe_model, row
 from bench.report import markdown_table
-from bench.smoke import add_smoke_options, tiny_model
+from bench.smoke import add_smoke_options
 
 FIRST, SECOND = "127.0.0.2", "127.0.0.1"  # the two machines' addresses, both on this one
 
@@ -52,20 +52,10 @@ def timed(measure) -> tuple[dict, float]:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", default="HuggingFaceTB/SmolLM2-135M-Instruct")
-    parser.add_argument("--steps", type=int, default=3)
-    parser.add_argument("--bf16", default="off", choices=("auto", "on", "off"))
-    parser.add_argument("--prompt-tokens", type=int, default=128)
-    parser.add_argument("--completion-tokens", type=int, default=128)
-    parser.add_argument("--micro-batch", type=int, default=2)
-    parser.add_argument("--accumulation", type=int, default=4)
+    add_probe_options(parser)
     add_smoke_options(parser)
     args = parser.parse_args(argv)
-    from worker.trainer.models.paths import resolve_model_path
-
-    if args.smoke:
-        vars(args).update(SMOKE_SIZES, model=tiny_model())
-    model = resolve_model_path(args.model)
+    model = probe_model(args)
     rows = []
     with tempfile.TemporaryDirectory() as work:
         runs = [] if args.smoke else [

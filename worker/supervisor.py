@@ -29,8 +29,6 @@ from worker.trainer_process import TrainerProcess, trainer_command
 log = logging.getLogger(__name__)
 WATCH_INTERVAL_S = 0.5
 TRAINER_LEFTOVERS_WAIT_S = 300.0  # the control plane away for longer: the run is marked lost
-
-
 PEER_FAILURE_WAIT_S = 30.0  # a machine lost under the trainer: Ray's health check names it within this
 
 

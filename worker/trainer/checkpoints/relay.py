@@ -7,6 +7,7 @@ process off the first machine lists what it wrote, the leader says which files i
 those travel over the trainer's own process group in chunks (never a whole file in memory), then
 leave the machine that wrote them. On a shared disk the leader lacks none and nothing moves.
 """
+import re
 from pathlib import Path
 
 import torch
@@ -15,6 +16,7 @@ import torch.distributed as dist
 from worker.trainer.distributed.topology import Topology
 
 CHUNK_BYTES = 16 * 2**20
+OWN_FILE = re.compile(r"__\d+_\d+\.distcp")  # DCP's name for a process's file: __<rank>_<n>.distcp
 
 
 def own_files(folder: Path, rank: int) -> list[tuple[str, int]]:
@@ -31,6 +33,8 @@ def relay_to_leader(folder: Path, topology: Topology) -> None:
     offered = own_files(folder, topology.rank) if topology.machine != 0 else []
     everyone: list = [None] * topology.world_size
     dist.all_gather_object(everyone, offered, group=group)
+    if topology.leads:
+        refuse_unlawful(everyone)
     lacking = [[name for name, _ in files if not (folder / name).is_file()] if topology.leads else []
                for files in everyone]
     dist.broadcast_object_list(lacking, src=0, group=group)
@@ -45,6 +49,18 @@ def relay_to_leader(folder: Path, topology: Topology) -> None:
         (folder / name).unlink()
     if lacking[topology.rank]:
         _remove_empty_folders(folder)
+
+
+def refuse_unlawful(everyone: list) -> None:
+    """The leader writes what another process names only where DCP would have: its own shard
+    files, inside the checkpoint's folder. The group is not authenticated (docs/security.md)."""
+    for rank, files in enumerate(everyone):
+        for name, size in files:
+            path = Path(name)
+            if path.is_absolute() or ".." in path.parts or not OWN_FILE.fullmatch(path.name) \
+                    or path.name.split("_")[2] != str(rank) or not isinstance(size, int) or size < 0:
+                raise ValueError(f"process {rank} offered {name!r} ({size} bytes) for the checkpoint: not a "
+                                 f"shard file of its own; nothing was written")
 
 
 def _remove_empty_folders(folder: Path) -> None:
