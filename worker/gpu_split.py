@@ -78,7 +78,9 @@ def split_gpus(config: TrainingConfig, gpus: Sequence[str], *, server_override: 
     no_override = server_override is None and trainer_override is None
     if not gpus and no_override:
         return ON_CPU
-    server_needs, trainer_needs = config.inference_gpus, config.trainer_processes or 1
+    # vLLM on machines of its own (inference_machines) takes none of this machine's GPUs.
+    server_needs = 0 if config.inference_machines else config.inference_gpus
+    trainer_needs = config.trainer_processes or 1
     if no_override and len(gpus) == 1 and server_needs == trainer_needs == 1 and not config.judge_gpus:
         return GpuSplit(server=tuple(gpus), trainer=tuple(gpus))  # shared, as runs/fleet/gpu_check.py allows
     take_all = config.trainer_processes is None  # one trainer process per GPU it is given

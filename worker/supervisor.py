@@ -33,15 +33,18 @@ PEER_FAILURE_WAIT_S = 30.0  # a machine lost under the trainer: Ray's health che
 
 
 class RunSupervisor:
-    def __init__(self, spec: LaunchSpec, settings: WorkerSettings, peers=None):
-        """`peers`: the trainer's further machines where it spans several (placement/trainer_machines.py)."""
-        self.peers = peers
+    def __init__(self, spec: LaunchSpec, settings: WorkerSettings, peers=None, inference=None):
+        """`peers`: the trainer's further machines where it spans several (placement/trainer_machines.py);
+        `inference`: vLLM's machines where it has its own (placement/inference_machines.py)."""
+        self.peers, self.inference = peers, inference
         # The control plane's folder for the run, or this worker's own where it does not share that disk.
         self.spec, self.settings = on_this_worker(spec), settings
         self.output_dir = Path(self.spec.output_dir)
         self.report = ReportingSession(spec.ingest, f"supervisor:{spec.attempt}", self.output_dir / "events",
                                        log_source="worker")
         self.server = self.trainer = None
+        self.server_urls: list[str] = []  # vLLM's machines' servers, where it has machines of its own
+        self.server_key: str | None = None
         self.gpu_split: GpuSplit | None = None
         self.server_ready = False
         self.trainer_finished = False
@@ -52,10 +55,8 @@ class RunSupervisor:
             if not self._still_wanted():
                 return "skipped"
             self.report.status("starting")
-            if self.spec.config.trainer_machines > 1 and self.peers is None:
-                return self._failed(f"config.trainer_machines is {self.spec.config.trainer_machines}: a trainer "
-                                    "over several machines runs on a pool that is a Ray cluster "
-                                    "(docs/deploying/cluster.md); this worker runs its runs on its own machine", [])
+            if refusal := self._machines_missing():
+                return self._failed(refusal, [])
             if problems := self._config_problems_here():
                 return self._refused_here(problems)
             # Both load their models at once; the trainer waits for /health itself (and
@@ -100,6 +101,18 @@ class RunSupervisor:
             raise RuntimeError("the control plane did not answer; not starting a run nobody can follow")
         return reply.status == "queued" and not reply.cancel_requested
 
+    def _machines_missing(self) -> str | None:
+        """A run over several machines, given none (a worker that runs its runs on its own machine)."""
+        config = self.spec.config
+        asked = [f"config.trainer_machines is {config.trainer_machines}"] if config.trainer_machines > 1 and \
+            self.peers is None else []
+        if config.inference_machines and self.inference is None:
+            asked.append(f"config.inference_machines is {config.inference_machines}")
+        if not asked:
+            return None
+        return (f"{' and '.join(asked)}: a run over several machines runs on a pool that is a Ray cluster "
+                "(docs/deploying/cluster.md); this worker runs its runs on its own machine")
+
     def _config_problems_here(self) -> list[tuple[str, str]]:
         """The config against the model on this worker, before anything starts: the schema does not
         read the machine it validates on (worker/trainer/machine_checks.py), and here the model must be."""
@@ -118,11 +131,22 @@ class RunSupervisor:
         from worker.trainer.inference.server import VLLMServer
         from worker.trainer.models.paths import resolve_model_path
 
+        if self.inference:
+            self._start_servers_elsewhere(new_api_key())
+            return
         model = resolve_model_path(self._prepared_model())
         self.server = VLLMServer.for_config(model, self.spec.config, gpu_ids=self._gpus().server_ids,
                                             log_path=self.output_dir / "logs" / f"vllm-{self.spec.attempt}.log",
                                             api_key=new_api_key())  # the trainer alone is told it
         self.server.start()
+
+    def _start_servers_elsewhere(self, api_key: str) -> None:
+        """vLLM on machines of its own: one server on each, all asking the same key, which the
+        trainer alone is told; they take the dtype this machine's trainer writes weights in."""
+        self.server_urls = self.inference.start(self.spec.model_dump(mode="json"), api_key, answer_for_children())
+        self.server_key = api_key
+        self.report.log(f"vLLM serves on {len(self.server_urls)} machine(s) of its own: "
+                        f"{self.inference.describe(self.server_urls)}")
 
     def _gpus(self) -> GpuSplit:
         """The server's, the served judges' and the trainer's GPUs, from the run's config
@@ -141,7 +165,7 @@ class RunSupervisor:
         return self.gpu_split
 
     def _note_when_server_ready(self) -> None:
-        if self.server_ready or not self.server.healthy():
+        if self.server is None or self.server_ready or not self.server.healthy():
             return
         self.server_ready = True
         self.report.log(f"vLLM answered /health {self.server.seconds_since_start:.1f} s after it started, "
@@ -164,11 +188,9 @@ class RunSupervisor:
     def _start_trainer(self) -> None:
         spec_path = self.spec_path
         # The secrets the trainer alone holds: made here, for this attempt, never by the control plane.
-        spec = self.spec.model_dump(mode="json") | {"inference_url": self.server.url,
-                                                    "inference_api_key": self.server.api_key,
-                                                    "orders_secret": secrets.token_hex(32),
-                                                    # where the trainer serves its judges (served.py)
-                                                    "judge_gpu_ids": self._gpus().judge_ids}
+        spec = self.spec.model_dump(mode="json") | self._servers_for_trainer() | {
+            "orders_secret": secrets.token_hex(32),
+            "judge_gpu_ids": self._gpus().judge_ids}  # where the trainer serves its judges (served.py)
         write_private(spec_path, json.dumps(spec))  # it holds them and the run's ingest token
         machines = self.peers.rendezvous() if self.peers else None
         argv, env = trainer_command(spec_path, self._gpus().trainer_ids, self.spec.config.trainer_processes_per_machine,
@@ -185,6 +207,12 @@ class RunSupervisor:
             self.report.log(f"the trainer spans {machines.machines} machines: node rank 0 here, {others}; "
                             f"its store at {machines.addresses[0]}:{machines.port}")
 
+    def _servers_for_trainer(self) -> dict:
+        if self.server is not None:
+            return {"inference_url": self.server.url, "inference_api_key": self.server.api_key}
+        return {"inference_url": self.server_urls[0], "inference_urls": self.server_urls,
+                "inference_api_key": self.server_key}
+
     def _forward_output(self, line: str) -> None:
         level, source, message = log_parts(line)
         self.report.log(message, level=level, source=source)
@@ -193,9 +221,8 @@ class RunSupervisor:
         cancel_seen_at = None
         while True:
             # The server first: a trainer that fails because vLLM died is not the news.
-            if not self.server.running():
-                return self._failed(f"the vLLM server {ended_how(self.server.exit_code())}",
-                                    self.server.output_tail(30))
+            if server_failure := self._server_failure():
+                return self._failed(*server_failure)
             code = self.trainer.exit_code()
             if code is not None:
                 return self._trainer_ended(code)
@@ -211,6 +238,14 @@ class RunSupervisor:
                     return "cancelled"
             time.sleep(WATCH_INTERVAL_S)
 
+    def _server_failure(self) -> tuple[str, list[str]] | None:
+        """How the server (or one of vLLM's machines) ended, and its last lines; None while all run."""
+        if self.inference:
+            return self.inference.failure()
+        if self.server.running():
+            return None
+        return f"the vLLM server {ended_how(self.server.exit_code())}", self.server.output_tail(30)
+
     def _trainer_ended(self, code: int) -> str:
         if code == 0:
             self.trainer_finished = True
@@ -219,21 +254,24 @@ class RunSupervisor:
         # a trainer that could not report (killed, crashed before its reporter started). Of
         # several processes, torchrun's summary names the one that died first.
         tail = list(self.trainer.tail)
-        if self.peers and (failure := self._peer_failure_within(PEER_FAILURE_WAIT_S)):
-            return self._failed(failure, tail)  # the cause; this machine's ranks only lost their peers
+        if (self.peers or self.inference) and (failure := self._other_machine_failure_within(PEER_FAILURE_WAIT_S)):
+            return self._failed(*failure)  # the cause; this machine's ranks only lost their peers or server
         rank = first_failure(tail)
         return self._failed(rank.describe() if rank else f"the trainer {ended_how(code)}", tail)
 
     def _processes_each(self) -> int:
         return self.spec.config.trainer_processes_per_machine or 1
 
-    def _peer_failure_within(self, wait_s: float) -> str | None:
-        """A further machine's failure, waited for a while: this machine's ranks fail at their next
-        collective as soon as a peer dies, before Ray has marked a lost machine dead."""
+    def _other_machine_failure_within(self, wait_s: float) -> tuple[str, list[str]] | None:
+        """A further machine's failure and its last lines, waited for a while: this machine's ranks
+        fail at their next collective as soon as a peer dies, and at their next rollout or sync
+        when vLLM's machine does, before Ray has marked a lost machine dead."""
         deadline = time.monotonic() + wait_s
         while True:
-            if failure := self.peers.failure(self._processes_each()):
+            if self.inference and (failure := self.inference.failure()):
                 return failure
+            if self.peers and (peer := self.peers.failure(self._processes_each())):
+                return peer, list(self.trainer.tail)
             if time.monotonic() >= deadline:
                 return None
             time.sleep(1.0)
@@ -251,3 +289,5 @@ class RunSupervisor:
             self.peers.stop()
         if self.server is not None:
             self.server.stop()
+        if self.inference:
+            self.inference.stop()

@@ -3,7 +3,7 @@ machine (worker/placement/plan.py), so a run that no alive machine could ever ho
 creation, naming each machine's numbers, rather than failed by the worker after its placement
 wait. A machine that is only busy is no reason: the run waits in Ray for it to free."""
 from runs.fleet.asking import current_fleet
-from runs.fleet.gpu_check import spans_several_gpus
+from runs.fleet.gpu_check import machines_asked, spans_several_gpus
 from worker.broker import DEFAULT_QUEUE
 from worker.cluster_view import ClusterNode, ClusterView
 from worker.placement.plan import MachinesAsked, RunBundle, bundle_for, machines_for
@@ -29,7 +29,7 @@ def cluster_problems(values: dict) -> dict[str, list[str]]:
     nor refused for a pool with no Ray cluster (runs/fleet/gpu_check.py checks those), nor for a
     cluster without GPUs (its runs are placed on CPUs)."""
     config = ConfigSchema.model_construct(**values)
-    if config.trainer_machines > 1:
+    if config.trainer_machines > 1 or config.inference_machines:
         return _machines_problems(config, values.get("worker_pool") or DEFAULT_QUEUE)
     if not spans_several_gpus(config):
         return {}
@@ -55,14 +55,22 @@ def machines_text(cluster: ClusterView) -> str:
 
 
 def fits(cluster: ClusterView, asked: MachinesAsked) -> bool:
-    """Whether the cluster's alive machines could hold every bundle, each on a machine of its own:
-    the first (the largest) on some machine, every further one (all alike) on the others."""
-    first, further = asked.bundles[0], asked.bundles[1:]
-    for home in cluster.alive_nodes:
-        others = [node for node in cluster.alive_nodes if node is not home]
-        if holds(home, first) and sum(holds(node, further[0]) for node in others) >= len(further):
-            return True
-    return False
+    """Whether the cluster's alive machines could hold every bundle, each on a machine of its own
+    (STRICT_SPREAD): a matching of bundles to machines, found by augmenting paths."""
+    nodes = cluster.alive_nodes
+    holder: dict[int, int] = {}  # node index -> the bundle it holds
+
+    def place(bundle: int, tried: set[int]) -> bool:
+        for index, node in enumerate(nodes):
+            if index in tried or not holds(node, asked.bundles[bundle]):
+                continue
+            tried.add(index)
+            if index not in holder or place(holder[index], tried):
+                holder[index] = bundle
+                return True
+        return False
+
+    return all(place(bundle, set()) for bundle in range(len(asked.bundles)))
 
 
 def _machines_problems(config: ConfigSchema, pool: str) -> dict[str, list[str]]:
@@ -75,6 +83,7 @@ def _machines_problems(config: ConfigSchema, pool: str) -> dict[str, list[str]]:
         return {}
     machines = "; ".join(f"at {cluster.address}: {machines_text(cluster)}" for cluster in clusters)
     needs = asked[clusters[0].address].describe()
-    return {"worker_pool": [f"config.trainer_machines is {config.trainer_machines}: the run needs {needs}, each "
+    return {"worker_pool": [f"{machines_asked(config)}: the run needs {needs}, each "
                             f"a machine of its own; the Ray cluster of pool {pool!r} has no such machines "
                             f"alive ({machines})"]}
+

@@ -55,6 +55,17 @@ class TestSplit:
         with pytest.raises(NotEnoughGpus, match=r"needs 5 GPUs \(vLLM 1 = .*, trainer 4\); this worker has 4"):
             split_gpus(config(processes=4), ["0", "1", "2", "3"])
 
+    def test_with_vllm_on_machines_of_its_own_the_trainer_takes_this_machines_gpus(self):
+        elsewhere = TrainingConfig(inference_machines=2, vllm_tensor_parallel_size=2, trainer_processes=2,
+                                   gradient_accumulation_steps=2)
+        assert split_gpus(elsewhere, ["0", "1"]) == GpuSplit(server=(), trainer=("0", "1"))
+        assert split_gpus(TrainingConfig(inference_machines=1), ["3"]) == GpuSplit(server=(), trainer=("3",))
+        with pytest.raises(NotEnoughGpus) as refused:
+            split_gpus(elsewhere, ["0"])
+        assert str(refused.value).startswith(
+            "the config needs 2 GPUs on the trainer's first machine (trainer 2; vLLM's 2 are on each of its 2 "
+            "machine(s)); this worker has 1: 0")
+
     def test_the_default_config_shares_a_single_gpu_as_before(self):
         # the config the control plane never refuses (runs/fleet/gpu_check.py)
         assert split_gpus(config(), ["3"]) == GpuSplit(server=("3",), trainer=("3",))

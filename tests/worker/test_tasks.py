@@ -236,8 +236,22 @@ def test_a_trainer_over_several_machines_sent_to_a_plain_worker_fails_saying_it_
     assert supervisor.server is None and supervisor.trainer is None  # nothing started
     events = (tmp_path / "out" / "events" / "events-supervisor-1.jsonl").read_text().splitlines()
     failed = [event for event in map(json.loads, events) if event["type"] == "status" and event["status"] == "failed"]
-    assert failed[0]["message"].startswith("config.trainer_machines is 2: a trainer over several machines runs on a "
+    assert failed[0]["message"].startswith("config.trainer_machines is 2: a run over several machines runs on a "
                                            "pool that is a Ray cluster")
+
+
+def test_vllm_on_machines_of_its_own_sent_to_a_plain_worker_fails_with_nothing_started(tmp_path, control_plane):
+    control_plane.status = "queued"
+    launch = spec(tmp_path, control_plane.url)
+    launch["config"] = TrainingConfig(inference_machines=2).model_dump()
+    supervisor = RunSupervisor(LaunchSpec.model_validate(launch), SETTINGS)
+    assert supervisor.run() == "failed"
+    assert supervisor.server is None and supervisor.trainer is None
+    events = (tmp_path / "out" / "events" / "events-supervisor-1.jsonl").read_text().splitlines()
+    failed = [event for event in map(json.loads, events) if event["type"] == "status" and event["status"] == "failed"]
+    assert failed[0]["message"] == ("config.inference_machines is 2: a run over several machines runs on a pool that "
+                                    "is a Ray cluster (docs/deploying/cluster.md); this worker runs its runs on its "
+                                    "own machine")
 
 
 def test_a_gpu_machine_of_a_trainer_over_several_sends_nccl_and_gloo_through_its_cluster_interface(monkeypatch):

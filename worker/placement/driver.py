@@ -1,14 +1,14 @@
 """Places one run on the Ray cluster and follows it: `python -m worker.placement.driver --spec F`.
 
 A child of the Celery task, so Ray is never initialised in the Celery process (Ray does not
-survive the fork of the next task). It asks for one machine with the run's GPUs and CPUs, and one
-more for each further machine of its trainer (a placement group, gang-placed: all of it or
-nothing), waits WORKER_RAY_PLACE_TIMEOUT_S at most, runs the run there in a RunHost actor (with a
-TrainerMachineHost on each further machine), and fails the run in words when the cluster has no
-room or the machine is lost, or lets in anyone who reaches it (cluster_door.py): nothing of the run is
-sent to such a cluster unless WORKER_RAY_ALLOW_OPEN_CLUSTER says it is meant. It reports as its
-own source, `placement:<attempt>`. The placement group shares this process's fate: a killed
-driver frees the machine and stops the run's actor.
+survive the fork of the next task). It asks for one machine with the run's GPUs and CPUs, one more
+for each further machine of its trainer and one for each of vLLM's own (a placement group,
+gang-placed: all of it or nothing), waits WORKER_RAY_PLACE_TIMEOUT_S at most, runs the run there in
+a RunHost actor (a TrainerMachineHost or an InferenceHost on each further machine), and fails the
+run in words when the cluster has no room or the machine is lost, or lets in anyone who reaches it
+(cluster_door.py): nothing of the run is sent to such a cluster unless WORKER_RAY_ALLOW_OPEN_CLUSTER
+says it is meant. It reports as its own source, `placement:<attempt>`. The placement group shares
+this process's fate: a killed driver frees the machine and stops the run's actor.
 """
 import argparse
 import logging
@@ -23,6 +23,7 @@ from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
 from worker.placement.cluster_door import Door, door_of, open_cluster_message
 from worker.placement.host import RunHost
+from worker.placement.inference_machines import InferenceHost, InferencePeers
 from worker.placement.names import NAMESPACE, machine_name, placement_group_name
 from worker.placement.order import PlacementOrder
 from worker.placement.plan import NodeRoom, PlacedMachine, machines_for, no_room_message, waiting_message
@@ -97,9 +98,11 @@ class Placement:
                 return self._not_placed()
             machines = self._machines()
             self.report.log(f"placed on {machines[0].where()}")
-            peers = self._peers(machines[0], machines[1:]) if machines[1:] else None
+            trainers = len(self.asked.trainer_bundles)
+            peers = self._peers(machines[0], machines[1:1 + trainers]) if trainers else None
+            inference = self._inference(machines[1 + trainers:]) if self.asked.inference_machines else None
             return self._follow(self._host().run.remote(self.order.launch, self.order.settings,
-                                                        self.order.supervisor, peers), machines[0])
+                                                        self.order.supervisor, peers, inference), machines[0])
         finally:
             remove_placement_group(self.group)
 
@@ -151,6 +154,15 @@ class Placement:
         hosts = [self._in_bundle(TrainerMachineHost, index).remote(self.order.settings)
                  for index in range(1, len(machines) + 1)]
         return TrainerPeers(hosts, machines, first)
+
+    def _inference(self, machines: list[PlacedMachine]) -> InferencePeers:
+        """A host on each of vLLM's machines, handed to the first machine's supervisor, which starts them."""
+        self.report.log("vLLM's machines: " + ", ".join(
+            f"engine {engine} on {machine.where()}" for engine, machine in enumerate(machines, start=1)))
+        first = 1 + len(self.asked.trainer_bundles)
+        hosts = [self._in_bundle(InferenceHost, index).remote(self.order.settings)
+                 for index in range(first, first + len(machines))]
+        return InferencePeers(hosts, machines)
 
     def _follow(self, outcome, machine: PlacedMachine) -> str:
         """The run's outcome, or `failed` in words when its actor or its machine is gone."""

@@ -39,11 +39,13 @@ def drop_rays_thread_cap() -> None:
 
 @ray.remote(max_concurrency=2)
 class RunHost:
-    def run(self, launch: dict, settings: dict, supervisor: str, peers=None) -> str:
+    def run(self, launch: dict, settings: dict, supervisor: str, peers=None, inference=None) -> str:
         """The run's outcome word, as RunSupervisor.run returns it. `peers`: the hosts of the
-        trainer's further machines (trainer_machines.py), for a trainer over several."""
+        trainer's further machines (trainer_machines.py), for a trainer over several; `inference`:
+        vLLM's machines (inference_machines.py), where it has its own."""
         drop_rays_thread_cap()
         gpus = tuple(str(gpu) for gpu in ray.get_gpu_ids())
         build = _callable(supervisor)
         spec, on_machine = LaunchSpec.model_validate(launch), settings_on_machine(settings, gpus)
-        return (build(spec, on_machine, peers=peers) if peers else build(spec, on_machine)).run()
+        others = {name: value for name, value in (("peers", peers), ("inference", inference)) if value}
+        return build(spec, on_machine, **others).run()

@@ -30,10 +30,11 @@ class RunBundle:
 
 
 def gpus_for(config: TrainingConfig) -> int:
-    """The GPUs the run takes on a GPU machine: one, shared by the server and the trainer where the
-    config asks one of each and no judge GPUs (worker/gpu_split.py shares it), else gpus_needed()."""
+    """The GPUs the run takes on its first GPU machine: one, shared by the server and the trainer where
+    the config asks one of each and no judge GPUs (worker/gpu_split.py shares it), else
+    first_machine_gpus() (vLLM's are not there where it has machines of its own)."""
     shares_one = config.inference_gpus == 1 and not config.judge_gpus and (config.trainer_processes or 1) == 1
-    return 1 if shares_one else config.gpus_needed()
+    return 1 if shares_one and not config.inference_machines else config.first_machine_gpus()
 
 
 def bundle_for(config: TrainingConfig, cluster_has_gpus: bool) -> RunBundle:
@@ -47,11 +48,18 @@ def trainer_bundle_for(config: TrainingConfig, cluster_has_gpus: bool) -> RunBun
     return RunBundle(cpus=1, gpus=(config.trainer_processes_per_machine or 1) if cluster_has_gpus else 0)
 
 
+def inference_bundle_for(config: TrainingConfig, cluster_has_gpus: bool) -> RunBundle:
+    """A machine of vLLM's own (inference_machines): one server on its GPUs, or on its CPU."""
+    return RunBundle(cpus=1, gpus=config.inference_gpus if cluster_has_gpus else 0)
+
+
 @dataclass(frozen=True)
 class MachinesAsked:
-    """Every machine a run needs, all of them or none: the first serves vLLM and runs the supervisor
-    and the trainer's first processes; each further one the trainer's processes of its node rank."""
+    """Every machine a run needs, all of them or none: the first runs the supervisor and the trainer's
+    first processes (and vLLM, unless it has machines of its own); then one for each further node rank
+    of the trainer; then one for each vLLM server of inference_machines."""
     bundles: tuple[RunBundle, ...]
+    inference_machines: int = 0
 
     @property
     def strategy(self) -> str:
@@ -60,18 +68,31 @@ class MachinesAsked:
     def resources(self) -> list[dict[str, float]]:
         return [bundle.resources() for bundle in self.bundles]
 
+    @property
+    def trainer_bundles(self) -> tuple[RunBundle, ...]:
+        """The trainer's further machines, node ranks 1, 2, ... (the first machine apart)."""
+        return self.bundles[1:len(self.bundles) - self.inference_machines]
+
+    @property
+    def inference_bundles(self) -> tuple[RunBundle, ...]:
+        return self.bundles[len(self.bundles) - self.inference_machines:] if self.inference_machines else ()
+
     def describe(self) -> str:
-        first, rest = self.bundles[0], self.bundles[1:]
-        if not rest:
+        first = self.bundles[0]
+        if len(self.bundles) == 1:
             return first.describe()
-        others = rest[0].describe().removeprefix("1 machine ")
-        return (f"{len(self.bundles)} machines: {first.describe()} (vLLM and the trainer's first processes) "
-                f"and {len(rest)} more {others} each")
+        role = "the trainer's first processes" + ("" if self.inference_machines else " and vLLM")
+        parts = [f"{first.describe()} ({role})"]
+        for bundles, what in ((self.trainer_bundles, "for the trainer"), (self.inference_bundles, "for vLLM")):
+            if bundles:
+                parts.append(f"{len(bundles)} more {bundles[0].describe().removeprefix('1 machine ')} each {what}")
+        return f"{len(self.bundles)} machines: " + " and ".join(parts)
 
 
 def machines_for(config: TrainingConfig, cluster_has_gpus: bool) -> MachinesAsked:
     further = (trainer_bundle_for(config, cluster_has_gpus),) * (config.trainer_machines - 1)
-    return MachinesAsked((bundle_for(config, cluster_has_gpus), *further))
+    inference = (inference_bundle_for(config, cluster_has_gpus),) * config.inference_machines
+    return MachinesAsked((bundle_for(config, cluster_has_gpus), *further, *inference), config.inference_machines)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from pathlib import Path
 from worker.trainer.checkpoints.keeping import keeper_for
 from worker.trainer.distributed.crew import Crew
 from worker.trainer.distributed.peer_loss import lost_a_peer
+from worker.trainer.rollout.client import lost_its_server
 from worker.trainer.distributed.topology import SINGLE, Topology
 from worker.trainer.follower import Follower
 from worker.trainer.lifecycle import Lifecycle
@@ -59,6 +60,9 @@ class Trainer:
             if self.topology.machines > 1 and lost_a_peer(exc):
                 # Left to the worker, which knows the machines: this says an address, not a cause.
                 self.report.log("a trainer process on another machine is gone; the worker names it", level="error")
+            elif self.spec.inference_urls and lost_its_server(exc):
+                self.report.log("a vLLM server on a machine of its own no longer answers; the worker says why",
+                                level="error")
             else:
                 self.report.status("failed", reason)
             outcome = "failed"

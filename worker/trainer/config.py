@@ -258,6 +258,10 @@ class TrainingConfig(BaseModel):
         "one torch.distributed job over trainer_processes on each (empty: one on each), rank 0 on the machine "
         "that also serves vLLM. Each process trains gradient_accumulation_steps / (trainer_processes × "
         "trainer_machines) micro-batches of every step.", ge=1, le=256)
+    inference_machines: int = knob(
+        0, "distributed", "Machines of their own for vLLM, on a pool that is a Ray cluster: one server on each "
+        "(inference_gpus GPUs: tensor × data parallel), rollouts spread over them, the trainer's weights pushed "
+        "to each over HTTP at every sync. 0: vLLM runs on the trainer's first machine.", ge=0, le=64)
     vllm_tensor_parallel_size: int = knob(1, "distributed", "GPUs each vLLM engine splits the model over "
                                           "(--tensor-parallel-size).", ge=1, le=64)
     vllm_data_parallel_size: int = knob(1, "distributed", "vLLM engines that serve rollouts side by side, each on "
@@ -347,6 +351,7 @@ class TrainingConfig(BaseModel):
         checked against the fleet by the control plane, runs/fleet/)."""
         from worker.trainer.distributed.strategy import impossible_setting
 
+        yield from self._inference_machines_problems()
         if self.trainer_machines > 1:
             yield from self._machines_problems()
             return
@@ -372,6 +377,23 @@ class TrainingConfig(BaseModel):
             yield "trainer_machines", (
                 f"trainer_processes × trainer_machines ({world}) must divide gradient_accumulation_steps "
                 f"({self.gradient_accumulation_steps}): each process trains an equal share of a step's micro-batches")
+
+    def _inference_machines_problems(self):
+        """vLLM on machines of its own takes its weights over HTTP (weight_sync/http_push.py), which
+        the whole-model file sync does; the NCCL group and a LoRA adapter's folder are one machine's."""
+        if not self.inference_machines:
+            return
+        if self.weight_sync_backend != "filesystem":
+            yield "weight_sync_backend", (
+                f"inference_machines={self.inference_machines} pushes the weights to each vLLM machine over HTTP: "
+                f"use filesystem (nccl's group is opened with a server on the trainer's machine)")
+        if self.lora:
+            yield "lora", (f"inference_machines={self.inference_machines} is not offered for LoRA runs yet: their "
+                           "servers load adapters from the trainer's disk; use inference_machines=0")
+        if self.cpu_sharing not in ("auto", "overlap"):
+            yield "cpu_sharing", (f"cpu_sharing {self.cpu_sharing} shares a machine's cores between vLLM and the "
+                                  f"trainer; with inference_machines={self.inference_machines} they have machines "
+                                  "of their own: use auto or overlap")
 
     @property
     def trainer_processes_per_machine(self) -> int | None:
@@ -407,12 +429,20 @@ class TrainingConfig(BaseModel):
         """GPUs a worker needs for this run on GPUs: the server's, the judges' and one per trainer process."""
         return self.inference_gpus + self.judge_gpus + (self.trainer_processes or 1)
 
+    def first_machine_gpus(self) -> int:
+        """The GPUs of the trainer's first machine: gpus_needed() less vLLM's where it has machines of its own."""
+        return self.gpus_needed() - (self.inference_gpus if self.inference_machines else 0)
+
     def gpu_layout(self) -> str:
         return f"tensor parallel {self.vllm_tensor_parallel_size} × data parallel {self.vllm_data_parallel_size}"
 
     def gpus_needed_reason(self) -> str:
         """What a worker's GPU count is refused against, in words: the server's share and the trainer's."""
         judges = f", judges {self.judge_gpus}" if self.judge_gpus else ""
+        if self.inference_machines:
+            return (f"the config needs {self.first_machine_gpus()} GPUs on the trainer's first machine (trainer "
+                    f"{self.trainer_processes or 1}{judges}; vLLM's {self.inference_gpus} are on each of its "
+                    f"{self.inference_machines} machine(s))")
         return (f"the config needs {self.gpus_needed()} GPUs (vLLM {self.inference_gpus} = {self.gpu_layout()}, "
                 f"trainer {self.trainer_processes or 1}{judges})")
 

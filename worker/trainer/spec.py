@@ -94,6 +94,9 @@ class LaunchSpec(_Strict):
     inference_url: str | None = Field(None, description="vLLM server; set by the supervisor that starts it.")
     inference_api_key: str | None = Field(None, description="The key the vLLM server at inference_url asks of "
                                           "every request but /health; set by the supervisor that starts it.")
+    inference_urls: list[str] = Field(default_factory=list, description="vLLM servers on machines of their own "
+                                      "(config.inference_machines), inference_url first; all ask inference_api_key. "
+                                      "Set by the supervisor; empty: the one server at inference_url.")
     judge_gpu_ids: str | None = Field(None, description="CUDA_VISIBLE_DEVICES for the served judges' vLLM "
                                       "(config.judge_gpus of the worker's split); set by the supervisor. None: "
                                       "the CPU, or the policy server's GPUs.")

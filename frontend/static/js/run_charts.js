@@ -39,6 +39,7 @@
     { id: "sync", title: "Weight sync time (s)", series: fixed([
       ["system/weight_sync_s", "weight sync"], ["system/weight_sync_write_s", "of which writing the file"],
       ["system/weight_sync_server_reload_s", "of which the server's reload"],
+      ["system/weight_sync_upload_s", "of which sending it to vLLM's machines"],
       ["system/weight_sync_send_s", "of which the NCCL broadcast"]]) },
     // Judges and reward models (worker/trainer/rewards/judges/): one line per judge and measure.
     { id: "judge-agreement", title: "Judges against the verifiers (share of completions)", series: judgeSeries([

@@ -74,8 +74,9 @@ def test_a_trainer_over_more_machines_than_the_cluster_has_alive_is_refused_nami
     fleet.add("celery@head", queues=("ray",), cluster=small_cluster())
     three = {**TWO_MACHINES, "trainer_machines": 3, "gradient_accumulation_steps": 3}
     assert cluster_problems(values(**three)) == {"worker_pool": [
-        "config.trainer_machines is 3: the run needs 3 machines: 1 machine with 1 GPU and 1 CPU (vLLM and the "
-        "trainer's first processes) and 2 more with 1 GPU and 1 CPU each, each a machine of its own; the Ray cluster "
+        "config.trainer_machines is 3: the run needs 3 machines: 1 machine with 1 GPU and 1 CPU (the trainer's "
+        "first processes and vLLM) and 2 more with 1 GPU and 1 CPU each for the trainer, each a machine of its own; "
+        "the Ray cluster "
         "of pool 'ray' has no such machines alive (at 10.0.0.1:6379: node-a 2 GPUs 8 CPUs, node-b 1 GPU 8 CPUs, "
         "node-c (lost))"]}
     assert cluster_problems(values(**TWO_MACHINES)) == {}  # node-a and node-b
@@ -84,5 +85,20 @@ def test_a_trainer_over_more_machines_than_the_cluster_has_alive_is_refused_nami
 def test_a_trainer_over_several_machines_on_a_pool_of_plain_workers_is_refused(fleet):
     fleet.add("celery@gpu-1", queues=("ray",), gpus=8)
     assert gpu_problems(values(**TWO_MACHINES)) == {"worker_pool": [
-        "config.trainer_machines is 2: a trainer over several machines runs on a pool that is a Ray cluster "
+        "config.trainer_machines is 2: a run over several machines runs on a pool that is a Ray cluster "
         "(docs/deploying/cluster.md); the 1 live worker(s) on pool 'ray' each run their runs on their own machine"]}
+
+
+def test_vllm_on_machines_of_its_own_is_matched_to_the_machines_that_hold_it(fleet):
+    """Two vLLM servers of 2 GPUs and a one-GPU trainer: node-b (1 GPU) can only take the trainer,
+    so the cluster fits only if the matching moves the trainer there; a third server does not fit."""
+    fleet.add("celery@head", queues=("ray",), cluster=ray_cluster(
+        machine("node-a", gpus=2), machine("node-b", gpus=1), machine("node-c", gpus=2)))
+    two = {"inference_machines": 2, "vllm_tensor_parallel_size": 2, "worker_pool": "ray"}
+    assert cluster_problems(values(**two)) == {}
+    refused = cluster_problems(values(**{**two, "inference_machines": 3}))
+    assert refused == {"worker_pool": [
+        "config.inference_machines is 3: the run needs 4 machines: 1 machine with 1 GPU and 1 CPU (the trainer's "
+        "first processes) and 3 more with 2 GPUs and 1 CPU each for vLLM, each a machine of its own; the Ray "
+        "cluster of pool 'ray' has no such machines alive (at 10.0.0.1:6379: node-a 2 GPUs 8 CPUs, node-b 1 GPU "
+        "8 CPUs, node-c 2 GPUs 8 CPUs)"]}

@@ -53,8 +53,30 @@ def test_a_trainer_over_three_machines_asks_for_three_machines_each_of_its_own()
     asked = machines_for(config, cluster_has_gpus=True)
     assert asked.bundles == (RunBundle(cpus=1, gpus=3), RunBundle(cpus=1, gpus=2), RunBundle(cpus=1, gpus=2))
     assert asked.strategy == "STRICT_SPREAD"
-    assert asked.describe() == ("3 machines: 1 machine with 3 GPUs and 1 CPU (vLLM and the trainer's first "
-                                "processes) and 2 more with 2 GPUs and 1 CPU each")
+    assert asked.describe() == ("3 machines: 1 machine with 3 GPUs and 1 CPU (the trainer's first processes and "
+                                "vLLM) and 2 more with 2 GPUs and 1 CPU each for the trainer")
+
+
+def test_vllm_on_machines_of_its_own_asks_one_more_machine_each_after_the_trainers():
+    config = TrainingConfig(trainer_machines=2, inference_machines=2, vllm_tensor_parallel_size=4,
+                            trainer_processes=2, gradient_accumulation_steps=4)
+    asked = machines_for(config, cluster_has_gpus=True)
+    assert asked.bundles == (RunBundle(cpus=1, gpus=2), RunBundle(cpus=1, gpus=2),
+                             RunBundle(cpus=1, gpus=4), RunBundle(cpus=1, gpus=4))
+    assert asked.trainer_bundles == (RunBundle(cpus=1, gpus=2),)
+    assert asked.inference_bundles == (RunBundle(cpus=1, gpus=4),) * 2
+    assert asked.strategy == "STRICT_SPREAD"
+    assert asked.describe() == ("4 machines: 1 machine with 2 GPUs and 1 CPU (the trainer's first processes) and "
+                                "1 more with 2 GPUs and 1 CPU each for the trainer and 2 more with 4 GPUs and "
+                                "1 CPU each for vLLM")
+
+
+def test_vllm_on_a_machine_of_its_own_leaves_the_trainers_one_gpu_unshared():
+    asked = machines_for(TrainingConfig(inference_machines=1), cluster_has_gpus=True)
+    assert asked.bundles == (RunBundle(cpus=1, gpus=1), RunBundle(cpus=1, gpus=1))
+    assert asked.trainer_bundles == () and asked.inference_bundles == (RunBundle(cpus=1, gpus=1),)
+    assert machines_for(TrainingConfig(inference_machines=1), cluster_has_gpus=False).resources() == [
+        {"CPU": 1.0}, {"CPU": 1.0}]
 
 
 def test_a_run_on_one_machine_is_packed_on_it():

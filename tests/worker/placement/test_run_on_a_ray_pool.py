@@ -1,11 +1,10 @@
 """A run started through the REST API on a pool that is a Ray cluster: a real Celery worker with
 WORKER_RAY_ADDRESS, a cluster started with the control plane's environment, and the tiny model.
-The whole run (vLLM, trainer) lives in a Ray actor on the machine it was placed on.
-
-node-a, the head, has no CPU to give, so the run lands on node-b. node-b is lost mid-run (its
-raylet and everything it started killed, as a machine that goes away): the run fails naming it.
-A new machine, node-c, joins; the run resumed from its last checkpoint is placed there and
-trains to the end, each step charted once."""
+The run's supervisor lives in a Ray actor on the first machine it was placed on; its vLLM server
+or the trainer's further processes on machines of their own. node-a, the head, has no CPU to give:
+the runs land on the other nodes. One of a run's machines is lost mid-run: the run fails naming
+it, and resumed on what the cluster then has, trains to the end, each step charted once. (The
+first machine lost is tested with stand-in runs, test_placing_runs.py.)"""
 import re
 import time
 
@@ -21,7 +20,6 @@ from tests.support.seeds import SEED_E2E_RUN
 pytestmark = pytest.mark.slow
 pytest.importorskip("ray")
 MAX_STEPS = 4
-LOST = r"machine node-b \([0-9.]+, Ray node [0-9a-f]{8}\) was lost mid-run"
 
 
 def placed_on(run: ApiRun) -> list[str]:
@@ -29,42 +27,60 @@ def placed_on(run: ApiRun) -> list[str]:
             if line["message"].startswith("placed on machine ")]
 
 
-def test_a_run_whose_machine_is_lost_fails_naming_it_and_resumes_on_another_to_the_end(tiny_model_dir, tmp_path):
+def vllm_machine(logs: list[str]) -> tuple[str, str]:
+    """(the machine, the URL) of the run's vLLM server, as the supervisor says where it started it."""
+    line = next(line for line in logs if line.startswith("vLLM serves on"))
+    return re.fullmatch(r"vLLM serves on 1 machine\(s\) of its own: engine 1 at (http://[0-9.]+:\d+) on machine "
+                        r"(node-[a-z])", line).group(2, 1)
+
+
+def test_vllm_on_a_machine_of_its_own_takes_the_weights_over_http_fails_the_run_when_lost_and_resumes(
+        tiny_model_dir, tmp_path):
+    """node-b and node-c have one CPU each: the run's supervisor and trainer take one, its vLLM
+    server the other (inference_machines=1), sent the trainer's weights over HTTP at every sync.
+    vLLM's machine is lost mid-run (its raylet and everything it started killed, as a machine that
+    goes away): the run fails naming it. node-d joins; the run resumed from its last checkpoint
+    takes the machine left and node-d, and trains to the end, each step charted once."""
     (tmp_path / "cp").mkdir()
     with AsgiServer(tmp_path / "cp") as server:
         # The machines' environment is the control plane's (MODEL_DIRS, DATA_DIR): a shared disk here.
-        cluster = start_ray_cluster(((0, 0), (1, 0)), env=server.env)
+        cluster = start_ray_cluster(((0, 0), (1, 0), (1, 0)), env=server.env)
         worker = None
         try:
             seed = SEED_E2E_RUN.replace("max_steps=3", f"max_steps={MAX_STEPS}").replace("save_steps=2", "save_steps=1")
+            seed = seed.replace("per_device_train_batch_size=8", "per_device_train_batch_size=8, inference_machines=1")
             run_id = server.shell_json(f"MODEL = {str(tiny_model_dir)!r}\n" + seed)["run_id"]  # and its owner
             run = ApiRun(server, run_id)
             run.post("start")
             worker = start_worker(server, "default", env={**server.env, "WORKER_RAY_ADDRESS": cluster.address})
-            run.wait_for(lambda r: r["status"] == "running" and r["current_step"] >= 1 and run.get("checkpoints/"),
-                         "running past step 1 with a checkpoint", timeout_s=600)
-            node_b = cluster.node("node-b")
-            node_b.kill(node_b.raylet_tree())
+            run.wait_for(lambda r: r["status"] == "running" and r["current_step"] >= 2 and run.get("checkpoints/"),
+                         "running past step 2 with a checkpoint", timeout_s=600)
+            first_logs = [line["message"] for line in run.logs()]
+            lost = cluster.node(vllm_machine(first_logs)[0])
+            lost.kill(lost.raylet_tree())
             lost_at = time.monotonic()
             failed = run.wait_for(lambda r: r["status"] == "failed", "failed", timeout_s=90)
             noticed_s = time.monotonic() - lost_at
 
-            cluster.add_node(1, 0)  # node-c: whatever the cluster has when the run resumes
+            cluster.add_node(1, 0)  # node-d: whatever the cluster has when the run resumes
             run.post("resume")
             finished = run.wait_for(lambda r: r["status"] in ("succeeded", "failed"), "the end", timeout_s=600)
-            steps = run.trained_steps()
-            placed = placed_on(run)
+            logs = [line["message"] for line in run.logs()]
+            steps, placed = run.trained_steps(), placed_on(run)
         finally:
             if worker is not None:
                 stop_worker(worker)
             cluster.stop()
-            # What the lost machine would have taken with it: processes of node-b's run that
-            # its killed raylet's tree no longer held (multiprocessing's resource tracker).
+            # What the lost machine would have taken with it: processes of its run that its
+            # killed raylet's tree no longer held (multiprocessing's resource tracker).
             kill_all(processes_started_for(tmp_path / "cp") - {server.process.pid})
-    assert re.fullmatch(LOST, failed["error_message"] or ""), failed["error_message"]
+    assert placed[0] != lost.name  # the trainer on one machine, vLLM on the other
+    assert any("sent over HTTP to 1 server(s)" in line for line in first_logs), first_logs[-30:]
+    assert re.match(rf"machine {lost.name} \([0-9.]+, Ray node [0-9a-f]{{8}}\) was lost mid-run \(vLLM engine 1 ran "
+                    r"there\)", failed["error_message"] or ""), failed["error_message"]
     assert noticed_s < 60, f"the lost machine took {noticed_s:.0f} s to fail the run"
     assert finished["status"] == "succeeded", finished["error_message"]
-    assert placed == ["node-b", "node-c"]
+    assert {placed[1], vllm_machine(logs[len(first_logs):])[0]} == {placed[0], "node-d"}
     assert steps == list(range(1, MAX_STEPS + 1))  # resumed from a checkpoint: none twice, none skipped
     assert processes_mentioning(str(tiny_model_dir)) == []
 

@@ -45,6 +45,10 @@ def test_a_cross_field_rule_is_keyed_by_the_field_to_change():
     ({"trainer_processes": 4, "gradient_accumulation_steps": 2}, "trainer_processes"),
     ({"trainer_machines": 2, "distributed": "none", "gradient_accumulation_steps": 2}, "distributed"),
     ({"trainer_machines": 3, "trainer_processes": 2, "gradient_accumulation_steps": 4}, "trainer_machines"),
+    ({"inference_machines": 2, "weight_sync_backend": "nccl"}, "weight_sync_backend"),
+    ({"inference_machines": 1, "lora": True}, "lora"),
+    ({"inference_machines": 1, "cpu_sharing": "split_cores"}, "cpu_sharing"),
+    ({"inference_machines": 1, "cpu_sharing": "overlap", "gradient_accumulation_steps": 3}, None),
 ])
 def test_each_cross_field_rule(values, field):
     if field is None:

@@ -227,7 +227,71 @@ def test_nccl_drives_vllms_weight_transfer_endpoints_in_order(monkeypatch):
     assert update["dtype_names"] == ["bfloat16"] and sent == [torch.bfloat16, torch.bfloat16]
 
 
+class UploadingServers:
+    """Stands for vLLM servers on machines of their own: each takes the file and reloads its copy."""
+
+    def __init__(self, timings: dict[str, float]):
+        self.calls, self.bodies, self.timings = [], {}, timings
+
+    def __call__(self, request: httpx.Request):
+        host = request.url.host
+        self.calls.append((host, request.method, request.url.path))
+        if request.url.path == "/grpo/weights":
+            self.bodies[host] = request.read()
+            return httpx.Response(200, json={"folder": f"/dev/shm/{host}-weights"})
+        if request.url.path == "/collective_rpc":
+            folder = json.loads(request.content)["kwargs"]["weights_path"]
+            return httpx.Response(200, json={"results": [{"reload": "direct", "why_not_direct": None,
+                                                          "seconds": self.timings[host], "folder": folder}]})
+        return httpx.Response(200, json={})
+
+
+def test_weights_over_http_reach_every_server_which_reloads_its_own_copy(tmp_path):
+    from worker.trainer.weight_sync.http_push import HttpWeightPush
+
+    servers = UploadingServers({"vllm-1": 0.25, "vllm-2": 0.5})
+    transport = httpx.MockTransport(servers)
+    first = ServerPause(VllmAdminClient("http://vllm-1", transport=transport))
+    sync = HttpWeightPush(["http://vllm-1", "http://vllm-2"], tmp_path, dtype="float32", pause=first,
+                          transport=transport)
+    sync.push(TiedModel(), version=1)
+    written = (sync.folder / "model.safetensors").read_bytes()
+    assert servers.bodies == {"vllm-1": written, "vllm-2": written}
+    for host in ("vllm-1", "vllm-2"):
+        # the upload while it still generates, then the reload of its copy inside the pause
+        assert [(method, path) for who, method, path in servers.calls if who == host] == [
+            ("PUT", "/grpo/weights"), ("POST", "/pause"), ("POST", "/collective_rpc"),
+            ("POST", "/reset_prefix_cache"), ("POST", "/resume")]
+    assert sync.last_reload["folder"] == "/dev/shm/vllm-2-weights"  # the slowest reload stands for all
+    assert set(sync.last_push_parts()) == {"write", "upload", "server_reload"}
+    assert sync.last_push_parts()["server_reload"] == 0.5
+    assert sync.last_push_note().endswith("sent over HTTP to 2 server(s): http://vllm-1, http://vllm-2")
+    sync.close()
+
+
+def test_a_server_that_refuses_the_upload_fails_the_push_before_any_pause(tmp_path):
+    from worker.trainer.weight_sync.http_push import HttpWeightPush
+
+    calls = []
+
+    def full(request):
+        calls.append(request.url.path)
+        return httpx.Response(507, json={"error": "the weights (9 bytes) do not fit"})
+
+    transport = httpx.MockTransport(full)
+    sync = HttpWeightPush(["http://vllm-1"], tmp_path, pause=ServerPause(VllmAdminClient("http://vllm-1",
+                                                                                         transport=transport)))
+    with pytest.raises(WeightSyncError, match="refused /grpo/weights with HTTP 507.*do not fit"):
+        sync.push(TiedModel(), version=1)
+    assert calls == ["/grpo/weights"]
+    sync.close()
+
+
 def test_backend_is_chosen_by_name(tmp_path):
+    from worker.trainer.weight_sync.http_push import HttpWeightPush
+
+    assert isinstance(make_weight_sync("filesystem", "http://vllm", tmp_path, remote_urls=["http://a"]),
+                      HttpWeightPush)
     assert isinstance(make_weight_sync("filesystem", "http://vllm", tmp_path), FilesystemWeightSync)
     assert isinstance(make_weight_sync("nccl", "http://vllm", tmp_path), NcclWeightSync)
     with pytest.raises(ValueError, match="weight_sync_backend"):

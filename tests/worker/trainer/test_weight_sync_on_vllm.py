@@ -1,4 +1,5 @@
-"""Weight sync into a real vLLM server: what it serves afterwards is the trainer's model, tied head included.
+"""Weight sync into a real vLLM server: what it serves afterwards is the trainer's model, tied head included,
+whether it reads the trainer's file or is sent it over HTTP (a server on a machine of its own).
 
 One server for the module (about 30 s to start on the tiny model). The tiny model ties its
 output head to its embeddings, as SmolLM2 does: vLLM's own reload left such a head with its
@@ -11,11 +12,13 @@ import httpx
 import pytest
 
 from worker.trainer.config import TrainingConfig
+from worker.trainer.inference.weight_upload import FILE_NAME, ROUTE
 
 TEXT = "The capital of France is Paris, and the capital of Italy is Rome."
 # Served in float32 whatever this machine prefers: bf16 would round the log-probs of this
 # random model (around -25) by up to 0.1, hiding a small error in the sync.
 TOLERANCE = 1e-3
+KEY = "a-run-key-" + "x" * 33
 
 
 def trainer_logprobs(model, ids: list[int]):
@@ -29,7 +32,7 @@ def trainer_logprobs(model, ids: list[int]):
 def served_logprobs(server, ids: list[int], model_name: str | None = None):
     import torch
 
-    response = httpx.post(f"{server.url}/v1/completions", timeout=60, json={
+    response = httpx.post(f"{server.url}/v1/completions", timeout=60, headers=server.headers, json={
         "model": model_name or server.served_model_name, "prompt": ids, "max_tokens": 1, "prompt_logprobs": 0,
         "temperature": 1.0})
     response.raise_for_status()
@@ -50,13 +53,19 @@ def perturbed(model, seed: int):
 
 
 @pytest.fixture(scope="module")
-def server(tiny_model_dir, tmp_path_factory):
+def upload_folder(tmp_path_factory):
+    return tmp_path_factory.mktemp("server-side") / "weights"
+
+
+@pytest.fixture(scope="module")
+def server(tiny_model_dir, tmp_path_factory, upload_folder):
+    """Started as a run's server on a machine of vLLM's own is: a key, and weights taken over HTTP."""
     from worker.trainer.inference.server import VLLMServer
 
     config = TrainingConfig(max_prompt_length=64, max_completion_length=16, vllm_kv_cache_gib=1)
     log_path = tmp_path_factory.mktemp("vllm") / "vllm.log"
-    with VLLMServer.for_config(str(tiny_model_dir), config, log_path=log_path, dtype="float32") as server:
-        server.wait_until_healthy()
+    with VLLMServer.for_config(str(tiny_model_dir), config, log_path=log_path, dtype="float32", api_key=KEY,
+                               upload_folder=str(upload_folder)) as server:
         yield server
 
 
@@ -79,7 +88,7 @@ def ids(tiny_model_dir):
 def sync(server, tmp_path):
     from worker.trainer.weight_sync.filesystem import FilesystemWeightSync
 
-    sync = FilesystemWeightSync(server.url, tmp_path, dtype="float32")
+    sync = FilesystemWeightSync(server.url, tmp_path, dtype="float32", api_key=server.api_key)
     yield sync
     sync.close()
 
@@ -125,6 +134,37 @@ def test_weights_missing_from_the_file_fail_the_reload_by_name(server, sync, mod
     # The linear layers keep their packed weights and the engine lives on (the run that
     # asked still fails: the norms and embeddings may already hold the new values).
     assert served_logprobs(server, ids).isfinite().all()
+
+
+def test_weights_sent_over_http_are_served_from_the_servers_own_copy(server, model, ids, tmp_path, upload_folder):
+    from worker.trainer.weight_sync.http_push import HttpWeightPush
+
+    sync = HttpWeightPush([server.url], tmp_path, dtype="float32", api_key=KEY)
+    try:
+        for version in (1, 2):
+            perturbed(model, seed=version)
+            sync.push(model, version=version)
+            served = served_logprobs(server, ids)
+            assert (served - trainer_logprobs(model, ids)).abs().max() < TOLERANCE, f"after push {version}"
+        assert (upload_folder / FILE_NAME).read_bytes() == (sync.folder / FILE_NAME).read_bytes()
+        assert sync.folder != upload_folder
+        parts = sync.last_push_parts()
+        assert set(parts) == {"write", "upload", "server_reload"}, parts
+        assert f"sent over HTTP to 1 server(s): {server.url}" in sync.last_push_note()
+    finally:
+        sync.close()
+
+
+def test_the_upload_route_asks_the_runs_key_before_anything_is_written(server, upload_folder):
+    before = (upload_folder / FILE_NAME).stat().st_mtime_ns if (upload_folder / FILE_NAME).exists() else None
+    response = httpx.put(f"{server.url}{ROUTE}", content=b"not weights", timeout=30)
+    assert response.status_code == 401
+    wrong = httpx.put(f"{server.url}{ROUTE}", content=b"not weights", headers={"Authorization": "Bearer no"},
+                      timeout=30)
+    assert wrong.status_code == 401
+    after = (upload_folder / FILE_NAME).stat().st_mtime_ns if (upload_folder / FILE_NAME).exists() else None
+    assert after == before
+    assert httpx.get(f"{server.url}/health", timeout=30).status_code == 200
 
 
 def test_an_untied_output_head_is_reloaded_too(tiny_model_dir, tmp_path):

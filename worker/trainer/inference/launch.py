@@ -17,6 +17,7 @@ from worker.trainer.config import TrainingConfig
 from worker.trainer.inference.api_key_guard import KEY_VARIABLE
 from worker.trainer.inference.cpu_sharing import SERVER_CPUS_VARIABLE, allowed_cpus, format_cpus, generation_cpus
 from worker.trainer.inference.parallelism import parallel_args
+from worker.trainer.inference.weight_upload import FOLDER_VARIABLE
 from worker.trainer.inference.worker_extension import EXTENSION_CLASS
 from worker.trainer.training.precision import served_dtype
 
@@ -24,6 +25,7 @@ PROJECT_ROOT = str(Path(__file__).resolve().parents[3])
 WRAPPER_MODULE = "worker.trainer.inference.vllm_cli"
 SERVED_MODEL_NAME = "policy"  # requests name the policy this way whatever its path
 GUARD_MIDDLEWARE = "worker.trainer.inference.api_key_guard.ApiKeyGuard"
+UPLOAD_MIDDLEWARE = "worker.trainer.inference.weight_upload.WeightUpload"
 
 Device = Literal["cpu", "cuda"]
 
@@ -88,7 +90,8 @@ class Launch:
 def build_launch(model: str, config: TrainingConfig, *, port: int, device: Device, host: str = "127.0.0.1",
                  gpu_ids: str | None = None, environ: Mapping[str, str] = os.environ,
                  python: str = sys.executable, extra_args: Sequence[str] = (), dtype: str | None = None,
-                 cpus: list[int] | None = None, api_key: str | None = None) -> Launch:
+                 cpus: list[int] | None = None, api_key: str | None = None,
+                 upload_folder: str | None = None) -> Launch:
     """`vllm serve model` through the wrapper module, with the server settings of `config`.
 
     `model` is passed as given: resolve it first (worker.trainer.models.paths). On GPUs,
@@ -99,8 +102,11 @@ def build_launch(model: str, config: TrainingConfig, *, port: int, device: Devic
     `cpus` (default: the cores this process may use). Tensor and data parallel sizes above 1
     become vLLM's flags on GPUs and are refused on a CPU (inference/parallelism.py). With
     `api_key`, every path but /health asks for it (api_key_guard.py); it travels in the
-    environment, not the command line `ps` shows.
+    environment, not the command line `ps` shows. With `upload_folder` (a server on a machine of
+    its own), the server takes weights sent over HTTP into it (weight_upload.py), behind the key.
     """
+    if upload_folder and not api_key:
+        raise ValueError("a server that takes weights over HTTP must ask for an API key")
     argv = [python, "-m", WRAPPER_MODULE, "serve", refuse_option_like(model),
             "--host", host, "--port", str(port),
             "--served-model-name", SERVED_MODEL_NAME,
@@ -113,7 +119,9 @@ def build_launch(model: str, config: TrainingConfig, *, port: int, device: Devic
     if config.vllm_enforce_eager:
         argv.append("--enforce-eager")
     argv += lora_args(config, device)
-    if api_key:
+    if upload_folder:
+        argv += ["--middleware", UPLOAD_MIDDLEWARE]
+    if api_key:  # added last, so Starlette makes it the outer one: every path below it asks the key
         argv += ["--middleware", GUARD_MIDDLEWARE]
     env = {"VLLM_SERVER_DEV_MODE": "1",  # /pause, /collective_rpc, ... for weight updates
            "VLLM_NO_USAGE_STATS": "1",
@@ -122,6 +130,8 @@ def build_launch(model: str, config: TrainingConfig, *, port: int, device: Devic
            **without_preloaded_allocator(environ)}  # the trainer's jemalloc stays the trainer's
     if api_key:
         env[KEY_VARIABLE] = api_key  # vLLM guards /v1 with it too
+    if upload_folder:
+        env[FOLDER_VARIABLE] = upload_folder
     if lora_args(config, device):
         env["VLLM_ALLOW_RUNTIME_LORA_UPDATING"] = "1"  # the adapter is reloaded at every weight sync
     if device == "cpu":

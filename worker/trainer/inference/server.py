@@ -83,12 +83,13 @@ class VLLMServer:
     def for_config(cls, model: str, config: TrainingConfig, *, device: Device | None = None,
                    port: int | None = None, host: str = "127.0.0.1", log_path: Path | str | None = None,
                    gpu_ids: str | None = None, extra_args=(), dtype: str | None = None,
-                   api_key: str | None = None) -> "VLLMServer":
+                   api_key: str | None = None, upload_folder: str | None = None) -> "VLLMServer":
         """`api_key` (launch.new_api_key()): asked of every request but /health; None: an open server
-        (tests and benchmarks only: a run's server always has one)."""
+        (tests and benchmarks only: a run's server always has one). `upload_folder`: where it takes
+        weights sent over HTTP (inference/weight_upload.py)."""
         launch = build_launch(model, config, port=port or free_port(host), host=host,
                               device=device or installed_device(), gpu_ids=gpu_ids, extra_args=extra_args, dtype=dtype,
-                              api_key=api_key)
+                              api_key=api_key, upload_folder=upload_folder)
         return cls(launch, log_path=log_path, startup_timeout_s=config.vllm_startup_timeout_s)
 
     @property

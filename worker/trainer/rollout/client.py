@@ -11,6 +11,19 @@ class ServerUnavailable(RuntimeError):
     """vLLM did not answer after every retry: the server is probably dead."""
 
 
+def lost_its_server(error: BaseException) -> bool:
+    """Whether `error`, or what caused it, is a vLLM server that no longer answers: rollouts that
+    found none (ServerUnavailable), or a weight sync that reached none."""
+    from worker.trainer.weight_sync.server_api import ServerUnreachable
+
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, (ServerUnavailable, ServerUnreachable)):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
 class CompletionsClient:
     def __init__(self, base_url: str, model_name: str, sampling: dict, timeout_s: float,
                  retries: int = 3, backoff_s: float = 1.0, transport: httpx.AsyncBaseTransport | None = None,

@@ -8,6 +8,7 @@ from worker.trainer.data.loading import render_prompt, reward_columns
 from worker.trainer.data.order import ConsumedFrontier, PromptOrder
 from worker.trainer.environments.episodes import EpisodeSampler
 from worker.trainer.rollout.client import CompletionsClient, sampling_params
+from worker.trainer.rollout.spread_client import SpreadClient
 from worker.trainer.rollout.groups import task_prompt_text
 from worker.trainer.rollout.inflight_control import cap_bounds, starting_cap
 from worker.trainer.rollout.scoring import RewardFunction, Scorer
@@ -61,8 +62,9 @@ def start_rollouts(run: StartingRun, prompts: PromptSource, setup: EnvironmentSe
                    current_version: Callable[[], int], cpu_sharing: str) -> RolloutWorker:
     """`served_name`: the model (or a LoRA run's adapter) the requests name."""
     config = run.config
-    client = CompletionsClient(server.url, served_name, sampling_params(config),
-                               timeout_s=config.vllm_request_timeout_s, api_key=server.api_key)
+    clients = [CompletionsClient(url, served_name, sampling_params(config), timeout_s=config.vllm_request_timeout_s,
+                                 api_key=server.api_key) for url in server.urls]
+    client = clients[0] if len(clients) == 1 else SpreadClient(clients)
     # With an environment, a group is G episodes played against the same client.
     sampler = (client if setup.environment is None
                else EpisodeSampler(client, setup.episode_runner(run, current_version)))

@@ -25,6 +25,13 @@ class ServerConnection:
     # One hold on the server's generation for the time slicing of a step and the weight sync
     # inside it, so that the server resumes once (weight_sync/server_api.py).
     pause: ServerPause
+    # Servers on machines of their own (inference_machines), url first: rollouts spread over them
+    # and weights go to each over HTTP. Empty: the one server at url, on this machine.
+    remote_urls: tuple[str, ...] = ()
+
+    @property
+    def urls(self) -> tuple[str, ...]:
+        return self.remote_urls or (self.url,)
 
 
 def server_model(spec: LaunchSpec, config: TrainingConfig) -> str:
@@ -56,12 +63,13 @@ def join_server(run: StartingRun, own: VLLMServer | None) -> ServerConnection:
     else:
         assert run.spec.inference_url is not None, "spawn_server starts a server of our own where the spec names none"
         url, key = run.spec.inference_url, run.spec.inference_api_key
-        wait_for_health(url, run.config.vllm_startup_timeout_s, should_stop=run.report.cancel_requested.is_set,
-                        api_key=key)
+        for each in run.spec.inference_urls or [url]:
+            wait_for_health(each, run.config.vllm_startup_timeout_s, should_stop=run.report.cancel_requested.is_set,
+                            api_key=key)
         name = served_name_of(url, key)
     admin = VllmAdminClient(url, api_key=key)
     run.lifecycle.started(admin, admin.close)
-    return ServerConnection(url, name, key, ServerPause(admin))
+    return ServerConnection(url, name, key, ServerPause(admin), tuple(run.spec.inference_urls))
 
 
 def served_name_of(url: str, api_key: str | None) -> str:
@@ -72,5 +80,6 @@ def served_name_of(url: str, api_key: str | None) -> str:
 def cpu_sharing(run: StartingRun, server: ServerConnection, on_gpu: bool) -> tuple[str, GenerationPause]:
     """How vLLM and the trainer share the CPU (inference/cpu_sharing.py), and the pause of
     generation a step takes when they take turns."""
-    mode = sharing_mode(run.config.cpu_sharing, on_gpu, len(allowed_cpus()))
+    # vLLM on machines of its own shares no core with the trainer: both run at once.
+    mode = "overlap" if server.remote_urls else sharing_mode(run.config.cpu_sharing, on_gpu, len(allowed_cpus()))
     return mode, GenerationPause(server.pause if mode == "take_turns" else None)

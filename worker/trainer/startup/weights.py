@@ -22,7 +22,8 @@ def _weight_sync(run: StartingRun, server: ServerConnection, backend: str) -> We
     """The NCCL group spans every GPU of every vLLM engine (weight_sync/nccl.py)."""
     return make_weight_sync(backend, server.url, run.output_dir, pause=server.pause,
                             server_world_size=run.config.inference_gpus,
-                            server_engines=run.config.vllm_data_parallel_size, api_key=server.api_key)
+                            server_engines=run.config.vllm_data_parallel_size, api_key=server.api_key,
+                            remote_urls=list(server.remote_urls))
 
 
 def needs_first_push(run: StartingRun) -> bool:

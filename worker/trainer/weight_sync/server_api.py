@@ -1,10 +1,15 @@
 """The vLLM dev-mode endpoints weight sync uses, with explicit timeouts and clear failures."""
 from contextlib import contextmanager
+from pathlib import Path
 
 import httpx
 
 from worker.trainer.inference.api_key_guard import bearer
 from worker.trainer.weight_sync.interface import WeightSyncError
+
+
+class ServerUnreachable(WeightSyncError):
+    """No answer at all: the server, or its machine, is gone."""
 
 
 class VllmAdminClient:
@@ -17,11 +22,22 @@ class VllmAdminClient:
     def post(self, path: str, json: dict | None = None, params: dict | None = None) -> dict:
         return self._answer(path, self._send("POST", path, json=json, params=params))
 
+    def put_file(self, path: str, file: Path, chunk_bytes: int = 1 << 20) -> dict:
+        """`file` streamed as the body, never whole in memory, with its length (the server refuses
+        a body without one: a cut-off upload must not pass for a whole one)."""
+        def pieces():
+            with file.open("rb") as handle:
+                while piece := handle.read(chunk_bytes):
+                    yield piece
+
+        response = self._send("PUT", path, content=pieces(), headers={"Content-Length": str(file.stat().st_size)})
+        return self._answer(path, response)
+
     def _send(self, method: str, path: str, **options) -> httpx.Response:
         try:
             return self._http.request(method, path, **options)
         except httpx.TransportError as exc:
-            raise WeightSyncError(f"vLLM server unreachable during {path}: {exc}") from exc
+            raise ServerUnreachable(f"vLLM server unreachable during {path}: {exc}") from exc
 
     @staticmethod
     def _answer(path: str, response: httpx.Response) -> dict:

@@ -87,3 +87,21 @@ async def test_refused_request_is_not_retried():
 def test_sampling_params_follow_the_config():
     params = sampling_params(TrainingConfig(max_completion_length=64, temperature=0.7, top_k=20))
     assert params == {"max_tokens": 64, "temperature": 0.7, "top_p": 1.0, "repetition_penalty": 1.0, "top_k": 20}
+
+
+def test_a_rollout_or_sync_error_caused_by_a_server_gone_is_told_apart():
+    from worker.trainer.rollout.client import lost_its_server
+    from worker.trainer.weight_sync.server_api import ServerUnreachable
+
+    def raised(cause):
+        try:
+            try:
+                raise cause
+            except Exception as exc:
+                raise RuntimeError("rollout worker stopped") from exc
+        except RuntimeError as outer:
+            return outer
+
+    assert lost_its_server(raised(ServerUnavailable("vLLM did not answer after 4 tries")))
+    assert lost_its_server(ServerUnreachable("vLLM server unreachable during /pause"))
+    assert not lost_its_server(raised(ValueError("vLLM refused the request: HTTP 400")))

@@ -1,0 +1,143 @@
+"""The route a vLLM server on a machine of its own takes weights by: the whole body, or nothing."""
+import asyncio
+import json
+from collections import namedtuple
+
+import httpx
+import pytest
+
+from worker.trainer.inference import weight_upload
+from worker.trainer.inference.api_key_guard import ApiKeyGuard, bearer
+from worker.trainer.inference.weight_upload import FILE_NAME, ROUTE, WeightUpload
+
+KEY = "k" * 43
+
+
+async def app(scope, receive, send):
+    """Stands for vLLM's app."""
+    await send({"type": "http.response.start", "status": 200, "headers": []})
+    await send({"type": "http.response.body", "body": b"vllm"})
+
+
+def call(upload: WeightUpload, method: str, path: str, **options) -> httpx.Response:
+    async def go():
+        transport = httpx.ASGITransport(app=ApiKeyGuard(upload, key=KEY))
+        async with httpx.AsyncClient(transport=transport, base_url="http://vllm") as client:
+            return await client.request(method, path, **options)
+
+    return asyncio.run(go())
+
+
+def put(upload: WeightUpload, body: bytes, **headers) -> httpx.Response:
+    return call(upload, "PUT", ROUTE, content=body, headers={**bearer(KEY), **headers})
+
+
+def test_an_upload_lands_whole_in_the_folder_and_names_it(tmp_path):
+    upload = WeightUpload(app, folder=str(tmp_path / "weights"))
+    body = bytes(range(256)) * 1000
+    response = put(upload, body)
+    assert response.status_code == 200
+    answer = response.json()
+    assert answer["folder"] == str(tmp_path / "weights") and answer["bytes"] == len(body)
+    assert (tmp_path / "weights" / FILE_NAME).read_bytes() == body
+    assert sorted(path.name for path in (tmp_path / "weights").iterdir()) == [FILE_NAME]
+
+
+def test_a_body_longer_than_a_write_piece_is_written_in_pieces(tmp_path, monkeypatch):
+    monkeypatch.setattr(weight_upload, "WRITE_EVERY_BYTES", 1000)
+    upload = WeightUpload(app, folder=str(tmp_path))
+
+    async def pieces():
+        for index in range(10):
+            yield bytes([index]) * 700
+
+    response = call(upload, "PUT", ROUTE, content=pieces(), headers={**bearer(KEY), "Content-Length": "7000"})
+    assert response.status_code == 200
+    assert (tmp_path / FILE_NAME).read_bytes() == b"".join(bytes([index]) * 700 for index in range(10))
+
+
+def test_without_the_key_nothing_is_written(tmp_path):
+    upload = WeightUpload(app, folder=str(tmp_path))
+    response = call(upload, "PUT", ROUTE, content=b"weights")
+    assert response.status_code == 401
+    assert not (tmp_path / FILE_NAME).exists()
+
+
+def test_a_body_that_does_not_match_its_length_keeps_the_last_weights(tmp_path):
+    (tmp_path / FILE_NAME).write_bytes(b"the last weights")
+    upload = WeightUpload(app, folder=str(tmp_path))
+
+    async def go():
+        """A client that says 100 bytes and sends 7: the server sees the body end short."""
+        scope = {"type": "http", "method": "PUT", "path": ROUTE, "headers": [(b"content-length", b"100")]}
+        messages = iter([{"type": "http.request", "body": b"cut off", "more_body": False}])
+        sent = []
+
+        async def receive():
+            return next(messages)
+
+        async def send(message):
+            sent.append(message)
+
+        await upload(scope, receive, send)
+        return sent
+
+    sent = asyncio.run(go())
+    assert sent[0]["status"] == 400
+    assert "7 bytes where Content-Length said 100" in json.loads(sent[1]["body"])["error"]
+    assert (tmp_path / FILE_NAME).read_bytes() == b"the last weights"
+    assert sorted(path.name for path in tmp_path.iterdir()) == [FILE_NAME]
+
+
+def test_a_client_gone_mid_body_leaves_no_partial_file(tmp_path):
+    upload = WeightUpload(app, folder=str(tmp_path))
+
+    async def go():
+        scope = {"type": "http", "method": "PUT", "path": ROUTE, "headers": [(b"content-length", b"100")]}
+        messages = iter([{"type": "http.request", "body": b"half", "more_body": True}, {"type": "http.disconnect"}])
+        sent = []
+
+        async def receive():
+            return next(messages)
+
+        async def send(message):
+            sent.append(message)
+
+        await upload(scope, receive, send)
+        return sent
+
+    assert asyncio.run(go())[0]["status"] == 400
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_upload_without_a_length_or_by_another_method_is_refused(tmp_path):
+    upload = WeightUpload(app, folder=str(tmp_path))
+
+    async def chunked():
+        yield b"weights"
+
+    without_length = call(upload, "PUT", ROUTE, content=chunked(), headers=bearer(KEY))
+    assert without_length.status_code == 411 and "Content-Length" in without_length.json()["error"]
+    assert call(upload, "POST", ROUTE, content=b"x", headers=bearer(KEY)).status_code == 405
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_weights_larger_than_the_disk_has_free_are_refused_before_a_byte_is_written(tmp_path, monkeypatch):
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(weight_upload.shutil, "disk_usage", lambda folder: usage(100, 90, 10))
+    upload = WeightUpload(app, folder=str(tmp_path))
+    response = put(upload, b"x" * 11)
+    assert response.status_code == 507
+    assert response.json()["error"] == f"the weights (11 bytes) do not fit in {tmp_path} (10 bytes free)"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_without_a_folder_the_route_is_not_there_and_other_paths_reach_vllm(tmp_path, monkeypatch):
+    monkeypatch.delenv(weight_upload.FOLDER_VARIABLE, raising=False)
+    assert put(WeightUpload(app), b"x").text == "vllm"
+    assert call(WeightUpload(app, folder=str(tmp_path)), "GET", "/v1/models", headers=bearer(KEY)).text == "vllm"
+
+
+@pytest.mark.parametrize("path", ["/grpo/weights/", "/grpo/weights/../x"])
+def test_only_the_route_itself_uploads(tmp_path, path):
+    assert call(WeightUpload(app, folder=str(tmp_path)), "PUT", path, content=b"x", headers=bearer(KEY)).text == "vllm"
