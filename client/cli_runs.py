@@ -28,13 +28,12 @@ def add_parser(areas: Subparsers) -> None:
     add_create_parser(verbs)
     for verb, command, what in (("show", show_run, "one run: its status, step, rewards and config"),
                                 ("start", start_run, "queue a created run for a worker"),
-                                ("cancel", cancel_run, "stop a queued or running run"),
-                                ("resume", resume_run, "go on from the last checkpoint of a failed, cancelled or "
-                                                       "lost run")):
+                                ("cancel", cancel_run, "stop a queued or running run")):
         sub = verbs.add_parser(verb, help=what)
         sub.add_argument("run", type=int, help="run id")
         add_json_flag(sub)
         sub.set_defaults(command=command)
+    add_resume_parser(verbs)
     clone = verbs.add_parser("clone", help="a new run (not started) with a run's dataset, rewards and settings")
     clone.add_argument("run", type=int, help="run id")
     clone.add_argument("--name", help="the new run's name (default: the run's, with (copy))")
@@ -152,8 +151,21 @@ def cancel_run(api: ControlPlane, args: argparse.Namespace) -> None:
     answer_status(api.cancel_run(args.run), args)
 
 
+def add_resume_parser(verbs) -> None:
+    resume = verbs.add_parser("resume", help="go on from the last checkpoint of a failed, cancelled or lost run, "
+                                             "on as many machines as the cluster then has")
+    resume.add_argument("run", type=int, help="run id")
+    resume.add_argument("--trainer-machines", type=int, help="machines the trainer spans from now on")
+    resume.add_argument("--trainer-processes", type=int, help="trainer processes on each machine from now on")
+    resume.add_argument("--inference-machines", type=int, help="machines of vLLM's own from now on")
+    add_json_flag(resume)
+    resume.set_defaults(command=resume_run)
+
+
 def resume_run(api: ControlPlane, args: argparse.Namespace) -> None:
-    answer_status(api.resume_run(args.run), args)
+    machines = {knob: getattr(args, knob) for knob in ("trainer_machines", "trainer_processes", "inference_machines")
+                if getattr(args, knob) is not None}
+    answer_status(api.resume_run(args.run, **machines), args)
 
 
 def clone_run(api: ControlPlane, args: argparse.Namespace) -> None:

@@ -49,8 +49,10 @@ class RunCalls(Session):
     def cancel_run(self, run_id: int) -> Json:
         return self._call("POST", f"runs/{run_id}/cancel/")
 
-    def resume_run(self, run_id: int) -> Json:
-        return self._call("POST", f"runs/{run_id}/resume/")
+    def resume_run(self, run_id: int, **machines: int) -> Json:
+        """`machines`: trainer_machines, trainer_processes or inference_machines to resume on (a run
+        over N machines resumed on M); none: as it ran."""
+        return self._call("POST", f"runs/{run_id}/resume/", json=machines or None)
 
     def clone_run(self, run_id: int, name: str | None = None) -> Json:
         """A new run (created, not started) with the same dataset, rewards and settings."""

@@ -37,7 +37,8 @@ def start_run(run: Run) -> Run:
 
 
 @transaction.atomic
-def resume_run(run: Run) -> Run:
+def resume_run(run: Run, config: dict | None = None) -> Run:
+    """`config`: the run's, with the machines it spans changed (runs/api/views/runs.py's ResumeRequest)."""
     run = _locked(run)
     if not run.is_resumable_status:
         raise IllegalTransition(
@@ -45,6 +46,8 @@ def resume_run(run: Run) -> Run:
     checkpoint = run.checkpoints.order_by("-step").first()
     if checkpoint is None:
         raise IllegalTransition(run, "queued", f"run {run.pk} has no checkpoint to resume from; clone it to start over")
+    if config is not None:
+        run.config = config
     set_aside_retrained_points(run, checkpoint.step)
     _enqueue(run, resume_from=checkpoint)
     run_id = run.pk

@@ -110,6 +110,17 @@ def test_a_run_that_ended_is_resumed_from_the_shell_and_queued_as_its_second_att
     assert spec["resume_from"] == "/ckpt/20"
 
 
+def test_a_run_is_resumed_from_the_shell_on_other_machines_and_a_count_its_config_refuses_is_said(server, capsys):
+    run_id = server.shell_json(ENDED_WITH_A_CHECKPOINT % {"status": "failed"})["run_id"]
+    code, _, err = grpo(server, capsys, "runs", "resume", str(run_id), "--trainer-machines", "0")
+    assert code != 0 and "trainer_machines" in err, err
+    code, _, err = grpo(server, capsys, "runs", "resume", str(run_id), "--inference-machines", "1")
+    assert code == 0, err
+    spec = server.shell_json(f"import json; from runs.models import Run; "
+                             f"print(json.dumps(Run.objects.get(pk={run_id}).launch_spec))")
+    assert spec["config"]["inference_machines"] == 1 and spec["resume_from"] == "/ckpt/20"
+
+
 def report(server, events):
     run_id, token = server.seeded["run_id"], server.seeded["token"]
     numbered = [{"seq": seq, **event} for seq, event in enumerate(events, start=report.seq)]

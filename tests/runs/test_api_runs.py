@@ -200,6 +200,40 @@ def test_resume_queues_from_the_latest_checkpoint(owner_api, started_run, broker
     assert spec["resume_from"] == "/ckpt/40"
 
 
+def test_a_run_resumed_on_fewer_machines_is_queued_with_the_new_count_and_nothing_else_changed(
+        owner_api, started_run, broker, django_capture_on_commit_callbacks):
+    started_run.config = {**started_run.config, "trainer_machines": 2, "gradient_accumulation_steps": 2,
+                          "per_device_train_batch_size": 4}
+    started_run.save()
+    before = dict(started_run.config)
+    owner_api.post(f"/api/runs/{started_run.pk}/cancel/")
+    Checkpoint.objects.create(run=started_run, step=2, path="/ckpt/2", created_at=timezone.now())
+    with django_capture_on_commit_callbacks(execute=True):
+        response = owner_api.post(f"/api/runs/{started_run.pk}/resume/", {"trainer_machines": 1}, format="json")
+    assert response.status_code == 200, response.content
+    assert response.json()["config"] == {**before, "trainer_machines": 1}
+    _, spec = broker.call_args.kwargs["args"]
+    assert spec["config"]["trainer_machines"] == 1 and spec["resume_from"] == "/ckpt/2"
+
+
+@pytest.mark.parametrize("body, field, words", [
+    ({"trainer_machines": 3}, "trainer_machines", "must divide gradient_accumulation_steps"),
+    ({"learning_rate": 1.0}, "learning_rate", "unknown field; this body takes: trainer_machines"),
+    ({"inference_machines": -1}, "inference_machines", "greater than or equal to 0"),
+])
+def test_a_resume_that_would_change_more_or_break_the_config_is_refused_and_the_run_stays_as_it_was(
+        owner_api, started_run, body, field, words):
+    owner_api.post(f"/api/runs/{started_run.pk}/cancel/")
+    Checkpoint.objects.create(run=started_run, step=2, path="/ckpt/2", created_at=timezone.now())
+    before = Run.objects.get(pk=started_run.pk)
+    response = owner_api.post(f"/api/runs/{started_run.pk}/resume/", body, format="json")
+    assert response.status_code == 400, response.content
+    assert words in str(response.json()), response.json()
+    assert field in str(response.json())
+    after = Run.objects.get(pk=started_run.pk)
+    assert (after.status, after.attempt, after.config) == (before.status, before.attempt, before.config)
+
+
 def test_clone_makes_a_new_created_run_with_the_same_parts(owner_api, started_run):
     response = owner_api.post(f"/api/runs/{started_run.pk}/clone/", {"name": "again"}, format="json")
     assert response.status_code == 201, response.content

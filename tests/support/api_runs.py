@@ -15,8 +15,8 @@ class ApiRun:
     def login(self) -> None:
         self.owner = logged_in_client(self.server, *OWNER)
 
-    def post(self, verb: str) -> None:
-        response = self.owner.post(f"/api/runs/{self.run_id}/{verb}/",
+    def post(self, verb: str, body: dict | None = None) -> None:
+        response = self.owner.post(f"/api/runs/{self.run_id}/{verb}/", json=body,
                                    headers={"X-CSRFToken": self.owner.cookies["csrftoken"]})
         assert response.status_code == 200, response.text
 
