@@ -12,14 +12,16 @@ Pure ASGI, imported by name inside vLLM's API server: it imports nothing of ours
 import asyncio
 import json
 import os
+import queue
 import shutil
+import threading
 import time
 from pathlib import Path
 
 FOLDER_VARIABLE = "GRPO_WEIGHT_UPLOAD_DIR"
 ROUTE = "/grpo/weights"
 FILE_NAME = "model.safetensors"
-WRITE_EVERY_BYTES = 16 * 1024 * 1024  # the body's small messages written to disk in pieces this large
+QUEUED_PIECES = 256  # the body's messages (64 KiB or so each) waiting for the writer
 
 
 class Refusal(Exception):
@@ -80,20 +82,63 @@ def _content_length(scope) -> int:
 
 
 async def _body_into(path: Path, receive) -> int:
-    """The request's body written to `path`, in pieces off the event loop; its size."""
-    received, pending = 0, bytearray()
-    with path.open("wb") as handle:
+    """The request's body written to `path` by a thread of its own while more arrives (writing in
+    turns with receiving halves the rate: bench/README.md); its size. At most QUEUED_PIECES
+    pieces wait for the writer: memory stays bounded whatever the file's size."""
+    pieces: queue.Queue = queue.Queue(maxsize=QUEUED_PIECES)
+    writer = _Writer(path, pieces)
+    writer.start()
+    received = 0
+    try:
         while True:
             message = await receive()
             if message["type"] == "http.disconnect":
                 raise Refusal(400, "the client went away before the whole body came")
-            pending += message.get("body", b"")
-            if len(pending) >= WRITE_EVERY_BYTES or not message.get("more_body"):
-                received += len(pending)
-                await asyncio.to_thread(handle.write, bytes(pending))
-                pending.clear()
+            if body := message.get("body", b""):
+                received += len(body)
+                await _hand_over(pieces, body)
             if not message.get("more_body"):
                 return received
+    finally:
+        await _hand_over(pieces, None)
+        await asyncio.to_thread(writer.join)
+        if writer.error is not None:
+            raise Refusal(507, f"writing the weights into {path.parent} failed: {writer.error}")
+
+
+async def _hand_over(pieces: queue.Queue, piece: bytes | None) -> None:
+    """Queued at once, or, while the writer is behind, waited for off the event loop (the server
+    goes on answering its other requests)."""
+    try:
+        pieces.put_nowait(piece)
+    except queue.Full:
+        await asyncio.to_thread(pieces.put, piece)
+
+
+class _Writer(threading.Thread):
+    """Writes the pieces it is handed until None; the first error is kept, and the rest drained."""
+
+    def __init__(self, path: Path, pieces: queue.Queue):
+        super().__init__(name="weight-upload-writer", daemon=True)
+        self.path, self.pieces = path, pieces
+        self.error: OSError | None = None
+
+    def run(self) -> None:
+        try:
+            handle = self.path.open("wb")
+        except OSError as exc:
+            self.error, handle = exc, None
+        while (piece := self.pieces.get()) is not None:
+            if handle is not None and self.error is None:
+                try:
+                    handle.write(piece)
+                except OSError as exc:
+                    self.error = exc
+        if handle is not None:
+            try:
+                handle.close()
+            except OSError as exc:
+                self.error = self.error or exc
 
 
 async def _respond(send, status: int, payload: dict) -> None:

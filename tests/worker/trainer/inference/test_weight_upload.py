@@ -43,8 +43,8 @@ def test_an_upload_lands_whole_in_the_folder_and_names_it(tmp_path):
     assert sorted(path.name for path in (tmp_path / "weights").iterdir()) == [FILE_NAME]
 
 
-def test_a_body_longer_than_a_write_piece_is_written_in_pieces(tmp_path, monkeypatch):
-    monkeypatch.setattr(weight_upload, "WRITE_EVERY_BYTES", 1000)
+def test_a_body_of_more_pieces_than_the_writer_queues_is_written_whole_in_order(tmp_path, monkeypatch):
+    monkeypatch.setattr(weight_upload, "QUEUED_PIECES", 1)  # the receiver waits for the writer
     upload = WeightUpload(app, folder=str(tmp_path))
 
     async def pieces():
@@ -141,3 +141,31 @@ def test_without_a_folder_the_route_is_not_there_and_other_paths_reach_vllm(tmp_
 @pytest.mark.parametrize("path", ["/grpo/weights/", "/grpo/weights/../x"])
 def test_only_the_route_itself_uploads(tmp_path, path):
     assert call(WeightUpload(app, folder=str(tmp_path)), "PUT", path, content=b"x", headers=bearer(KEY)).text == "vllm"
+
+
+def test_a_write_that_fails_keeps_the_last_weights_and_says_where(tmp_path, monkeypatch):
+    (tmp_path / FILE_NAME).write_bytes(b"the last weights")
+
+    class FullDisk(weight_upload._Writer):
+        def run(self):
+            super().run()
+            self.error = OSError(28, "No space left on device")
+
+    monkeypatch.setattr(weight_upload, "_Writer", FullDisk)
+    response = put(WeightUpload(app, folder=str(tmp_path)), b"new weights")
+    assert response.status_code == 507
+    assert response.json()["error"] == f"writing the weights into {tmp_path} failed: [Errno 28] No space left on device"
+    assert (tmp_path / FILE_NAME).read_bytes() == b"the last weights"
+    assert sorted(path.name for path in tmp_path.iterdir()) == [FILE_NAME]
+
+
+def test_a_writer_that_cannot_open_its_file_drains_what_it_is_handed_and_says_why(tmp_path):
+    import queue
+
+    pieces: queue.Queue = queue.Queue()
+    writer = weight_upload._Writer(tmp_path / "no such folder" / "file", pieces)
+    writer.start()
+    for piece in (b"a", b"b", None):
+        pieces.put(piece)
+    writer.join(timeout=5)
+    assert not writer.is_alive() and isinstance(writer.error, FileNotFoundError)
