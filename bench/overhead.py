@@ -33,6 +33,12 @@ trainer-stack` makes it) or `--model PATH`.
 
 `--smoke --server-url URL`: the direct trainer uses the server at URL (serving bench/smoke.py's
 tiny model) instead of starting its own; the product's run still starts its own, as it must.
+
+`--ray` adds a third side, **placed by Ray**: the same product with a second warm worker whose
+pool is a Ray cluster of one node on this machine (`ray start`, paid once per cluster and printed
+apart), which places each run (worker/placement/driver.py) before it starts: the engine's cost
+is its figure less the product's. Its placement is timed apart too, from the run's log (the
+worker received it, it was placed on a machine).
 """
 import argparse
 import asyncio
@@ -67,19 +73,24 @@ print(json.dumps({"ok": True}))
 SMOKE: dict = {}  # --smoke: SMOKE_SETTINGS
 
 
-def bench_config(model: str) -> dict:
+def bench_config(model: str, pool: str = "default") -> dict:
     from worker.trainer.config import PRESETS
 
     # One step is enough: the first metric comes before it; the run is cancelled right after.
-    return {**PRESETS["cpu-demo"], **SMOKE, "model": model, "max_steps": 2}
+    return {**PRESETS["cpu-demo"], **SMOKE, "model": model, "max_steps": 2, "worker_pool": pool}
+
+
+RAY_POOL = "ray"
 
 
 # --------------------------------------------------------------------------- the product
 class Product:
-    def __init__(self, work: Path, model: str):
-        self.model = model
+    def __init__(self, work: Path, model: str, ray: bool = False):
+        """`ray`: a second worker, on pool RAY_POOL, whose runs a Ray cluster of one node places."""
+        self.model, self.ray = model, ray
         self.server = AsgiServer(work / "control-plane", env={"WORKER_LOG_LINES_PER_S": "50"})
-        self.worker = None
+        self.worker = self.ray_worker = self.cluster = None
+        self.cluster_start_s: float | None = None
 
     def __enter__(self):
         self.server.log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -87,28 +98,43 @@ class Product:
         self.server.shell_json(USER)
         self.client = logged_in_client(self.server, "bench", "bench-pass-123")
         self.client.headers["X-CSRFToken"] = self.client.cookies["csrftoken"]
-        self._start_worker()
+        self.worker = self._start_worker("default", self.server.env)
+        if self.ray:
+            self._start_ray_worker()
         self.dataset, self.reward = self._library()
         return self
 
     def __exit__(self, *exc):
-        from tests.worker.test_queueing import stop_worker
+        from tests.support.celery_worker import stop_worker
 
-        if self.worker is not None:
-            stop_worker(self.worker)
+        for worker in (self.worker, self.ray_worker):
+            if worker is not None:
+                stop_worker(worker)
+        if self.cluster is not None:
+            self.cluster.stop()
         self.server.stop()
 
-    def _start_worker(self) -> None:
+    def _start_worker(self, pool: str, env: dict) -> subprocess.Popen:
         """A Celery worker, warm before any clock starts (as a worker waits in production)."""
-        from tests.worker.test_queueing import start_worker
+        from tests.support.celery_worker import start_worker
 
-        self.worker = start_worker(self.server, "default")
-        log = self.server.log_path.parent / "worker.log"
+        log = self.server.log_path.parent / f"worker-{pool}.log"
+        worker = start_worker(self.server, pool, env=env, log_path=log)
         deadline = time.monotonic() + 60
         while "ready." not in (log.read_text() if log.exists() else ""):
             if time.monotonic() > deadline:
                 raise RuntimeError(f"the Celery worker did not become ready:\n{log.read_text()[-2000:]}")
             time.sleep(0.2)
+        return worker
+
+    def _start_ray_worker(self) -> None:
+        from tests.support.ray_cluster import TOKEN_AUTH, start_ray_cluster
+
+        env = {**self.server.env, **TOKEN_AUTH}  # the cluster asks its token of whoever joins
+        started = time.monotonic()
+        self.cluster = start_ray_cluster(((1, 0),), env=env)
+        self.cluster_start_s = time.monotonic() - started
+        self.ray_worker = self._start_worker(RAY_POOL, {**env, "WORKER_RAY_ADDRESS": self.cluster.address})
 
     def _library(self) -> tuple[int, int]:
         dataset = self._post("/api/datasets/", {"name": "arith", "source": "generator", "generator": "arithmetic",
@@ -122,15 +148,27 @@ class Product:
             raise RuntimeError(f"POST {path} answered {response.status_code}: {response.text[:500]}")
         return response.json()
 
-    def measure_once(self, index: int) -> dict:
-        run = self._post("/api/runs/", {"name": f"overhead-{index}", "dataset": self.dataset,
+    def measure_once(self, index: int, pool: str = "default") -> dict:
+        run = self._post("/api/runs/", {"name": f"overhead-{pool}-{index}", "dataset": self.dataset,
                                         "rewards": [{"reward_function": self.reward, "weight": 1.0}],
-                                        "config": bench_config(self.model)})
+                                        "config": bench_config(self.model, pool)})
         arrivals = asyncio.run(self._watch_start(run["id"]))
         self.client.post(f"/api/runs/{run['id']}/cancel/")
         self._wait_until_finished(run["id"])
         arrivals["vllm_health_s"] = self._vllm_seconds(run["id"])
+        arrivals["placement_s"] = self._placement_seconds(run["id"])
         return arrivals
+
+    def _placement_seconds(self, run_id: int) -> float | None:
+        """From the worker taking the run to its machine placed, by the run's log (Ray runs only)."""
+        from datetime import datetime
+
+        logs = self.client.get(f"/api/runs/{run_id}/logs/", params={"page_size": 1000}).json()["results"]
+        at = {prefix: datetime.fromisoformat(line["time"]) for line in reversed(logs)
+              for prefix in ("worker received run", "placed on machine") if line["message"].startswith(prefix)}
+        if len(at) < 2:
+            return None
+        return (at["placed on machine"] - at["worker received run"]).total_seconds()
 
     async def _watch_start(self, run_id: int) -> dict:
         url = self.server.url.replace("http", "ws") + f"/ws/runs/{run_id}/"
@@ -255,6 +293,25 @@ def not_loading_s(measure: dict) -> float | None:
     return measure["first_metric_s"] - (setup["setup/process_s"] + setup["setup/setup_s"])
 
 
+def report_ray(product: list[dict], placed: list[dict], cluster_start_s: float | None) -> None:
+    """The engine's cost: the product's runs placed by Ray against the same product's own worker."""
+    if not placed:
+        return
+    product_rest, placed_rest = median(map(not_loading_s, product)), median(map(not_loading_s, placed))
+    print(f"\nWith and without the cluster engine (median, seconds; the one-node Ray cluster took "
+          f"{fmt(cluster_start_s)} s to start, once)\n")
+    print(markdown_table(rows=[
+        ("start -> first metric", fmt(median(p["first_metric_s"] for p in product)),
+         fmt(median(p["first_metric_s"] for p in placed))),
+        ("worker took the run -> placed on a machine", "—", fmt(median(p["placement_s"] for p in placed))),
+        ("vLLM spawn -> /health (loading)", fmt(median(p["vllm_health_s"] for p in product)),
+         fmt(median(p["vllm_health_s"] for p in placed))),
+        ("not loading = control-plane overhead", fmt(product_rest), fmt(placed_rest)),
+    ], header=("measure", "product (its worker runs it)", "placed by Ray")))
+    if product_rest is not None and placed_rest is not None:
+        print(f"\nPlaced by Ray, a run spends {placed_rest - product_rest:+.1f} s more besides loading")
+
+
 def report(product: list[dict], direct: list[dict]) -> None:
     product_rest, direct_rest = median(map(not_loading_s, product)), median(map(not_loading_s, direct))
     met = "—" if product_rest is None else ("yes" if product_rest <= TARGET_OVERHEAD_S else "NO")
@@ -305,6 +362,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=None, help="runs on each side (default 3, smoke 1)")
     parser.add_argument("--model", help="model directory (default: the prepared SmolLM2-135M-Instruct)")
+    parser.add_argument("--ray", action="store_true", help="also runs placed by a one-node Ray cluster")
     add_smoke_options(parser, serves=True)
     args = parser.parse_args(argv)
     refuse_server_url_without_smoke(parser, args)
@@ -319,15 +377,20 @@ def main(argv: list[str] | None = None) -> None:
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores", flush=True)
     with tempfile.TemporaryDirectory(prefix="bench-overhead-") as tmp:
         work = Path(tmp)
-        direct, product = [], []
-        with Product(work, model) as plane:
+        direct, product, placed = [], [], []
+        with Product(work, model, ray=args.ray) as plane:
             for index in range(args.repeats):
                 # Alternate the sides so that a slow spell of the machine hits both.
                 direct.append(measure_direct(work, model, index, args.server_url))
                 print(f"  direct  #{index + 1}: {direct[-1]['first_metric_s']:.2f} s", flush=True)
                 product.append(plane.measure_once(index))
                 print(f"  product #{index + 1}: {product[-1]['first_metric_s']:.2f} s", flush=True)
+                if args.ray:
+                    placed.append(plane.measure_once(index, RAY_POOL))
+                    print(f"  placed by Ray #{index + 1}: {placed[-1]['first_metric_s']:.2f} s", flush=True)
+            cluster_start_s = plane.cluster_start_s
     report(product, direct)
+    report_ray(product, placed, cluster_start_s)
 
 
 if __name__ == "__main__":

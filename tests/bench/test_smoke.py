@@ -62,7 +62,8 @@ ON_VLLM = {
                     ("rewards", "outcome", "steps", "s / step"), ("measure", "value", "note")]),
     "lora": ([], [("mode", "s a step (median)", "vs full")]),
     "trainer": (["--no-wait"], [("measure", "ours", "peer (TRL)", "ratio", "target", "met?")]),
-    "overhead": ([], [("measure", "product", "direct (peer)"), ("phase", "seconds")]),
+    "overhead": (["--ray"], [("measure", "product", "direct (peer)"), ("phase", "seconds"),
+                             ("measure", "product (its worker runs it)", "placed by Ray")]),
 }
 # Started as `python -m`: overhead lists the tiny model's folder in MODEL_DIRS for the control
 # plane it starts (and imports the tests' Celery worker), which this process must not keep.

@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 import ray
+from ray.exceptions import GetTimeoutError, RayActorError
 
 from worker.placement.order import settings_on_machine
 from worker.trainer.spec import LaunchSpec
@@ -35,6 +36,15 @@ def drop_rays_thread_cap() -> None:
     node = _parents_environment()
     if node and "OMP_NUM_THREADS" not in node:
         os.environ.pop("OMP_NUM_THREADS", None)
+
+
+def stop_hosts(hosts: list, timeout_s: float = 60.0) -> None:
+    """Asks each host actor of a run's further machines to stop what it started."""
+    for host in hosts:
+        try:
+            ray.get(host.stop.remote(), timeout=timeout_s)
+        except (RayActorError, GetTimeoutError):
+            pass  # gone with its machine, or stuck: the placement group's removal ends it
 
 
 @ray.remote(max_concurrency=2)

@@ -15,7 +15,7 @@ from pathlib import Path
 import ray
 from ray.exceptions import ActorUnavailableError, GetTimeoutError, RayActorError, RayTaskError
 
-from worker.placement.host import drop_rays_thread_cap
+from worker.placement.host import drop_rays_thread_cap, stop_hosts
 from worker.placement.order import settings_on_machine
 from worker.placement.plan import PlacedMachine
 from worker.trainer.checkpoints.run_folder import on_this_worker
@@ -119,8 +119,4 @@ class InferencePeers:
         return None
 
     def stop(self) -> None:
-        for host in self.hosts:
-            try:
-                ray.get(host.stop.remote(), timeout=60)
-            except (RayActorError, GetTimeoutError):
-                pass  # gone with its machine, or stuck: the placement group's removal ends it
+        stop_hosts(self.hosts)

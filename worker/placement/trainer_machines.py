@@ -13,7 +13,7 @@ from pathlib import Path
 import ray
 from ray.exceptions import ActorUnavailableError, GetTimeoutError, RayActorError
 
-from worker.placement.host import drop_rays_thread_cap
+from worker.placement.host import drop_rays_thread_cap, stop_hosts
 from worker.placement.order import settings_on_machine
 from worker.placement.plan import PlacedMachine
 from worker.trainer.checkpoints.run_folder import on_this_worker
@@ -112,8 +112,4 @@ class TrainerPeers:
         return None
 
     def stop(self) -> None:
-        for host in self.hosts:
-            try:
-                ray.get(host.stop.remote(), timeout=60)
-            except (RayActorError, GetTimeoutError):
-                pass  # gone with its machine, or stuck: the placement group's removal ends it
+        stop_hosts(self.hosts)

@@ -28,6 +28,22 @@ def call(upload: WeightUpload, method: str, path: str, **options) -> httpx.Respo
     return asyncio.run(go())
 
 
+def raw_put(upload: WeightUpload, length: int, messages: list[dict]) -> list[dict]:
+    """What the route sends back when the server hands it these messages under a Content-Length:
+    what no well-behaved HTTP client makes (a body cut short, a client gone)."""
+    scope = {"type": "http", "method": "PUT", "path": ROUTE, "headers": [(b"content-length", str(length).encode())]}
+    pending, sent = iter(messages), []
+
+    async def receive():
+        return next(pending)
+
+    async def send(message):
+        sent.append(message)
+
+    asyncio.run(upload(scope, receive, send))
+    return sent
+
+
 def put(upload: WeightUpload, body: bytes, **headers) -> httpx.Response:
     return call(upload, "PUT", ROUTE, content=body, headers={**bearer(KEY), **headers})
 
@@ -67,22 +83,8 @@ def test_a_body_that_does_not_match_its_length_keeps_the_last_weights(tmp_path):
     (tmp_path / FILE_NAME).write_bytes(b"the last weights")
     upload = WeightUpload(app, folder=str(tmp_path))
 
-    async def go():
-        """A client that says 100 bytes and sends 7: the server sees the body end short."""
-        scope = {"type": "http", "method": "PUT", "path": ROUTE, "headers": [(b"content-length", b"100")]}
-        messages = iter([{"type": "http.request", "body": b"cut off", "more_body": False}])
-        sent = []
-
-        async def receive():
-            return next(messages)
-
-        async def send(message):
-            sent.append(message)
-
-        await upload(scope, receive, send)
-        return sent
-
-    sent = asyncio.run(go())
+    # A client that says 100 bytes and sends 7: the server sees the body end short.
+    sent = raw_put(upload, 100, [{"type": "http.request", "body": b"cut off", "more_body": False}])
     assert sent[0]["status"] == 400
     assert "7 bytes where Content-Length said 100" in json.loads(sent[1]["body"])["error"]
     assert (tmp_path / FILE_NAME).read_bytes() == b"the last weights"
@@ -92,21 +94,9 @@ def test_a_body_that_does_not_match_its_length_keeps_the_last_weights(tmp_path):
 def test_a_client_gone_mid_body_leaves_no_partial_file(tmp_path):
     upload = WeightUpload(app, folder=str(tmp_path))
 
-    async def go():
-        scope = {"type": "http", "method": "PUT", "path": ROUTE, "headers": [(b"content-length", b"100")]}
-        messages = iter([{"type": "http.request", "body": b"half", "more_body": True}, {"type": "http.disconnect"}])
-        sent = []
-
-        async def receive():
-            return next(messages)
-
-        async def send(message):
-            sent.append(message)
-
-        await upload(scope, receive, send)
-        return sent
-
-    assert asyncio.run(go())[0]["status"] == 400
+    sent = raw_put(upload, 100, [{"type": "http.request", "body": b"half", "more_body": True},
+                                 {"type": "http.disconnect"}])
+    assert sent[0]["status"] == 400
     assert list(tmp_path.iterdir()) == []
 
 
