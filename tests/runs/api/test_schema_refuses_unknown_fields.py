@@ -13,6 +13,7 @@ WRITABLE = (
     "POST /api/reward-functions/{id}/dry-run/",
     "POST /api/configs/", "PUT /api/configs/{id}/", "PATCH /api/configs/{id}/",
     "POST /api/runs/", "PUT /api/runs/{id}/", "PATCH /api/runs/{id}/", "POST /api/runs/{id}/clone/",
+    "POST /api/runs/{id}/resume/",
     "POST /api/runs/{run_id}/checkpoints/{checkpoint_id}/push/",
     "POST /api/environments/", "PUT /api/environments/{id}/", "PATCH /api/environments/{id}/",
     "POST /api/environments/{id}/dry-run/",
@@ -59,6 +60,7 @@ def valid_bodies(dataset, reward, config, run, environment):
         "PUT /api/runs/{id}/": (f"/api/runs/{run.pk}/", {**new_run, "name": "r3"}),
         "PATCH /api/runs/{id}/": (f"/api/runs/{run.pk}/", {"name": "r4"}),
         "POST /api/runs/{id}/clone/": (f"/api/runs/{run.pk}/clone/", {"name": "copy"}),
+        "POST /api/runs/{id}/resume/": (f"/api/runs/{run.pk}/resume/", {"trainer_machines": 1}),
         "POST /api/runs/{run_id}/checkpoints/{checkpoint_id}/push/": (
             f"/api/runs/{run.pk}/checkpoints/{checkpoint.pk}/push/", {"repo_id": "tester/model", "token": "hf_x"}),
         "POST /api/environments/": ("/api/environments/", new_environment),
