@@ -371,8 +371,9 @@ def main(argv: list[str] | None = None) -> None:
     if args.smoke:
         SMOKE.update(SMOKE_SETTINGS)
         args.model = tiny_model()
-        allow_model_folder(Path(args.model).parent)
     model = args.model or default_model()
+    if Path(model).is_dir():  # a run names a model by path only inside MODEL_DIRS (worker/trainer/models/paths.py)
+        allow_model_folder(Path(model).parent)
     print(f"model {model}; {args.repeats} run(s) each side; load average before: "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores", flush=True)
     with tempfile.TemporaryDirectory(prefix="bench-overhead-") as tmp:
