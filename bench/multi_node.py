@@ -10,7 +10,8 @@ two processes under one torchrun (one machine); DDP in two processes under two t
 as the worker's machines meet (worker/trainer/distributed/rendezvous.py: the first's store on its
 address, each machine its own node rank). Here both "machines" are this one, on two loopback
 addresses: the rows show what the second torchrun and its rendezvous cost, not a network's
-bandwidth. A Ray placement's own seconds are not in it. Nothing is asserted.
+bandwidth. A Ray placement's own seconds are not in it: `bench.overhead --ray` times a run from
+start to first metric with and without Ray. Nothing is asserted.
 """
 import argparse
 import os
