@@ -29,6 +29,16 @@ class TestApiKeyAndModel:
         assert not any("s3cret" in arg for arg in launch.argv)  # `ps` shows argv
         assert option(launch.argv, "--middleware") == launch_module.GUARD_MIDDLEWARE
 
+    def test_a_server_that_takes_weights_over_http_puts_its_route_behind_the_key(self):
+        launch = build_launch("/models/m", TrainingConfig(), port=8123, device="cpu", environ={}, api_key="s3cret",
+                              upload_folder="/dev/shm/grpo-run-7-weights-x")
+        middlewares = [arg for previous, arg in zip(launch.argv, launch.argv[1:]) if previous == "--middleware"]
+        # Starlette makes the last one added the outer one: the guard sees every request first.
+        assert middlewares == [launch_module.UPLOAD_MIDDLEWARE, launch_module.GUARD_MIDDLEWARE]
+        assert launch.env["GRPO_WEIGHT_UPLOAD_DIR"] == "/dev/shm/grpo-run-7-weights-x"
+        with pytest.raises(ValueError, match="must ask for an API key"):
+            build_launch("/models/m", TrainingConfig(), port=8123, device="cpu", environ={}, upload_folder="/x")
+
     def test_without_a_key_the_server_is_open(self):
         launch = build_launch("/models/m", TrainingConfig(), port=8123, device="cpu", environ={})
         assert "VLLM_API_KEY" not in launch.env and "--middleware" not in launch.argv
