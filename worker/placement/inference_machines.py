@@ -25,6 +25,7 @@ from worker.trainer.spec import LaunchSpec
 ASK_TIMEOUT_S = 10.0
 START_TIMEOUT_S = 900.0  # the default model is prepared once on a machine that never had it
 TAIL_LINES = 30
+SERVER_STOP_GRACE_S = 20.0  # then killed: the whole stop fits in stop_hosts' wait (60 s)
 
 
 class InferenceStartError(RuntimeError):
@@ -76,10 +77,12 @@ class InferenceHost:
                 "tail": self.server.output_tail(TAIL_LINES)}
 
     def stop(self) -> None:
-        if self.server is not None:
-            self.server.stop()
+        """The weights' folder goes first: the caller waits 60 s at most (stop_hosts), then the placement
+        group's removal ends this actor, and a slow server's stop must not leave the folder behind."""
         if self.upload_folder is not None:
             shutil.rmtree(self.upload_folder, ignore_errors=True)
+        if self.server is not None:
+            self.server.stop(grace_s=SERVER_STOP_GRACE_S)
 
 
 @dataclass
