@@ -104,13 +104,11 @@ class RunSupervisor:
     def _machines_missing(self) -> str | None:
         """A run over several machines, given none (a worker that runs its runs on its own machine)."""
         config = self.spec.config
-        asked = [f"config.trainer_machines is {config.trainer_machines}"] if config.trainer_machines > 1 and \
-            self.peers is None else []
-        if config.inference_machines and self.inference is None:
-            asked.append(f"config.inference_machines is {config.inference_machines}")
-        if not asked:
+        missing = (config.trainer_machines > 1 and self.peers is None) or \
+            (config.inference_machines > 0 and self.inference is None)
+        if not missing:
             return None
-        return (f"{' and '.join(asked)}: a run over several machines runs on a pool that is a Ray cluster "
+        return (f"{config.machines_asked()}: a run over several machines runs on a pool that is a Ray cluster "
                 "(docs/deploying/cluster.md); this worker runs its runs on its own machine")
 
     def _config_problems_here(self) -> list[tuple[str, str]]:

@@ -3,7 +3,7 @@ machine (worker/placement/plan.py), so a run that no alive machine could ever ho
 creation, naming each machine's numbers, rather than failed by the worker after its placement
 wait. A machine that is only busy is no reason: the run waits in Ray for it to free."""
 from runs.fleet.asking import current_fleet
-from runs.fleet.gpu_check import machines_asked, spans_several_gpus
+from runs.fleet.gpu_check import spans_several_gpus
 from worker.broker import DEFAULT_QUEUE
 from worker.cluster_view import ClusterNode, ClusterView
 from worker.placement.plan import MachinesAsked, RunBundle, bundle_for, machines_for
@@ -29,7 +29,7 @@ def cluster_problems(values: dict) -> dict[str, list[str]]:
     nor refused for a pool with no Ray cluster (runs/fleet/gpu_check.py checks those), nor for a
     cluster without GPUs (its runs are placed on CPUs)."""
     config = ConfigSchema.model_construct(**values)
-    if config.trainer_machines > 1 or config.inference_machines:
+    if config.machines_asked():
         return _machines_problems(config, values.get("worker_pool") or DEFAULT_QUEUE)
     if not spans_several_gpus(config):
         return {}
@@ -83,7 +83,6 @@ def _machines_problems(config: ConfigSchema, pool: str) -> dict[str, list[str]]:
         return {}
     machines = "; ".join(f"at {cluster.address}: {machines_text(cluster)}" for cluster in clusters)
     needs = asked[clusters[0].address].describe()
-    return {"worker_pool": [f"{machines_asked(config)}: the run needs {needs}, each "
+    return {"worker_pool": [f"{config.machines_asked()}: the run needs {needs}, each "
                             f"a machine of its own; the Ray cluster of pool {pool!r} has no such machines "
                             f"alive ({machines})"]}
-

@@ -11,14 +11,6 @@ def spans_several_gpus(config: ConfigSchema) -> bool:
     return config.inference_gpus > 1 or config.judge_gpus > 0 or (config.trainer_processes or 1) > 1
 
 
-def machines_asked(config: ConfigSchema) -> str:
-    """The knobs that ask a run of several machines, as a person set them."""
-    asked = [f"config.trainer_machines is {config.trainer_machines}"] if config.trainer_machines > 1 else []
-    if config.inference_machines:
-        asked.append(f"config.inference_machines is {config.inference_machines}")
-    return " and ".join(asked)
-
-
 def gpu_problems(values: dict) -> dict[str, list[str]]:
     """{"worker_pool": [message]} when the live workers of the run's pool cannot give the config its
     GPUs; empty otherwise. Nothing is refused unless the config spans several GPUs (spans_several_gpus):
@@ -34,7 +26,7 @@ def gpu_problems(values: dict) -> dict[str, list[str]]:
       does not do; several trainer processes share the cores, so they are not refused.
     """
     config = ConfigSchema.model_construct(**values)
-    if config.trainer_machines > 1 or config.inference_machines:
+    if config.machines_asked():
         return _machines_problems(config, values.get("worker_pool") or DEFAULT_QUEUE)
     if not spans_several_gpus(config):
         return {}
@@ -66,6 +58,6 @@ def _machines_problems(config: ConfigSchema, pool: str) -> dict[str, list[str]]:
     workers = [worker for worker in current_fleet().on_pool(pool) if worker.devices is not None]
     if not workers or any(worker.cluster is not None for worker in workers):
         return {}
-    return {"worker_pool": [f"{machines_asked(config)}: a run over several machines runs on a pool that is a "
+    return {"worker_pool": [f"{config.machines_asked()}: a run over several machines runs on a pool that is a "
                             f"Ray cluster (docs/deploying/cluster.md); the "
                             f"{len(workers)} live worker(s) on pool {pool!r} each run their runs on their own machine"]}

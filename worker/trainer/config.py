@@ -395,6 +395,13 @@ class TrainingConfig(BaseModel):
                                   f"trainer; with inference_machines={self.inference_machines} they have machines "
                                   "of their own: use auto or overlap")
 
+    def machines_asked(self) -> str:
+        """The knobs that ask several machines of a Ray pool, as a person set them ("" for none)."""
+        asked = [f"config.trainer_machines is {self.trainer_machines}"] if self.trainer_machines > 1 else []
+        if self.inference_machines:
+            asked.append(f"config.inference_machines is {self.inference_machines}")
+        return " and ".join(asked)
+
     @property
     def trainer_processes_per_machine(self) -> int | None:
         """trainer_processes; over several machines, one on each where it is empty."""
