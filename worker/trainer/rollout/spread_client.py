@@ -10,7 +10,7 @@ class SpreadClient:
             raise ValueError("SpreadClient needs at least one server's client")
         self.clients = clients
         self.in_flight = [0] * len(clients)
-        self.answered = [0] * len(clients)  # requests each server answered: the run's log says how even
+        self.answered = [0] * len(clients)  # requests each server answered: how even the spread is
 
     async def sample(self, prompt_ids: list[int], n: int, columns: dict | None = None,
                      overrides: dict | None = None) -> list[Completion]:
