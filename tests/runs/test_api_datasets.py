@@ -64,6 +64,25 @@ def test_a_generator_dataset_whose_prompt_column_is_missing_is_refused(owner_api
     assert "answer" in str(response.json()["prompt_column"])
 
 
+@pytest.mark.parametrize("source,extra,named", [
+    ("hub", {"generator": "arithmetic"}, "generator"),
+    ("hub", {"generator_params": {"count": 5}}, "generator_params"),
+    ("generator", {"hub_id": "openai/gsm8k"}, "hub_id"),
+    ("generator", {"split": "test"}, "split"),
+])
+def test_a_field_another_source_reads_is_refused_by_name_and_nothing_is_stored(owner_api, source, extra, named):
+    own = {"hub": {"hub_id": "openai/gsm8k"}, "generator": {"generator": "arithmetic"}}[source]
+    response = create(owner_api, name="x", source=source, **own, **extra)
+    assert response.status_code == 400, response.content
+    assert f"source is {source}" in str(response.json()[named])
+    assert not Dataset.objects.filter(name="x").exists()
+
+
+def test_empty_fields_of_other_sources_are_let_through(owner_api):
+    response = create(owner_api, name="x", source="hub", hub_id="openai/gsm8k", generator="", generator_params={})
+    assert response.status_code == 201, response.content
+
+
 def test_an_unknown_source_is_refused(owner_api):
     response = create(owner_api, name="x", source="ftp")
     assert response.status_code == 400

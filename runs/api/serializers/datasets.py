@@ -13,6 +13,10 @@ from runs.models.dataset import CheckState
 from worker.trainer.hub_ids import dataset_hub_id_problem
 
 SOURCE_FIELDS = ("source", "file", "hub_id", "split", "generator", "generator_params", "prompt_column")
+# The fields that only one source reads: given with another source they would be stored and
+# ignored, and the dataset would not be the one its creator described.
+FIELDS_OF_SOURCE = {Dataset.Source.UPLOAD: ("file",), Dataset.Source.HUB: ("hub_id", "split"),
+                    Dataset.Source.GENERATOR: ("generator", "generator_params")}
 
 
 class DatasetSerializer(StrictTextModelSerializer):
@@ -55,6 +59,7 @@ class DatasetSerializer(StrictTextModelSerializer):
         if attrs["source"] == Dataset.Source.ENVIRONMENT:
             raise serializers.ValidationError({"source": "a verifiers environment's dataset is made as the "
                                                          "environment is saved (/api/environments/)"})
+        refuse_fields_of_other_sources(attrs)
         check = {Dataset.Source.UPLOAD: self._check_upload, Dataset.Source.HUB: self._check_hub,
                  Dataset.Source.GENERATOR: self._check_generator}[attrs["source"]]
         return check(attrs)
@@ -99,6 +104,16 @@ class DatasetSerializer(StrictTextModelSerializer):
         except DatasetFileError as exc:
             raise serializers.ValidationError({exc.field: str(exc)}) from None
         return {**attrs, **checked, "file": None}
+
+
+def refuse_fields_of_other_sources(attrs: dict) -> None:
+    """Refuses, naming each, the fields given with a value that only another source reads."""
+    source = attrs["source"]
+    foreign = {field: f"applies to source={other} only; this dataset's source is {source}"
+               for other, fields in FIELDS_OF_SOURCE.items() if other != source
+               for field in fields if attrs.get(field) not in (None, "", {})}
+    if foreign:
+        raise serializers.ValidationError(foreign)
 
 
 def content_fields(upload) -> dict:
