@@ -1,6 +1,7 @@
 from django.db import models
 
 from runs.models.owned import OwnedModel
+from runs.rewards.endpoint_hosts import host_listed
 
 
 class RewardFunction(OwnedModel):
@@ -36,8 +37,11 @@ class RewardFunction(OwnedModel):
         return self.kind == self.Kind.BUILTIN and self.builtin in self.VERIFIER_BUILTINS
 
     def launch_spec(self, weight: float) -> dict:
+        at_url = self.kind == self.Kind.JUDGE and self.params.get("endpoint") == "url"
         return {
             "name": self.name, "kind": self.kind, "weight": weight,
             "builtin": self.builtin or None, "params": self.params, "source": self.source or None,
             "verifier": self.is_verifier, "has_api_key": bool(self.api_key_sealed),
+            # Listed by the operator: the worker lets its connections reach internal addresses.
+            "internal_host_allowed": at_url and host_listed(str(self.params.get("base_url", ""))),
         }

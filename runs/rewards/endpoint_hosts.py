@@ -10,12 +10,15 @@ JUDGE_ENDPOINT_HOSTS (a lab's own judge server on its network; `*` lists every h
 Checked when the reward is saved, and again where it is called from the control plane (a dry run)
 and when a run starts, since a name may resolve elsewhere later. A host that does not resolve is
 let through when saved (this machine may not see the endpoint's DNS) and refused when called.
+Between those checks a name can change its answer at every lookup (DNS rebinding), so the judge's
+client also checks each connection's address, on the worker and in a dry run (public_hosts.py).
 """
-import ipaddress
 import socket
 from urllib.parse import urlsplit
 
 from django.conf import settings
+
+from worker.trainer.for_control_plane.judges import is_public_address
 
 SETTING = "JUDGE_ENDPOINT_HOSTS"
 
@@ -30,23 +33,21 @@ def endpoint_problem(base_url: str, must_resolve: bool = False) -> str | None:
         return None
     try:
         port = parts.port or (443 if parts.scheme == "https" else 80)
-        resolved = {info[4][0] for info in socket.getaddrinfo(host, port, proto=socket.IPPROTO_TCP)}
+        resolved = {str(info[4][0]) for info in socket.getaddrinfo(host, port, proto=socket.IPPROTO_TCP)}
     except (socket.gaierror, UnicodeError, ValueError):
         return f"base_url: host {host!r} does not resolve from the control plane" if must_resolve else None
-    internal = sorted(address for address in resolved if not _public(address))
+    internal = sorted(address for address in resolved if not is_public_address(address))
     if internal:
         return (f"base_url: host {host!r} is an internal address ({', '.join(internal)}); judges call public "
                 f"endpoints only, unless an operator lists the host in the setting {SETTING}")
     return None
 
 
+def host_listed(base_url: str) -> bool:
+    """Whether an operator lets judges call `base_url`'s host although it is internal."""
+    return _listed((urlsplit(base_url).hostname or "").lower())
+
+
 def _listed(host: str) -> bool:
     allowed = {name.lower() for name in getattr(settings, SETTING, [])}
     return "*" in allowed or host in allowed
-
-
-def _public(address: str) -> bool:
-    ip = ipaddress.ip_address(address.split("%", 1)[0])  # a link-local IPv6 address may carry its zone
-    if ip.version == 6 and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return ip.is_global and not ip.is_multicast

@@ -22,7 +22,7 @@ from django.conf import settings
 from runs.background.tasks import enqueue
 from runs.environments.model_play import local_model_path
 from runs.models import RewardDryRun, RewardFunction
-from runs.rewards.endpoint_hosts import endpoint_problem
+from runs.rewards.endpoint_hosts import endpoint_problem, host_listed
 from runs.rewards.rows import DryRunRow, json_safe
 from worker.trainer.for_control_plane.judges import JudgeParams, RewardModelParams
 
@@ -144,11 +144,14 @@ class _JudgeScorer:
         self.server = self.judge = None
 
     def __enter__(self):
-        from worker.trainer.for_control_plane.served_models import Judge
+        from worker.trainer.for_control_plane.served_models import Judge, public_only_transport
 
         try:
             endpoint = self._served_endpoint() if self.params.endpoint == "served" else self._url_endpoint()
-            self.judge = Judge(self.reward.name, self.params, endpoint)
+            # Each connection's address checked too: the name may resolve elsewhere since the check above.
+            guarded = self.params.endpoint == "url" and not host_listed(self.params.base_url)
+            self.judge = Judge(self.reward.name, self.params, endpoint,
+                               transport=public_only_transport() if guarded else None)
             if self.params.endpoint == "url":
                 self.judge.check()  # a refused key or an unknown model fails the dry run with the endpoint's answer
         except BaseException:

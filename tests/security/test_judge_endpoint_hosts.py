@@ -2,6 +2,7 @@
 control plane or a worker send requests to the database, Redis or a cloud's metadata service."""
 import pytest
 
+from runs.models import RewardFunction
 from runs.rewards.endpoint_hosts import endpoint_problem
 
 
@@ -50,3 +51,18 @@ def test_the_api_refuses_a_judge_aimed_at_the_metadata_service(nothing_listed, o
                    "model": "m"}}, format="json")
     assert response.status_code == 400
     assert "169.254.169.254" in str(response.json()["params"])
+
+
+@pytest.mark.parametrize("listed, allowed", [([], False), (["judge.lab.internal"], True), (["*"], True)])
+def test_the_run_spec_tells_the_worker_whether_an_endpoint_judges_host_is_listed(settings, owner, listed, allowed):
+    """The worker checks each connection's address (DNS rebinding) unless the operator listed the host."""
+    settings.JUDGE_ENDPOINT_HOSTS = listed
+    judge = RewardFunction(owner=owner, name="lab judge", kind="judge", params={
+        "template": "{completion}", "endpoint": "url", "base_url": "http://judge.lab.internal:8000/v1", "model": "m"})
+    assert judge.launch_spec(1.0)["internal_host_allowed"] is allowed
+
+
+def test_a_served_judge_is_never_marked_as_allowed_an_internal_host(settings, owner):
+    settings.JUDGE_ENDPOINT_HOSTS = ["*"]
+    judge = RewardFunction(owner=owner, name="served", kind="judge", params={"template": "{completion}", "model": "m"})
+    assert judge.launch_spec(1.0)["internal_host_allowed"] is False

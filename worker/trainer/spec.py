@@ -45,6 +45,10 @@ class RewardSpec(_Strict):
                            "a judge's disagreement with it is a metric and an alarm.")
     has_api_key: bool = Field(False, description="A judge whose endpoint asks for a key: the trainer fetches it "
                               "from LaunchSpec.secrets_url with the run's token; the spec never holds it.")
+    internal_host_allowed: bool = Field(False, description=(
+        "An endpoint judge whose host an operator lists in JUDGE_ENDPOINT_HOSTS: it may resolve to an "
+        "internal address. Any other endpoint judge's connections are refused when its host resolves to "
+        "one at the call (rewards/judges/public_hosts.py)."))
 
 
 class EnvironmentSpec(_Strict):

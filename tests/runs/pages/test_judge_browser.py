@@ -5,7 +5,7 @@ its score, as text, folded when long."""
 import pytest
 
 from tests.runs.pages.test_run_page_browser import LIBRARY, Trainer, started_run
-from tests.runs.rewards.stub_judge import KEY, stub_judge
+from tests.support.stub_judge import KEY, stub_judge
 from tests.support.controlplane_consumer import running_consumer
 
 TEMPLATE = "Question: {prompt}\nExpected: {answer}\nAnswer: {completion}\nScore 0-10:"

@@ -10,7 +10,7 @@ from runs.background.names import QUEUE
 from runs.models import RewardDryRun, RewardFunction
 from runs.rewards import model_dry_run
 from runs.rewards.secrets import seal_api_key
-from tests.runs.rewards.stub_judge import ANSWERS, KEY, StubJudge, stub_judge
+from tests.support.stub_judge import ANSWERS, KEY, StubJudge, stub_judge
 
 TEMPLATE = "Question: {prompt}\nExpected: {answer}\nAnswer: {completion}\nScore 0-10:"
 

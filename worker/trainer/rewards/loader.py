@@ -142,7 +142,8 @@ class RewardLoader:
                                        "fetched for it")
             endpoint = JudgeEndpoint(base_url=params.base_url, model=params.model,
                                      api_key=self.api_keys.get(spec.name) if spec.has_api_key else None)
-        judge = Judge(spec.name, params, endpoint, on_warning=self.on_warning)
+        judge = Judge(spec.name, params, endpoint, on_warning=self.on_warning,
+                      transport=_endpoint_transport(spec) if params.endpoint == "url" else None)
         if params.endpoint == "url":
             self._endpoint_judges.append(judge)
         return judge
@@ -152,6 +153,14 @@ class RewardLoader:
         from worker.trainer.rewards.judges.reward_model import RewardModel
 
         return RewardModel(spec.name, reward_model_params(spec), device=self.device)
+
+
+def _endpoint_transport(spec: RewardSpec):
+    """An endpoint judge's transport: public addresses only, checked at each connection, unless the
+    operator listed its host (the served judge is the worker's own server, never guarded)."""
+    from worker.trainer.rewards.judges.public_hosts import public_only_transport
+
+    return None if spec.internal_host_allowed else public_only_transport()
 
 
 def _builtin(spec: RewardSpec):

@@ -17,7 +17,8 @@ def test_closing_the_loader_ends_a_judges_call_in_flight_with_none_rewards():
               "endpoint": "url", "base_url": f"http://127.0.0.1:{silent.getsockname()[1]}/v1", "model": "m"}
     loader = RewardLoader()
     errors = []
-    scorer = Scorer(loader.load([RewardSpec(name="judge", kind="judge", params=params)]),
+    spec = RewardSpec(name="judge", kind="judge", params=params, internal_host_allowed=True)  # 127.0.0.1, listed
+    scorer = Scorer(loader.load([spec]),
                     on_error=lambda name, message: errors.append(name))
     group = Group(prompt_index=0, prompt_text="p", prompt_ids=[1], columns={}, model_version=0,
                   completions=[Completion([1], [-1.0], "yes", "stop")])

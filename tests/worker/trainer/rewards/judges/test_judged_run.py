@@ -49,7 +49,8 @@ def launch_spec(tmp_path, tiny_model_dir, server, rewards, secrets_url=None) -> 
 
 
 def at_the_policy_server(server) -> dict:
-    """An endpoint judge whose endpoint is the policy's own server (its key asked of every request)."""
+    """An endpoint judge whose endpoint is the policy's own server (its key asked of every request);
+    at 127.0.0.1, so its spec says the operator listed the host."""
     return {**HAS_NUMBER, "endpoint": "url", "base_url": f"{server.url}/v1", "model": server.served_model_name,
             "max_answer_tokens": 16}
 
@@ -67,7 +68,7 @@ def test_a_run_judged_by_a_served_and_an_endpoint_judge_reports_them_and_shows_t
         {"name": "acc", "kind": "builtin", "builtin": "accuracy", "verifier": True},
         {"name": "has_number", "kind": "judge", "params": {**HAS_NUMBER, "model": str(smollm2_dir)}},
         {"name": "policy_says", "kind": "judge", "params": at_the_policy_server(policy_server), "has_api_key": True,
-         "weight": 0.0},
+         "weight": 0.0, "internal_host_allowed": True},
     ]
     with SecretsView({"policy_says": policy_server.api_key}) as secrets:
         outcome = run_trainer(launch_spec(tmp_path, tiny_model_dir, policy_server, rewards, secrets.url))
@@ -102,7 +103,7 @@ def test_an_endpoint_refusing_the_judges_key_fails_the_run_at_start_with_its_mes
 
     rewards = [{"name": "acc", "kind": "builtin", "builtin": "accuracy"},
                {"name": "policy_says", "kind": "judge", "params": at_the_policy_server(policy_server),
-                "has_api_key": True}]
+                "has_api_key": True, "internal_host_allowed": True}]
     with SecretsView({"policy_says": "sk-wrong-key-for-this-server"}) as secrets:
         outcome = run_trainer(launch_spec(tmp_path, tiny_model_dir, policy_server, rewards, secrets.url))
     events, text = events_of(tmp_path)
