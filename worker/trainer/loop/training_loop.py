@@ -50,6 +50,8 @@ class TrainingLoop:
     def _train_on(self, gathered: Gathered, ctx, handover: CoreHandover | None, throughput: "_Throughput",
                   step_started: float) -> None:
         ready, state = self.ready, self.state
+        if ready.served_judges is not None:
+            ready.served_judges.check()  # a judge server gone: its rewards in these groups are missing
         # Staleness as the drop rule saw it: against the policy these groups train, before
         # this step's weight sync moves the version on.
         groups, trained_version = gathered.groups, state.model_version

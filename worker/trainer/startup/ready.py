@@ -10,6 +10,7 @@ from worker.trainer.distributed.crew import Crew
 from worker.trainer.evaluation.evaluator import Evaluator
 from worker.trainer.inference.time_slicing import GenerationPause
 from worker.trainer.reporting.session import ReportingSession
+from worker.trainer.rewards.judges.served import ServedJudges
 from worker.trainer.rollout.scoring import RewardFunction
 from worker.trainer.rollout.staleness import StalenessPolicy
 from worker.trainer.rollout.worker import RolloutWorker
@@ -35,3 +36,4 @@ class ReadyParts:
     cpu_sharing: str  # how vLLM and the trainer share the CPU (inference/cpu_sharing.py)
     generation_pause: GenerationPause  # pauses generation during a step where they take turns
     evaluator: Evaluator | None  # None: the run does not evaluate (no evaluation rows)
+    served_judges: ServedJudges | None = None  # their servers, watched each step; None: no served judge

@@ -72,7 +72,8 @@ def start_up(run: StartingRun, checkpoints: CheckpointKeeper) -> ReadyParts:
     return ReadyParts(config=run.config, output_dir=run.output_dir, report=run.report, checkpoints=checkpoints,
                       crew=run.crew, state=state, frontier=frontier, training=training, rewards=rewards.training,
                       eval_rewards=rewards.evaluation, weight_sync=sync, rollout=rollout, staleness=staleness,
-                      cpu_sharing=sharing, generation_pause=generation_pause, evaluator=evaluator)
+                      cpu_sharing=sharing, generation_pause=generation_pause, evaluator=evaluator,
+                      served_judges=judges)
 
 
 def report_setup(run: StartingRun, step: int, **seconds: float) -> None:

@@ -1,5 +1,6 @@
 """The loop given ready parts: a cancel while it gathers saves a last checkpoint and says at
-which step; a run already at max_steps trains nothing, waits for its evaluation and succeeds."""
+which step; a run already at max_steps trains nothing, waits for its evaluation and succeeds; a
+served judge's server gone fails the run before it trains on groups its judges could not score."""
 import threading
 from pathlib import Path
 from types import SimpleNamespace
@@ -15,6 +16,8 @@ from worker.trainer.distributed.crew import Crew  # noqa: E402
 from worker.trainer.distributed.topology import SINGLE  # noqa: E402
 from worker.trainer.inference.time_slicing import GenerationPause  # noqa: E402
 from worker.trainer.loop import training_loop  # noqa: E402
+from worker.trainer.rewards.judges.served import JudgeServerLost  # noqa: E402
+from worker.trainer.rollout.groups import Completion, Group  # noqa: E402
 from worker.trainer.rollout.staleness import StalenessPolicy  # noqa: E402
 from worker.trainer.startup.ready import ReadyParts  # noqa: E402
 
@@ -41,6 +44,17 @@ class NoRollouts:
         return None
 
 
+class OneGroupAtATime(NoRollouts):
+    """A rollout worker that always has a scored group to give."""
+
+    def take(self, timeout_s=1.0, max_version=None):
+        return Group(prompt_index=0, prompt_text="p", prompt_ids=[1], columns={}, model_version=0,
+                     completions=[Completion([1], [-1.0], "4", "stop")])
+
+    def free_taken_slots(self):
+        pass
+
+
 class Keeper:
     def __init__(self):
         self.kept, self.closed = [], False
@@ -52,16 +66,17 @@ class Keeper:
         self.closed = True
 
 
-def ready_parts(state: TrainerState, report: Report, evaluator=None) -> ReadyParts:
+def ready_parts(state: TrainerState, report: Report, evaluator=None, rollout=None, served_judges=None) -> ReadyParts:
     config = TrainingConfig(max_steps=4)
     training = SimpleNamespace(training_context=lambda config, before_micro_batch=None: None,
                                unwrapped_model=lambda: None, tokenizer=None, optimizer=None, scheduler=None,
                                on_gpu=False)
     return ReadyParts(config=config, output_dir=Path("unused"), report=report, checkpoints=Keeper(),
                       crew=Crew(SINGLE), state=state, frontier=ConsumedFrontier(state.data_position),
-                      training=training, rewards=[], eval_rewards=[], weight_sync=None, rollout=NoRollouts(),
+                      training=training, rewards=[], eval_rewards=[], weight_sync=None, rollout=rollout or NoRollouts(),
                       staleness=StalenessPolicy(config.max_staleness, 2, config.weight_sync_steps),
-                      cpu_sharing="overlap", generation_pause=GenerationPause(None), evaluator=evaluator)
+                      cpu_sharing="overlap", generation_pause=GenerationPause(None), evaluator=evaluator,
+                      served_judges=served_judges)
 
 
 @pytest.fixture
@@ -92,3 +107,18 @@ def test_a_run_already_at_max_steps_waits_for_its_evaluation_and_succeeds(saved)
     assert training_loop.TrainingLoop(ready).run() == "succeeded"
     assert saved == [] and evaluator.waits == 1 and ready.checkpoints.closed
     assert ready.report.statuses == [("succeeded", "trained 4 steps")]
+
+
+class JudgeServerGone:
+    def check(self):
+        raise JudgeServerLost("the served judges' vLLM server for /models/judge was killed by SIGKILL (signal 9)")
+
+
+def test_a_served_judges_server_gone_fails_the_run_before_it_trains_on_the_groups(saved, monkeypatch):
+    trained = []
+    monkeypatch.setattr(training_loop, "train_step", lambda *args: trained.append(args))
+    ready = ready_parts(TrainerState(step=0, model_version=0, data_position=0), Report(cancelled=False),
+                        rollout=OneGroupAtATime(), served_judges=JudgeServerGone())
+    with pytest.raises(JudgeServerLost, match="SIGKILL"):
+        training_loop.TrainingLoop(ready).run()
+    assert trained == [] and ready.state.step == 0

@@ -20,6 +20,7 @@ from worker.trainer.config import TrainingConfig
 from worker.trainer.inference.launch import Device, Launch, build_launch, installed_device, new_api_key
 from worker.trainer.inference.server import VLLMServer, free_port
 from worker.trainer.models.paths import resolve_model_path
+from worker.trainer.processes.groups import ended_how
 from worker.trainer.rewards.judges.catalog import JudgeParams, template_fields
 from worker.trainer.rewards.judges.judge import JudgeEndpoint
 from worker.trainer.spec import RewardSpec
@@ -36,8 +37,15 @@ SHARED_GPU_CEILING = 0.95  # of a GPU the policy's server and the judges' take t
 MIN_GPU_SHARE = 0.05
 
 
+FAILURE_TAIL_LINES = 8  # of a judge server's output, in the run's failure message
+
+
 class JudgeServingRefused(ValueError):
     """The served judges cannot run as configured (their share of a shared GPU is too small)."""
+
+
+class JudgeServerLost(RuntimeError):
+    """A served judge's vLLM server ended during the run: its judges would give no reward at all."""
 
 
 def served_judges(specs: list[RewardSpec]) -> list[JudgeParams]:
@@ -166,6 +174,23 @@ class ServedJudges:
         except Exception:
             self.stop()
             raise
+
+    def failure(self) -> str | None:
+        """How the first judge server that ended did so, with its last output; None while all run.
+        A judge whose server is gone answers None for every completion: the loop fails the run on
+        this instead of training on rewards that are missing."""
+        for model_dir, server in self.servers.items():
+            code = server.exit_code()
+            if code is not None:
+                tail = "\n".join(server.output_tail(FAILURE_TAIL_LINES))
+                return (f"the served judges' vLLM server for {model_dir} {ended_how(code)} (its log: "
+                        f"{server.log_path}); its last output:\n{tail}")
+        return None
+
+    def check(self) -> None:
+        """Raises JudgeServerLost when a judge server has ended."""
+        if failure := self.failure():
+            raise JudgeServerLost(failure)
 
     def endpoint(self, model: str) -> JudgeEndpoint:
         """Where the judges naming `model` (as their params do) send their questions."""
