@@ -8,6 +8,7 @@ from django.urls import reverse
 from runs.models import Checkpoint, Dataset, IllegalTransition, Run
 from runs.rewards.endpoint_hosts import endpoint_problem
 from runs.rewards.model_rewards import loads_model_itself, takes_api_key
+from runs.rewards.names import shared_name_problem
 from runs.starting_checkpoint import checkpoint_run_starts_from, not_visible
 from worker.trainer.models.paths import model_problem
 from worker.trainer.spec import LaunchSpec
@@ -43,9 +44,13 @@ def build_launch_spec(run: Run, token: str, resume_from: Checkpoint | None = Non
     eval_dataset = dataset_spec(run.eval_dataset) if run.eval_dataset else None
     if eval_dataset and eval_dataset["kind"] == "file":
         eval_dataset["url"] = settings.PUBLIC_URL + reverse("run-dataset", args=[run.pk]) + "?role=eval"
-    rewards = [rr.reward_function.launch_spec(rr.weight) for rr in run.run_rewards.select_related("reward_function")]
-    eval_rewards = [rr.reward_function.launch_spec(rr.weight)
-                    for rr in run.run_eval_rewards.select_related("reward_function")]
+    run_rewards = list(run.run_rewards.select_related("reward_function"))
+    run_eval_rewards = list(run.run_eval_rewards.select_related("reward_function"))
+    # Checked again here: a run stored before the rule, or changed in the admin.
+    if problem := shared_name_problem(rr.reward_function for rr in run_rewards + run_eval_rewards):
+        raise IllegalTransition(run, "queued", f"run {run.pk} cannot start: {problem}")
+    rewards = [rr.reward_function.launch_spec(rr.weight) for rr in run_rewards]
+    eval_rewards = [rr.reward_function.launch_spec(rr.weight) for rr in run_eval_rewards]
     check_reward_models(run, rewards + eval_rewards)
     spec = LaunchSpec.model_validate({
         "run_id": run.pk,

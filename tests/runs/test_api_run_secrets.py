@@ -106,3 +106,12 @@ def test_a_served_judge_naming_a_path_cannot_start(owner, dataset, config):
     run = judged_run(owner, dataset, config, pathed)
     with pytest.raises(IllegalTransition, match="reward 'pathed'.*hub id"):
         build_launch_spec(run, run.test_token)
+
+
+def test_two_judges_of_one_name_cannot_start_as_one_would_get_the_others_key(owner, other_user, dataset, config):
+    """Keys are fetched by reward name: a run (stored before the rule, or changed in the admin) holding
+    two judges named alike would send one's key to the other's endpoint."""
+    mine, theirs = url_judge(owner, "judge", KEY), url_judge(other_user, "judge", EVAL_KEY)
+    run = judged_run(owner, dataset, config, mine, eval_rewards=[theirs])
+    with pytest.raises(IllegalTransition, match=rf"share a name: 'judge' \(ids {mine.pk}, {theirs.pk}\)"):
+        build_launch_spec(run, run.test_token)

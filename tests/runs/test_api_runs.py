@@ -58,6 +58,17 @@ def test_a_reward_listed_twice_is_refused(owner_api, dataset, reward):
     assert "twice" in str(response.json()["rewards"])
 
 
+def test_two_reward_functions_of_one_name_are_refused_naming_both(staff_api, staff_user, other_user, dataset):
+    """Staff may use any user's rewards; a run keys its rewards' metrics and API keys by name."""
+    mine = RewardFunction.objects.create(owner=staff_user, name="acc", kind="builtin", builtin="accuracy")
+    theirs = RewardFunction.objects.create(owner=other_user, name="acc", kind="builtin", builtin="accuracy")
+    response = create(staff_api, run_body(dataset, [(mine, 1.0)], eval_rewards=[
+        {"reward_function": theirs.pk, "weight": 1.0}]))
+    assert response.status_code == 400, response.content
+    assert f"'acc' (ids {mine.pk}, {theirs.pk})" in str(response.json()["rewards"])
+    assert not Run.objects.exists()
+
+
 def test_a_weight_out_of_range_is_refused(owner_api, dataset, reward):
     response = create(owner_api, run_body(dataset, [(reward, 1e6)]))
     assert response.status_code == 400

@@ -13,6 +13,7 @@ from runs.fleet.cluster_check import cluster_problems
 from runs.fleet.gpu_check import gpu_problems
 from runs.models.run import RunAction
 from runs.rewards.authoring import run_refusal
+from runs.rewards.names import shared_name_problem
 from worker.trainer.for_control_plane.environments import verifiers_problem
 
 
@@ -107,6 +108,8 @@ class RunSerializer(StrictTextModelSerializer):
             if problems := gpu_problems(attrs["config"]) or cluster_problems(attrs["config"]):
                 raise serializers.ValidationError({"config": problems})
         merged = self._merged(attrs)
+        if problem := shared_name_problem(merged["rewards"] + merged["eval_rewards"]):
+            raise serializers.ValidationError({"rewards": [problem]})
         # Each reward finds the columns it reads (a judge's template, a built-in's column).
         if problems := training_problems(merged) or evaluation_problems(merged):
             raise serializers.ValidationError(problems)
