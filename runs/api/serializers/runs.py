@@ -6,7 +6,7 @@ from rest_framework.exceptions import PermissionDenied
 from runs.alarms.summary import alarm_summary
 from runs.api.serializers.alarms import AlarmSummarySerializer
 from runs.api.serializers.configs import KnobsField, complete_config, request_user
-from runs.api.serializers.fields import StrictTextModelSerializer, VisiblePrimaryKeyField
+from runs.api.serializers.fields import StrictRequestSerializer, StrictTextModelSerializer, VisiblePrimaryKeyField
 from runs.models import Dataset, Environment, RewardFunction, Run, RunEvalReward, RunReward, TrainingConfig
 from runs.evaluation.checks import evaluation_problems, training_problems
 from runs.fleet.cluster_check import cluster_problems
@@ -203,3 +203,27 @@ class RunSerializer(StrictTextModelSerializer):
     def _set_rewards(self, run, rewards, model=RunReward):
         model.objects.bulk_create(
             [model(run=run, reward_function=item["reward_function"], weight=item["weight"]) for item in rewards])
+
+
+class ResumeRequest(StrictRequestSerializer):
+    """What a resumed run may change: the machines it spans, to fit what the cluster has then
+    (a run over N machines resumed on M). The step is the same at any count; the new config is
+    checked as a new run's is, against the schema and the pool's machines."""
+    trainer_machines = serializers.IntegerField(required=False, min_value=1, max_value=256,
+                                                help_text="Machines the trainer spans from now on.")
+    trainer_processes = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=64,
+                                                 help_text="Trainer processes on each machine (null: one per GPU).")
+    inference_machines = serializers.IntegerField(required=False, min_value=0, max_value=64,
+                                                  help_text="Machines of vLLM's own from now on.")
+
+    def validate(self, attrs):
+        if not attrs:
+            return attrs
+        run = self.context["run"]
+        try:
+            config = complete_config(run.config, attrs, user=request_user(self))
+        except serializers.ValidationError as exc:
+            raise serializers.ValidationError({"config": exc.detail}) from None
+        if problems := gpu_problems(config) or cluster_problems(config):
+            raise serializers.ValidationError({"config": problems})
+        return {"config": config}

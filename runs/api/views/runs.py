@@ -11,45 +11,18 @@ from runs.actions.lifecycle import cancel_run, clone_run, resume_run, start_run
 from runs.alarms.summary import with_alarm_summary
 from runs.api.errors import launch_checked
 from runs.api.serializers.alarms import AlarmSerializer
-from runs.api.serializers.configs import complete_config, request_user
 from runs.api.serializers.fields import StrictRequestSerializer
 from runs.api.serializers.queries import LOG_LEVELS, LogsQuery, MetricsQuery, SamplesQuery, parsed
-from runs.api.serializers.runs import RunSerializer
+from runs.api.serializers.runs import ResumeRequest, RunSerializer
 from runs.api.pagination import TelemetryPagination
 from runs.api.sample_pagination import SamplePagination
 from runs.api.serializers.telemetry import CheckpointSerializer, LogLineSerializer, SampleSerializer
 from runs.api.views.owned import OwnedViewSet
-from runs.fleet.cluster_check import cluster_problems
-from runs.fleet.gpu_check import gpu_problems
 from runs.models import IllegalTransition, Run
 
 
 class CloneRequest(StrictRequestSerializer):
     name = serializers.CharField(required=False, max_length=200)
-
-
-class ResumeRequest(StrictRequestSerializer):
-    """What a resumed run may change: the machines it spans, to fit what the cluster has then
-    (a run over N machines resumed on M). The step is the same at any count; the new config is
-    checked as a new run's is, against the schema and the pool's machines."""
-    trainer_machines = serializers.IntegerField(required=False, min_value=1, max_value=256,
-                                                help_text="Machines the trainer spans from now on.")
-    trainer_processes = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=64,
-                                                 help_text="Trainer processes on each machine (null: one per GPU).")
-    inference_machines = serializers.IntegerField(required=False, min_value=0, max_value=64,
-                                                  help_text="Machines of vLLM's own from now on.")
-
-    def validate(self, attrs):
-        if not attrs:
-            return attrs
-        run = self.context["run"]
-        try:
-            config = complete_config(run.config, attrs, user=request_user(self))
-        except serializers.ValidationError as exc:
-            raise serializers.ValidationError({"config": exc.detail}) from None
-        if problems := gpu_problems(config) or cluster_problems(config):
-            raise serializers.ValidationError({"config": problems})
-        return {"config": config}
 
 
 class RunViewSet(OwnedViewSet):

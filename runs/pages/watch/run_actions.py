@@ -1,5 +1,6 @@
 """The run page's buttons: start, cancel, resume, clone. Each calls the same action the API's
-verb does (runs.actions.lifecycle) and comes back to a run page with a message."""
+verb does (runs.actions.lifecycle) and comes back to a run page with a message. Resume may
+change the machines the run spans, checked by the API's own ResumeRequest."""
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect
@@ -8,9 +9,11 @@ from django.views.decorators.http import require_POST
 from pydantic import ValidationError as SchemaError
 
 from runs.actions.lifecycle import cancel_run, clone_run, resume_run, start_run
+from runs.api.serializers.runs import ResumeRequest
 from runs.models import IllegalTransition
 from runs.pages.watch.run_page import visible_run
 from runs.rewards import authoring
+from worker.trainer.config import TrainingConfig as ConfigSchema
 
 
 def _attempt(request, pk: int, action, done):
@@ -48,10 +51,59 @@ def _cancel_message(run) -> str:
     return "Cancelled before a worker took it."
 
 
+MACHINE_FIELDS = ("trainer_machines", "trainer_processes", "inference_machines")
+
+
 @login_required
 @require_POST
 def resume(request, pk: int):
-    return _attempt(request, pk, resume_run, "Resumed from the newest checkpoint: the run is queued again.")
+    run = visible_run(request, pk)
+    changes = machine_changes(request.POST, run.config)
+    config = None
+    if changes:
+        body = ResumeRequest(data=changes, context={"request": request, "run": run})
+        if not body.is_valid():
+            messages.error(request, f"Not resumed: {'; '.join(error_lines(body.errors))}.")
+            return redirect("page-run", pk=run.pk)
+        config = body.validated_data["config"]
+    moved = "".join(f", {name.replace('_', ' ')} {value if value is not None else 'one per GPU'}"
+                    for name, value in changes.items())
+    return _attempt(request, pk, lambda run: resume_run(run, config=config),
+                    f"Resumed from the newest checkpoint{moved}: the run is queued again.")
+
+
+def machine_changes(posted, config: dict) -> dict:
+    """The machine counts the form changed from the run's config, as ResumeRequest takes them:
+    an empty trainer_processes is null (one per GPU); text that is no number is passed on for the
+    serializer to refuse by name."""
+    changes = {}
+    for name in MACHINE_FIELDS:
+        raw = posted.get(name)
+        if raw is None:
+            continue
+        value = _number(raw.strip())
+        if value == "" and name == "trainer_processes":
+            value = None
+        if value != config.get(name, ConfigSchema.model_fields[name].default):
+            changes[name] = value
+    return changes
+
+
+def _number(text: str) -> int | str:
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
+def error_lines(errors, prefix: str = "") -> list[str]:
+    """DRF's nested errors as `field: message` lines."""
+    if isinstance(errors, dict):
+        return [line for field, value in errors.items()
+                for line in error_lines(value, field if prefix in ("", "config") else f"{prefix}.{field}")]
+    if isinstance(errors, list):
+        return [line for value in errors for line in error_lines(value, prefix)]
+    return [f"{prefix}: {errors}" if prefix and not str(errors).startswith(prefix) else str(errors)]
 
 
 @login_required

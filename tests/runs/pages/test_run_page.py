@@ -183,3 +183,30 @@ def test_actions_on_another_users_run_are_404_and_change_nothing(logged_in, othe
 @pytest.mark.parametrize("action", ["start", "cancel", "resume", "clone"])
 def test_actions_answer_only_post(logged_in, run, action):
     assert logged_in.get(f"/runs/{run.pk}/{action}/").status_code == 405
+
+
+def test_resume_from_the_page_on_other_machines_queues_with_the_new_counts(
+        logged_in, started_run, broker, django_capture_on_commit_callbacks):
+    Run.objects.filter(pk=started_run.pk).update(status=RunStatus.FAILED,
+                                                 config={**started_run.config, "gradient_accumulation_steps": 2})
+    add_checkpoint(started_run, 2, "/x/step-2")
+    page = logged_in.get(f"/runs/{started_run.pk}/").content.decode()
+    assert 'name="trainer_machines"' in page and 'name="inference_machines"' in page
+    with django_capture_on_commit_callbacks(execute=True):
+        html = logged_in.post(f"/runs/{started_run.pk}/resume/", {
+            "trainer_machines": "1", "trainer_processes": "2", "inference_machines": "0"}, follow=True).content.decode()
+    started_run.refresh_from_db()
+    assert started_run.status == RunStatus.QUEUED and started_run.config["trainer_processes"] == 2
+    assert "trainer processes 2" in html
+    assert broker.call_args.kwargs["args"][1]["config"]["trainer_processes"] == 2
+
+
+def test_resume_on_machine_counts_the_config_refuses_says_why_and_changes_nothing(logged_in, started_run):
+    Run.objects.filter(pk=started_run.pk).update(status=RunStatus.FAILED)
+    add_checkpoint(started_run, 2, "/x/step-2")
+    before = Run.objects.get(pk=started_run.pk).config
+    html = logged_in.post(f"/runs/{started_run.pk}/resume/", {"trainer_machines": "0", "inference_machines": "many"},
+                          follow=True).content.decode()
+    started_run.refresh_from_db()
+    assert "Not resumed" in html and "trainer_machines" in html and "inference_machines" in html
+    assert started_run.status == RunStatus.FAILED and started_run.config == before
