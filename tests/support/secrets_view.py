@@ -1,28 +1,21 @@
 """The control plane's secrets view (runs/api/views/run_secrets.py) as a local HTTP server, for a
 trainer that fetches its judges' keys: it answers these keys to every GET and records the
 Authorization header each request carried."""
-import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
+
+from tests.support.json_handler import JsonHandler
 
 
 class SecretsView:
     def __init__(self, keys: dict[str, str]):
-        body = json.dumps({"api_keys": keys}).encode()
         self.seen: list[str | None] = []
         seen = self.seen
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(JsonHandler):
             def do_GET(self):
                 seen.append(self.headers.get("Authorization"))
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
+                self.reply(200, {"api_keys": keys})
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_port}/api/runs/1/secrets/"

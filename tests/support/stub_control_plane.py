@@ -1,7 +1,9 @@
 """A stand-in for the control plane's ingest endpoint, for tests of what reports to it."""
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
+
+from tests.support.json_handler import JsonHandler
 
 
 class StubControlPlane:
@@ -16,32 +18,22 @@ class StubControlPlane:
         self.batch_bytes: list[int] = []
         stub = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(JsonHandler):
             def do_POST(self):
                 length = int(self.headers["Content-Length"])
                 if stub.max_body is not None and length > stub.max_body:
-                    return self._reply(413, {"detail": f"the body is {length} bytes; this route takes at most "
+                    return self.reply(413, {"detail": f"the body is {length} bytes; this route takes at most "
                                                        f"{stub.max_body} bytes (INGEST_BATCH_MAX_MB)"})
                 body = json.loads(self.rfile.read(length))
                 stub.batch_bytes.append(length)
                 if stub.mode == "down":
-                    return self._reply(503, {"detail": "restarting"})
+                    return self.reply(503, {"detail": "restarting"})
                 if stub.mode == "refuse":
-                    return self._reply(400, {"detail": "nothing was stored"})
+                    return self.reply(400, {"detail": "nothing was stored"})
                 stub.received += [event["seq"] for event in body["events"]]
-                self._reply(200, {"stored": len(body["events"]), "duplicates": 0, "status": stub.status,
+                self.reply(200, {"stored": len(body["events"]), "duplicates": 0, "status": stub.status,
                                   "cancel_requested": stub.cancel})
 
-            def _reply(self, code, payload):
-                data = json.dumps(payload).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args):
-                pass
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_port}/api/runs/1/events/"

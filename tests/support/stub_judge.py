@@ -4,7 +4,9 @@ thread of the test's process. It scores by the word after "Answer: " in the ques
 import contextlib
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
+
+from tests.support.json_handler import JsonHandler
 
 KEY = "sk-stub-0123456789abcdef"
 ANSWERS = {"good": '{"score": 8}', "bad": '{"score": 2}', "vague": "I would rather not say.",
@@ -12,33 +14,23 @@ ANSWERS = {"good": '{"score": 8}', "bad": '{"score": 2}', "vague": "I would rath
 RANKING = '{"ranking": [2, 1, 3]}'
 
 
-class StubJudge(BaseHTTPRequestHandler):
+class StubJudge(JsonHandler):
     seen: list[dict] = []
 
     def do_POST(self):  # noqa: N802 (http.server's name)
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         if self.headers.get("Authorization") != f"Bearer {KEY}":
-            return self._answer(401, {"error": {"message": "Incorrect API key provided"}})
+            return self.reply(401, {"error": {"message": "Incorrect API key provided"}})
         StubJudge.seen.append(body)
         asked = body["messages"][-1]["content"]
         answer = next((text for word, text in ANSWERS.items() if f"Answer: {word}" in asked), "OK")
         if asked.startswith("Rank"):
             answer = RANKING
-        self._answer(200, {"id": "x", "object": "chat.completion", "model": body["model"],
+        self.reply(200, {"id": "x", "object": "chat.completion", "model": body["model"],
                            "choices": [{"index": 0, "finish_reason": "stop",
                                         "message": {"role": "assistant", "content": answer}}],
                            "usage": {"prompt_tokens": 20, "completion_tokens": 3, "total_tokens": 23}})
 
-    def _answer(self, status: int, payload: dict):
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
 
 
 @contextlib.contextmanager
