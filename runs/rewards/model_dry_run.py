@@ -144,14 +144,14 @@ class _JudgeScorer:
         self.server = self.judge = None
 
     def __enter__(self):
-        from worker.trainer.for_control_plane.served_models import Judge, public_only_transport
+        from worker.trainer.for_control_plane.served_models import Judge, endpoint_transport
 
         try:
             endpoint = self._served_endpoint() if self.params.endpoint == "served" else self._url_endpoint()
             # Each connection's address checked too: the name may resolve elsewhere since the check above.
             guarded = self.params.endpoint == "url" and not host_listed(self.params.base_url)
             self.judge = Judge(self.reward.name, self.params, endpoint,
-                               transport=public_only_transport() if guarded else None)
+                               transport=endpoint_transport(self.params.base_url) if guarded else None)
             if self.params.endpoint == "url":
                 self.judge.check()  # a refused key or an unknown model fails the dry run with the endpoint's answer
         except BaseException:

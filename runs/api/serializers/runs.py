@@ -211,7 +211,7 @@ class ResumeRequest(StrictRequestSerializer):
     checked as a new run's is, against the schema and the pool's machines."""
     trainer_machines = serializers.IntegerField(required=False, min_value=1, max_value=256,
                                                 help_text="Machines the trainer spans from now on.")
-    trainer_processes = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=64,
+    trainer_processes = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=1024,
                                                  help_text="Trainer processes on each machine (null: one per GPU).")
     inference_machines = serializers.IntegerField(required=False, min_value=0, max_value=64,
                                                   help_text="Machines of vLLM's own from now on.")

@@ -82,7 +82,9 @@ def machine_changes(posted, config: dict) -> dict:
         if raw is None:
             continue
         value = _number(raw.strip())
-        if value == "" and name == "trainer_processes":
+        if value == "":  # emptied: unchanged, but for the processes, where empty is one per GPU
+            if name != "trainer_processes":
+                continue
             value = None
         if value != config.get(name, ConfigSchema.model_fields[name].default):
             changes[name] = value

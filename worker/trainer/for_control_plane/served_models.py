@@ -7,7 +7,7 @@ judge's client bring an HTTP stack, and a reward model loads torch when it is bu
 from worker.trainer.inference.launch import new_api_key
 from worker.trainer.inference.server import VLLMServer
 from worker.trainer.rewards.judges.judge import Judge, JudgeEndpoint
-from worker.trainer.rewards.judges.public_hosts import public_only_transport
+from worker.trainer.rewards.judges.public_hosts import endpoint_transport
 from worker.trainer.rewards.judges.reward_model import RewardModel
 
-__all__ = ["Judge", "JudgeEndpoint", "RewardModel", "VLLMServer", "new_api_key", "public_only_transport"]
+__all__ = ["Judge", "JudgeEndpoint", "RewardModel", "VLLMServer", "endpoint_transport", "new_api_key"]

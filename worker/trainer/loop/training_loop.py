@@ -43,6 +43,8 @@ class TrainingLoop:
         # goes away once it is done. A cancel does not wait: the supervisor's grace bounds it.
         if ready.evaluator is not None:
             ready.evaluator.wait()  # the last evaluation is part of the result
+        if ready.served_judges is not None:
+            ready.served_judges.check()  # and was scored by judges that still ran
         ready.checkpoints.close()
         ready.report.status("succeeded", f"trained {self.state.step} steps")
         return "succeeded"

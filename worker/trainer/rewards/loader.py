@@ -143,7 +143,7 @@ class RewardLoader:
             endpoint = JudgeEndpoint(base_url=params.base_url, model=params.model,
                                      api_key=self.api_keys.get(spec.name) if spec.has_api_key else None)
         judge = Judge(spec.name, params, endpoint, on_warning=self.on_warning,
-                      transport=_endpoint_transport(spec) if params.endpoint == "url" else None)
+                      transport=_endpoint_transport(spec, params.base_url) if params.endpoint == "url" else None)
         if params.endpoint == "url":
             self._endpoint_judges.append(judge)
         return judge
@@ -155,12 +155,12 @@ class RewardLoader:
         return RewardModel(spec.name, reward_model_params(spec), device=self.device)
 
 
-def _endpoint_transport(spec: RewardSpec):
+def _endpoint_transport(spec: RewardSpec, base_url: str):
     """An endpoint judge's transport: public addresses only, checked at each connection, unless the
     operator listed its host (the served judge is the worker's own server, never guarded)."""
-    from worker.trainer.rewards.judges.public_hosts import public_only_transport
+    from worker.trainer.rewards.judges.public_hosts import endpoint_transport
 
-    return None if spec.internal_host_allowed else public_only_transport()
+    return None if spec.internal_host_allowed else endpoint_transport(base_url)
 
 
 def _builtin(spec: RewardSpec):

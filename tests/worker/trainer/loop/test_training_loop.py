@@ -122,3 +122,12 @@ def test_a_served_judges_server_gone_fails_the_run_before_it_trains_on_the_group
     with pytest.raises(JudgeServerLost, match="SIGKILL"):
         training_loop.TrainingLoop(ready).run()
     assert trained == [] and ready.state.step == 0
+
+
+def test_a_judge_server_gone_by_the_last_evaluation_fails_the_run_instead_of_succeeding(saved):
+    evaluator = SimpleNamespace(wait=lambda: None)
+    ready = ready_parts(TrainerState(step=4, model_version=4, data_position=32), Report(cancelled=False), evaluator,
+                        served_judges=JudgeServerGone())
+    with pytest.raises(JudgeServerLost):
+        training_loop.TrainingLoop(ready).run()
+    assert ready.report.statuses == []

@@ -9,7 +9,9 @@ connection, refuses it when any address is internal, and connects to the address
 never to a second lookup. TLS still names and verifies the host.
 
 A host the operator lists in JUDGE_ENDPOINT_HOSTS (a lab's own judge server) is let through by
-the control plane, which says so in the run's spec (RewardSpec.internal_host_allowed).
+the control plane, which says so in the run's spec (RewardSpec.internal_host_allowed). Where the
+environment sends the judge's URL through a proxy (HTTPS_PROXY, NO_PROXY), the proxy resolves
+the name and the operator's network rules govern it: the judge then uses httpx's own transport.
 """
 import socket
 import typing
@@ -17,6 +19,7 @@ import typing
 import anyio
 import httpcore
 import httpx
+from httpx._utils import URLPattern, get_environment_proxies  # how httpx itself picks a proxy
 
 from worker.trainer.rewards.judges.addresses import is_public_address
 
@@ -44,14 +47,22 @@ class PublicHostsOnly(httpcore.AsyncNetworkBackend):
             addresses = await self._resolve(host, port)
         except (OSError, UnicodeError) as exc:
             raise httpcore.ConnectError(f"host {host!r} does not resolve ({exc})") from exc
+        if not addresses:
+            raise httpcore.ConnectError(f"host {host!r} resolves to no address")
         internal = [address for address in addresses if not is_public_address(address)]
-        if internal or not addresses:
+        if internal:
             raise httpcore.ConnectError(
-                f"host {host!r} resolves to an internal address ({', '.join(internal) or 'none'}) at this "
-                "call: refused (judges call public endpoints only, unless an operator lists the host in "
-                "JUDGE_ENDPOINT_HOSTS)")
-        return await self._inner.connect_tcp(addresses[0], port, timeout=timeout, local_address=local_address,
-                                              socket_options=socket_options)
+                f"host {host!r} resolves to an internal address ({', '.join(internal)}) at this call: refused "
+                "(judges call public endpoints only, unless an operator lists the host in JUDGE_ENDPOINT_HOSTS)")
+        failure: httpcore.ConnectError | None = None
+        for address in addresses:  # each checked address in the resolver's order, as a plain connect would
+            try:
+                return await self._inner.connect_tcp(address, port, timeout=timeout, local_address=local_address,
+                                                     socket_options=socket_options)
+            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
+                failure = exc if isinstance(exc, httpcore.ConnectError) else httpcore.ConnectError(str(exc))
+        assert failure is not None
+        raise failure
 
     async def connect_unix_socket(self, path: str, timeout: float | None = None,
                                   socket_options: typing.Iterable[httpcore.SOCKET_OPTION] | None = None,
@@ -60,6 +71,21 @@ class PublicHostsOnly(httpcore.AsyncNetworkBackend):
 
     async def sleep(self, seconds: float) -> None:
         await self._inner.sleep(seconds)
+
+
+def endpoint_transport(url: str) -> httpx.AsyncHTTPTransport | None:
+    """An endpoint judge's transport: public addresses only, unless the environment sends `url`
+    through a proxy (None: httpx's own transport, which goes through it)."""
+    return None if environment_proxy(url) else public_only_transport()
+
+
+def environment_proxy(url: str) -> str | None:
+    """The proxy the environment names for `url`, as httpx picks it (its most specific pattern
+    first; NO_PROXY's patterns name none)."""
+    target = httpx.URL(url)
+    patterns = sorted(((URLPattern(pattern), proxy) for pattern, proxy in get_environment_proxies().items()),
+                      key=lambda item: item[0])
+    return next((proxy for pattern, proxy in patterns if pattern.matches(target)), None)
 
 
 def public_only_transport(backend: httpcore.AsyncNetworkBackend | None = None) -> httpx.AsyncHTTPTransport:

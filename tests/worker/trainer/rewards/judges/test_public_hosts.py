@@ -8,7 +8,7 @@ import pytest
 from worker.trainer.rewards.judges.addresses import is_public_address
 from worker.trainer.rewards.judges.catalog import JudgeLimits, JudgeParams
 from worker.trainer.rewards.judges.client import ChatClient
-from worker.trainer.rewards.judges.public_hosts import PublicHostsOnly, public_only_transport
+from worker.trainer.rewards.judges.public_hosts import PublicHostsOnly, endpoint_transport, public_only_transport
 from worker.trainer.rewards.loader import RewardLoader
 from worker.trainer.spec import RewardSpec
 from tests.support.stub_judge import KEY, stub_judge
@@ -40,7 +40,10 @@ def answering(*answers: list[str]):
 @pytest.mark.parametrize("address, public", [
     ("127.0.0.1", False), ("::1", False), ("169.254.169.254", False), ("10.0.0.7", False),
     ("100.64.0.1", False), ("::ffff:127.0.0.1", False), ("224.0.0.1", False), ("0.0.0.0", False),
-    (PUBLIC, True), ("2606:4700:4700::1111", True),
+    # IPv6 standing for an internal IPv4 address: NAT64, 6to4, IPv4-translated and -compatible
+    ("64:ff9b::a00:5", False), ("64:ff9b::7f00:1", False), ("2002:a00:5::1", False), ("::ffff:0:a00:5", False),
+    ("::7f00:1", False), ("64:ff9b:1::1", False), ("fec0::1", False), ("fe80::1%eth0", False),
+    (PUBLIC, True), ("2606:4700:4700::1111", True), ("64:ff9b::5db8:d822", True), ("2002:5db8:d822::1", True),
 ])
 def test_only_addresses_on_the_internet_are_public(address, public):
     assert is_public_address(address) is public
@@ -62,6 +65,14 @@ async def test_a_name_with_one_internal_address_among_public_ones_is_refused():
     with pytest.raises(httpcore.ConnectError, match="169.254.169.254.*JUDGE_ENDPOINT_HOSTS"):
         await guard.connect_tcp("judge.example", 80)
     assert inner.connected == []
+
+
+async def test_each_checked_address_is_tried_in_turn_as_a_plain_connect_would():
+    inner = RecordingBackend()
+    guard = PublicHostsOnly(inner, resolver=answering(["2606:4700:4700::1111", PUBLIC]))
+    with pytest.raises(httpcore.ConnectError, match="recorded"):
+        await guard.connect_tcp("judge.example", 443)
+    assert inner.connected == [("2606:4700:4700::1111", 443), (PUBLIC, 443)]
 
 
 async def test_a_name_that_does_not_resolve_is_refused_saying_so():
@@ -96,3 +107,16 @@ def test_the_loader_guards_an_endpoint_judge_unless_its_host_is_listed(listed, a
         loader.close()
     assert (list(rewards) == [0.8]) is answered
     assert any("internal address (127.0.0.1)" in warning for warning in warnings) is not answered
+
+
+def test_a_judge_the_environment_sends_through_a_proxy_is_left_to_it(monkeypatch):
+    """The proxy resolves the name (the operator's network rules govern it); NO_PROXY's hosts are guarded."""
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "all_proxy",
+                 "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    assert endpoint_transport("https://api.example.com/v1") is not None
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.lab:3128")
+    monkeypatch.setenv("NO_PROXY", "judge.lab")
+    assert endpoint_transport("https://api.example.com/v1") is None
+    assert endpoint_transport("https://judge.lab/v1") is not None
+    assert endpoint_transport("http://api.example.com/v1") is not None  # only https goes through it
