@@ -7,6 +7,7 @@ own evaluation: greedy, on problems held out of the training data.
     .venv/bin/python -m bench.learning --demo arithmetic --set temperature=1.1 beta=0.02   # an experiment
     .venv/bin/python -m bench.learning --demo arithmetic --preset cpu-demo-lora           # with a LoRA adapter
     .venv/bin/python -m bench.learning --demo arithmetic --weight format=0.25            # a reward's weight
+    .venv/bin/python -m bench.learning --demo arithmetic --dataset operators=+ --set eval_holdout_fraction=0.22
     .venv/bin/python -m bench.learning --smoke                    # a tiny model, 2 steps, one seed of each
 
 Prints for each run the held-out accuracy at each evaluation with its 95% interval (Wilson), the
@@ -23,11 +24,14 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from bench.report import markdown_table
 from bench.run_events import events_of, training_steps
 from bench.smoke import add_smoke_options, refuse_server_url_without_smoke, smoke_settings, vllm_server
 from bench.trainer import parse_settings
 from runs.demo_definitions import DEMOS, DemoDefinition
+from worker.trainer.data.generators import ArithmeticParams
 from worker.trainer.config import PRESETS, TrainingConfig
 
 TARGETS = {"arithmetic": 0.15, "tool-use": 0.5}  # held-out accuracy gain, first evaluation to last
@@ -202,6 +206,11 @@ def parse_weights(pairs: list[str]) -> dict[str, float]:
     return weights
 
 
+def with_dataset(demo: DemoDefinition, params: dict) -> DemoDefinition:
+    """The demo with some of its generator's parameters changed (a new dataset for an experiment)."""
+    return replace(demo, dataset={**demo.dataset, "generator_params": {**demo.dataset["generator_params"], **params}})
+
+
 def demo_settings(demo: DemoDefinition, changes: dict, smoke: bool, preset: str | None = None) -> dict:
     """The demo's knobs (another preset under its overrides, where one is named), then `changes`."""
     settings = {**PRESETS[preset], **demo.config["overrides"]} if preset else demo.config_values(PRESETS)
@@ -289,6 +298,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="config changes (an experiment)")
     parser.add_argument("--weight", nargs="*", default=[], metavar="REWARD=WEIGHT",
                         help="a reward's weight, the reward named by its built-in (format) or its name")
+    parser.add_argument("--dataset", nargs="*", default=[], metavar="PARAM=VALUE",
+                        help="the demo generator's parameters changed (operators=+, largest=40)")
     add_smoke_options(parser, serves=True)
     args = parser.parse_args(argv)
     refuse_server_url_without_smoke(parser, args)
@@ -299,7 +310,11 @@ def main(argv: list[str] | None = None) -> None:
         weights = parse_weights(args.weight)
         demos = [with_weights(demo, weights) if weights else demo
                  for demo in (DEMOS.values() if args.demo == "both" else [DEMOS[args.demo]])]
-    except ValueError as exc:
+        if args.dataset:
+            params = parse_settings(args.dataset)
+            ArithmeticParams.model_validate({**DEMOS["arithmetic"].dataset["generator_params"], **params})
+            demos = [with_dataset(demo, params) for demo in demos]
+    except (ValueError, ValidationError) as exc:
         parser.error(str(exc))
     changes = parse_settings(args.set) | ({"max_steps": args.steps} if args.steps else {})
     results = []
@@ -309,8 +324,8 @@ def main(argv: list[str] | None = None) -> None:
         for seed in range(first_seed, first_seed + (args.seeds or (1 if args.smoke else 3))):
             results.append(train(demo, {**settings, "seed": seed}, args.server_url))
             print(run_report(results[-1]), flush=True)
-    print(f"\nbench.learning — changes: {' '.join(args.set + args.weight) or 'none'}; the mean change's interval is "
-          "the evaluations' sampling noise, the runs independent")
+    print(f"\nbench.learning — changes: {' '.join(args.set + args.weight + args.dataset) or 'none'}; the mean change's "
+          "interval is the evaluations' sampling noise, the runs independent")
     print(markdown_table(SUMMARY_HEADER, summary_rows(results)))
 
 

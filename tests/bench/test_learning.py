@@ -6,7 +6,7 @@ import pytest
 
 from bench.learning import (
     SUMMARY_HEADER, Change, RunResult, change_interval, demo_spec, evaluation_table, mean_change, run_report,
-    parse_weights, summary_rows, verdict, wilson, with_weights,
+    parse_weights, summary_rows, verdict, wilson, with_dataset, with_weights,
 )
 from runs.demo_definitions import DEMOS
 from tests.bench.tables import table_rows, tables_in
@@ -123,3 +123,17 @@ def test_a_weight_that_is_not_a_number_is_refused_with_the_form_expected():
     assert parse_weights(["format=0.5", "Demo: accuracy=2"]) == {"format": 0.5, "Demo: accuracy": 2.0}
     with pytest.raises(ValueError, match="NAME=NUMBER"):
         parse_weights(["format=half"])
+
+
+def test_a_dataset_change_sets_those_generator_parameters_alone():
+    demo = with_dataset(DEMOS["arithmetic"], {"operators": "+"})
+    assert demo.dataset["generator_params"] == {**DEMOS["arithmetic"].dataset["generator_params"], "operators": "+"}
+    assert "operators" not in DEMOS["arithmetic"].dataset["generator_params"]  # the home page's demo is left as it is
+
+
+def test_a_dataset_parameter_the_generator_refuses_stops_the_bench_naming_it(capsys):
+    from bench.learning import main
+
+    with pytest.raises(SystemExit):
+        main(["--demo", "arithmetic", "--dataset", "operators=/", "--smoke"])
+    assert "operators" in capsys.readouterr().err

@@ -7,7 +7,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, field_validator, model_serializer
 
 
 class ArithmeticParams(BaseModel):
@@ -21,25 +21,38 @@ class ArithmeticParams(BaseModel):
     largest: int | None = Field(None, ge=2, le=1_000_000, description=(
         "The largest number in a problem; none: the difficulty's (10 at 1, 100 at 2, ..., 10,000 at 4 and 5). "
         "Difficulty 1 up to 10 has only 200 distinct problems; up to 30, 1,800."))
+    operators: str | None = Field(None, min_length=1, max_length=3, description=(
+        "The operators problems use, among + - *, e.g. '+' for sums only; none: the difficulty's (+ and - at "
+        "1, all three above). Two numbers up to 30 summed make 900 distinct problems."))
+
+    @field_validator("operators")
+    @classmethod
+    def _known_operators(cls, operators: str | None) -> str | None:
+        if operators is not None and (set(operators) - set(_OPERATORS) or len(set(operators)) < len(operators)):
+            raise ValueError(f"{operators!r}: give each operator once, among {' '.join(_OPERATORS)}")
+        return operators
 
     @model_serializer(mode="wrap")
-    def _without_unset_largest(self, handler: SerializerFunctionWrapHandler) -> dict:
-        """`largest` left out when none: datasets stored before it keep their stored params."""
+    def _without_unset_fields(self, handler: SerializerFunctionWrapHandler) -> dict:
+        """`largest` and `operators` left out when none: datasets stored before them keep their stored params."""
         dumped = handler(self)
-        if dumped.get("largest") is None:
-            dumped.pop("largest", None)
+        for name in ("largest", "operators"):
+            if dumped.get(name) is None:
+                dumped.pop(name, None)
         return dumped
 
 
 _OPERATORS = ("+", "-", "*")
 
 
-def _arithmetic_problem(rng: random.Random, difficulty: int, largest: int | None = None) -> tuple[str, int]:
+def _arithmetic_problem(rng: random.Random, difficulty: int, largest: int | None = None,
+                        operators: str | None = None) -> tuple[str, int]:
     terms = 1 + min(difficulty, 3)
     limit = largest or 10 ** min(difficulty, 4)
+    choices = tuple(operators) if operators else _OPERATORS[:2] if difficulty == 1 else _OPERATORS
     expression = str(rng.randint(1, limit))
     for _ in range(terms - 1):
-        operator = rng.choice(_OPERATORS[:2] if difficulty == 1 else _OPERATORS)
+        operator = rng.choice(choices)
         expression += f" {operator} {rng.randint(1, limit)}"
     # Evaluating our own generated digits-and-operators string is safe.
     return expression, eval(expression)  # noqa: S307
@@ -53,7 +66,7 @@ def _worked_examples(rng: random.Random, params: ArithmeticParams) -> list[dict]
     """`params.examples` solved problems as user and assistant turns, answered the way the format reward wants."""
     turns = []
     for _ in range(params.examples):
-        expression, value = _arithmetic_problem(rng, params.difficulty, params.largest)
+        expression, value = _arithmetic_problem(rng, params.difficulty, params.largest, params.operators)
         turns += [{"role": "user", "content": _question(expression)},
                   {"role": "assistant", "content": f"{expression} = {value}\n#### {value}"}]
     return turns
@@ -66,7 +79,7 @@ def arithmetic(params: ArithmeticParams) -> list[dict]:
     examples_rng = random.Random(f"arithmetic-examples-{params.seed}")
     rows = []
     for _ in range(params.count):
-        expression, value = _arithmetic_problem(rng, params.difficulty, params.largest)
+        expression, value = _arithmetic_problem(rng, params.difficulty, params.largest, params.operators)
         question = _question(expression)
         prompt = question if not params.examples else [
             *_worked_examples(examples_rng, params),

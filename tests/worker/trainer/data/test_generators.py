@@ -92,7 +92,8 @@ def test_a_shorter_count_is_a_prefix_with_worked_examples_too():
 
 
 @pytest.mark.parametrize("params", [{"count": 0}, {"difficulty": 6}, {"seed": -1}, {"examples": 6}, {"colour": "red"},
-                                    {"largest": 1}, {"largest": 2_000_000}])
+                                    {"largest": 1}, {"largest": 2_000_000}, {"operators": "/"},
+                                    {"operators": "++"}, {"operators": ""}, {"operators": "+-*+"}])
 def test_bad_params_are_refused(params):
     with pytest.raises(ValidationError):
         generate("arithmetic", params)
@@ -126,3 +127,25 @@ def test_params_without_largest_are_stored_as_before():
 
     assert ArithmeticParams().model_dump() == {"count": 2000, "difficulty": 1, "seed": 0, "examples": 0}
     assert ArithmeticParams(largest=30).model_dump()["largest"] == 30
+
+
+@pytest.mark.parametrize("operators", ["+", "-*", "*"])
+def test_operators_limit_the_problems_and_their_worked_examples_to_them(operators):
+    rows = generate("arithmetic", {"count": 300, "difficulty": 2, "operators": operators, "examples": 1})
+    for row in rows:
+        asked = PROMPT.match(row["prompt"][-1]["content"])["expr"]
+        shown = row["prompt"][0]["content"]
+        assert set(re.findall(r"[+\-*]", asked + PROMPT.match(shown)["expr"])) <= set(operators)
+        assert row["answer"] == f"#### {evaluate(asked)}"
+
+
+def test_sums_alone_up_to_30_make_900_distinct_problems():
+    rows = generate("arithmetic", {"count": 5000, "difficulty": 1, "largest": 30, "operators": "+"})
+    assert 890 < len({row["prompt"] for row in rows}) <= 900  # 30 × 30; 5000 draws may leave a few unseen
+
+
+def test_params_without_operators_are_stored_as_before():
+    from worker.trainer.data.generators import ArithmeticParams
+
+    assert "operators" not in ArithmeticParams(largest=30).model_dump()
+    assert ArithmeticParams(operators="+").model_dump()["operators"] == "+"
