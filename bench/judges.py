@@ -172,7 +172,9 @@ def run_spec(output: Path, server_url: str, config, judged: bool, judge: dict = 
     spec["rewards"][0]["verifier"] = True  # accuracy: the judge's disagreement is measured against it
     spec["eval_rewards"] = []
     if judged:
-        spec["rewards"].append({"name": JUDGE_NAME, "kind": "judge", "weight": JUDGE_WEIGHT, "params": judge})
+        # An endpoint judge here is this machine's own server, as an operator would list it.
+        spec["rewards"].append({"name": JUDGE_NAME, "kind": "judge", "weight": JUDGE_WEIGHT, "params": judge,
+                                "internal_host_allowed": judge.get("endpoint") == "url"})
     return spec
 
 

@@ -9,6 +9,8 @@ replies, and the trainer saves a checkpoint before it stops.
 import json
 import logging
 import secrets
+import shutil
+import tempfile
 import time
 from pathlib import Path
 
@@ -23,6 +25,7 @@ from worker.trainer.reporting.reporter import Reporter
 from worker.trainer.reporting.session import ReportingSession
 from worker.trainer.checkpoints.run_folder import on_this_worker
 from worker.trainer.spec import LaunchSpec
+from worker.trainer.weight_sync.filesystem import SHARED_MEMORY_ENV
 from worker.trainer.processes.output_lines import log_parts
 from worker.trainer_process import TrainerProcess, trainer_command
 
@@ -48,6 +51,7 @@ class RunSupervisor:
         self.gpu_split: GpuSplit | None = None
         self.server_ready = False
         self.trainer_finished = False
+        self.shared_memory: Path | None = None  # the trainer's weight files for the server, removed at the end
 
     def run(self) -> str:
         self.report.start()
@@ -70,6 +74,8 @@ class RunSupervisor:
             return "failed"
         finally:
             self._stop_children()
+            if self.shared_memory is not None:  # a killed trainer leaves its copy of the model there
+                shutil.rmtree(self.shared_memory, ignore_errors=True)
             self.spec_path.unlink(missing_ok=True)  # its secrets were this attempt's: gone with it
             self._deliver_trainer_leftovers()
             self.report.close()
@@ -195,7 +201,7 @@ class RunSupervisor:
                                     machines=machines)
         # The server was started in the dtype this process found fastest: the trainer takes the
         # same answer, so its weight files match what the server serves.
-        env = {**env, **answer_for_children()}
+        env = {**env, **answer_for_children(), **self._shared_memory_env()}
         self.trainer = TrainerProcess(argv, env, self.output_dir / "logs" / f"trainer-{self.spec.attempt}.log",
                                       forward=self._forward_output,
                                       lines_per_s=self.settings.log_lines_per_s).start()
@@ -204,6 +210,15 @@ class RunSupervisor:
             others = ", ".join(f"{rank} on {machine.name}" for rank, machine in enumerate(self.peers.machines, 1))
             self.report.log(f"the trainer spans {machines.machines} machines: node rank 0 here, {others}; "
                             f"its store at {machines.addresses[0]}:{machines.port}")
+
+    def _shared_memory_env(self) -> dict[str, str]:
+        """A folder in /dev/shm of this attempt's own for the weights the trainer writes for vLLM,
+        which this supervisor removes when the run ends; none where there is no /dev/shm."""
+        if not Path("/dev/shm").is_dir():
+            return {}
+        prefix = f"grpo-run-{self.spec.run_id}-attempt-{self.spec.attempt}-"
+        self.shared_memory = Path(tempfile.mkdtemp(prefix=prefix, dir="/dev/shm"))
+        return {SHARED_MEMORY_ENV: str(self.shared_memory)}
 
     def _servers_for_trainer(self) -> dict:
         if self.server is not None:

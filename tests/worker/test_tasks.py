@@ -265,3 +265,41 @@ def test_a_gpu_machine_of_a_trainer_over_several_sends_nccl_and_gloo_through_its
     monkeypatch.setenv("NCCL_SOCKET_IFNAME", "ib0")  # the operator's choice stands
     _, env = trainer_command(Path("/s.json"), "0,1", processes=None, python="py", machines=machines, node_rank=1)
     assert env["NCCL_SOCKET_IFNAME"] == "ib0"
+
+
+class ServerStandIn:
+    """A vLLM server that runs until stopped."""
+    url, api_key = "http://127.0.0.1:1", "k"
+
+    def running(self):
+        return True
+
+    def healthy(self):
+        return False
+
+    def stop(self):
+        pass
+
+
+# Writes a weights file where the trainer writes them for vLLM, says where, then dies as an OOM kill would.
+KILLED_WRITING = ("import os, pathlib, signal; folder = pathlib.Path(os.environ['GRPO_SHARED_MEMORY_DIR']); "
+                  "(folder / 'grpo-weights-1').mkdir(); (folder / 'grpo-weights-1' / 'model.safetensors')"
+                  ".write_bytes(b'x' * 1024); print('wrote', folder, flush=True); os.kill(os.getpid(), signal.SIGKILL)")
+
+
+@pytest.mark.skipif(not Path("/dev/shm").is_dir(), reason="the attempt's folder is made in /dev/shm")
+def test_a_killed_trainers_weights_in_shared_memory_are_removed_when_the_run_ends(tmp_path, monkeypatch,
+                                                                                 control_plane):
+    import worker.supervisor as supervisor_module
+
+    control_plane.status = "queued"
+    supervisor = RunSupervisor(LaunchSpec.model_validate(spec(tmp_path, control_plane.url)), SETTINGS)
+    monkeypatch.setattr(supervisor, "_config_problems_here", lambda: [])
+    monkeypatch.setattr(supervisor, "_start_server", lambda: setattr(supervisor, "server", ServerStandIn()))
+    monkeypatch.setattr(supervisor_module, "trainer_command",
+                        lambda *args, **kwargs: ([sys.executable, "-c", KILLED_WRITING], {}))
+    assert supervisor.run() == "failed"
+    folder = supervisor.shared_memory
+    assert folder.name.startswith("grpo-run-7-attempt-1-") and folder.parent == Path("/dev/shm")
+    assert f"wrote {folder}" in (tmp_path / "out" / "logs" / "trainer-1.log").read_text()
+    assert not folder.exists()

@@ -2,6 +2,7 @@
 
 Every sync rewrites the same file (streamed_safetensors.SafetensorsRewriter): the server reads
 it only inside the reload, which returns before the next sync writes."""
+import os
 import shutil
 import time
 from pathlib import Path
@@ -11,8 +12,16 @@ from worker.trainer.weight_sync.server_api import ServerPause, VllmAdminClient
 from worker.trainer.weight_sync.streamed_safetensors import SafetensorsRewriter
 
 
+SHARED_MEMORY_ENV = "GRPO_SHARED_MEMORY_DIR"
+
+
 def shared_memory_dir(fallback: Path) -> Path:
-    """/dev/shm where it exists: the write is a memory copy, not a disk write."""
+    """Where the weights the server reloads from are written: the folder the worker's supervisor
+    made for this run's attempt (GRPO_SHARED_MEMORY_DIR), which it removes once the trainer has
+    ended however it ended (a killed trainer cannot: a model's copy would stay in memory); else
+    /dev/shm where it exists (the write is a memory copy, not a disk write); else `fallback`."""
+    if given := os.environ.get(SHARED_MEMORY_ENV):
+        return Path(given)
     shm = Path("/dev/shm")
     return shm if shm.is_dir() else fallback
 
