@@ -66,6 +66,7 @@ class RunSupervisor:
             # Both load their models at once; the trainer waits for /health itself (and
             # enforces the start-up timeout), so the watch below sees either one die.
             self._start_server()
+            self.shared_memory = attempt_shared_memory(self.spec)
             self._start_trainer()
             return self._watch()
         except Exception as exc:
@@ -212,13 +213,7 @@ class RunSupervisor:
                             f"its store at {machines.addresses[0]}:{machines.port}")
 
     def _shared_memory_env(self) -> dict[str, str]:
-        """A folder in /dev/shm of this attempt's own for the weights the trainer writes for vLLM,
-        which this supervisor removes when the run ends; none where there is no /dev/shm."""
-        if not Path("/dev/shm").is_dir():
-            return {}
-        prefix = f"grpo-run-{self.spec.run_id}-attempt-{self.spec.attempt}-"
-        self.shared_memory = Path(tempfile.mkdtemp(prefix=prefix, dir="/dev/shm"))
-        return {SHARED_MEMORY_ENV: str(self.shared_memory)}
+        return {SHARED_MEMORY_ENV: str(self.shared_memory)} if self.shared_memory is not None else {}
 
     def _servers_for_trainer(self) -> dict:
         if self.server is not None:
@@ -304,3 +299,11 @@ class RunSupervisor:
             self.server.stop()
         if self.inference:
             self.inference.stop()
+
+
+def attempt_shared_memory(spec: LaunchSpec) -> Path | None:
+    """A folder in /dev/shm of this attempt's own for the weights the trainer writes for vLLM,
+    which the supervisor removes when the run ends; None where there is no /dev/shm."""
+    if not Path("/dev/shm").is_dir():
+        return None
+    return Path(tempfile.mkdtemp(prefix=f"grpo-run-{spec.run_id}-attempt-{spec.attempt}-", dir="/dev/shm"))
