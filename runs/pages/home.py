@@ -12,7 +12,7 @@ from runs.pages.watch.runs_list import recent_runs
 RECENT = 10
 # One line on what each demo is, beside its title and what to watch (both from its definition).
 WHAT_IT_IS = {
-    "arithmetic": "SmolLM2-135M on sums and differences of numbers up to 30, each after one worked example, "
+    "arithmetic": "SmolLM2-135M on sums of two numbers up to 30, each after one worked example, "
                   "rewarded for the right answer written as #### <number>.",
     "tool-use": "The same model on harder sums (four numbers up to 1,000, with products), with a calculator "
                 "it may call in the episode before it answers; rewarded for the right answer.",

@@ -51,17 +51,22 @@ def test_the_tool_use_demo_runs_on_the_built_in_calculator():
 
 def test_the_arithmetic_demo_holds_out_enough_problems_for_its_target():
     """192 problems: one standard error of a change between two evaluations is about 0.05, so a
-    gain of 0.15 is beyond its 95% interval; the problem space (1,800) is far larger."""
+    gain of 0.15 is beyond its 95% interval; the problems left to train on far outnumber those a
+    run meets (two a step)."""
     values = DEMOS["arithmetic"].config_values(PRESETS)
     assert values["eval_examples"] >= 128
     rows = generate("arithmetic", DEMOS["arithmetic"].dataset["generator_params"])
     problems = {row["prompt"][-1]["content"] for row in rows}
     assert len(problems) * values["eval_holdout_fraction"] >= values["eval_examples"]
-    assert len(problems) >= 8 * values["eval_examples"]
+    groups_a_step = values["per_device_train_batch_size"] * values["gradient_accumulation_steps"] // \
+        values["num_generations"]
+    trained_on = values["max_steps"] * groups_a_step
+    assert len(problems) * (1 - values["eval_holdout_fraction"]) >= 4 * trained_on
 
 
 def test_names_differ_from_the_earlier_demo_objects_whose_contents_changed():
     """A user's library finds demo objects by name: changed contents need a new name."""
-    earlier = {"Demo: arithmetic, one worked example", "Demo: CPU, evaluated", "Demo: arithmetic"}
+    earlier = {"Demo: arithmetic, one worked example", "Demo: CPU, evaluated", "Demo: arithmetic",
+               "Demo: arithmetic up to 30, one worked example", "Demo: CPU arithmetic, 192 held-out problems"}
     names = {demo.dataset["name"] for demo in DEMOS.values()} | {demo.config["name"] for demo in DEMOS.values()}
     assert not names & earlier
