@@ -6,7 +6,9 @@ the runs land on the other nodes. One of a run's machines is lost mid-run: the r
 it, and resumed on what the cluster then has, trains to the end, each step charted once. (The
 first machine lost is tested with stand-in runs, test_placing_runs.py.)"""
 import re
+import shutil
 import time
+from pathlib import Path
 
 import pytest
 
@@ -45,7 +47,7 @@ def test_vllm_on_a_machine_of_its_own_takes_the_weights_over_http_fails_the_run_
     with AsgiServer(tmp_path / "cp") as server:
         # The machines' environment is the control plane's (MODEL_DIRS, DATA_DIR): a shared disk here.
         cluster = start_ray_cluster(((0, 0), (1, 0), (1, 0)), env=server.env)
-        worker = None
+        worker, before_loss = None, set()
         try:
             seed = SEED_E2E_RUN.replace("max_steps=3", f"max_steps={MAX_STEPS}").replace("save_steps=2", "save_steps=1")
             seed = seed.replace("per_device_train_batch_size=8", "per_device_train_batch_size=8, inference_machines=1")
@@ -57,6 +59,7 @@ def test_vllm_on_a_machine_of_its_own_takes_the_weights_over_http_fails_the_run_
                          "running past step 2 with a checkpoint", timeout_s=600)
             first_logs = [line["message"] for line in run.logs()]
             lost = cluster.node(vllm_machine(first_logs)[0])
+            before_loss = upload_folders(run_id)  # earlier runs' leftovers, and the lost machine's own
             lost.kill(lost.raylet_tree())
             lost_at = time.monotonic()
             failed = run.wait_for(lambda r: r["status"] == "failed", "failed", timeout_s=90)
@@ -67,13 +70,19 @@ def test_vllm_on_a_machine_of_its_own_takes_the_weights_over_http_fails_the_run_
             finished = run.wait_for(lambda r: r["status"] in ("succeeded", "failed"), "the end", timeout_s=600)
             logs = [line["message"] for line in run.logs()]
             steps, placed = run.trained_steps(), placed_on(run)
+            # The run's end stops the resumed run's vLLM machine, whose host removes its folder:
+            # waited for before the cluster stops (which would end the host mid-stop).
+            folders_removed = wait_for(lambda: not upload_folders(run_id) - before_loss, timeout_s=60)
         finally:
             if worker is not None:
                 stop_worker(worker)
             cluster.stop()
             # What the lost machine would have taken with it: processes of its run that its
-            # killed raylet's tree no longer held (multiprocessing's resource tracker).
+            # killed raylet's tree no longer held (multiprocessing's resource tracker), and the
+            # weights' folder in its memory.
             kill_all(processes_started_for(tmp_path / "cp") - {server.process.pid})
+            for folder in before_loss:
+                shutil.rmtree(folder, ignore_errors=True)
     assert placed[0] != lost.name  # the trainer on one machine, vLLM on the other
     assert any("sent over HTTP to 1 server(s)" in line for line in first_logs), first_logs[-30:]
     assert re.match(rf"machine {lost.name} \([0-9.]+, Ray node [0-9a-f]{{8}}\) was lost mid-run \(vLLM engine 1 ran "
@@ -83,6 +92,21 @@ def test_vllm_on_a_machine_of_its_own_takes_the_weights_over_http_fails_the_run_
     assert {placed[1], vllm_machine(logs[len(first_logs):])[0]} == {placed[0], "node-d"}
     assert steps == list(range(1, MAX_STEPS + 1))  # resumed from a checkpoint: none twice, none skipped
     assert processes_mentioning(str(tiny_model_dir)) == []
+    assert folders_removed, "the resumed run's vLLM machine left its weights' folder in /dev/shm"
+
+
+def upload_folders(run_id: int) -> set[Path]:
+    """The weights' folders of the run's vLLM machines' servers (inference_machines.py's upload_parent)."""
+    from worker.placement.inference_machines import upload_parent
+
+    return set(upload_parent().glob(f"grpo-run-{run_id}-weights-*"))
+
+
+def wait_for(condition, timeout_s: float):
+    deadline = time.monotonic() + timeout_s
+    while not (done := condition()) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    return done
 
 
 def further_machine(logs: list[str]) -> str:
