@@ -25,7 +25,7 @@ from worker.trainer.reporting.reporter import Reporter
 from worker.trainer.reporting.session import ReportingSession
 from worker.trainer.checkpoints.run_folder import on_this_worker
 from worker.trainer.spec import LaunchSpec
-from worker.trainer.weight_sync.filesystem import SHARED_MEMORY_ENV
+from worker.trainer.weight_sync.filesystem import SHARED_MEMORY_ENV, shared_memory_root
 from worker.trainer.processes.output_lines import log_parts
 from worker.trainer_process import TrainerProcess, trainer_command
 
@@ -304,6 +304,6 @@ class RunSupervisor:
 def attempt_shared_memory(spec: LaunchSpec) -> Path | None:
     """A folder in /dev/shm of this attempt's own for the weights the trainer writes for vLLM,
     which the supervisor removes when the run ends; None where there is no /dev/shm."""
-    if not Path("/dev/shm").is_dir():
+    if (root := shared_memory_root()) is None:
         return None
-    return Path(tempfile.mkdtemp(prefix=f"grpo-run-{spec.run_id}-attempt-{spec.attempt}-", dir="/dev/shm"))
+    return Path(tempfile.mkdtemp(prefix=f"grpo-run-{spec.run_id}-attempt-{spec.attempt}-", dir=root))

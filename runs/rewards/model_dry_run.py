@@ -149,9 +149,9 @@ class _JudgeScorer:
         try:
             endpoint = self._served_endpoint() if self.params.endpoint == "served" else self._url_endpoint()
             # Each connection's address checked too: the name may resolve elsewhere since the check above.
-            guarded = self.params.endpoint == "url" and not host_listed(self.params.base_url)
-            self.judge = Judge(self.reward.name, self.params, endpoint,
-                               transport=endpoint_transport(self.params.base_url) if guarded else None)
+            transport = (endpoint_transport(self.params.base_url, host_listed(self.params.base_url))
+                         if self.params.endpoint == "url" else None)
+            self.judge = Judge(self.reward.name, self.params, endpoint, transport=transport)
             if self.params.endpoint == "url":
                 self.judge.check()  # a refused key or an unknown model fails the dry run with the endpoint's answer
         except BaseException:

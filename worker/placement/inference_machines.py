@@ -18,6 +18,7 @@ from ray.exceptions import ActorUnavailableError, GetTimeoutError, RayActorError
 from worker.placement.host import drop_rays_thread_cap, stop_hosts
 from worker.placement.order import settings_on_machine
 from worker.placement.plan import PlacedMachine
+from worker.trainer.weight_sync.filesystem import shared_memory_root
 from worker.trainer.checkpoints.run_folder import on_this_worker
 from worker.trainer.processes.groups import ended_how
 from worker.trainer.spec import LaunchSpec
@@ -34,8 +35,7 @@ class InferenceStartError(RuntimeError):
 
 def upload_parent() -> Path:
     """/dev/shm where it exists: the weights are written to memory, as the trainer's are."""
-    shm = Path("/dev/shm")
-    return shm if shm.is_dir() else Path(tempfile.gettempdir())
+    return shared_memory_root() or Path(tempfile.gettempdir())
 
 
 @ray.remote(max_concurrency=2)

@@ -160,7 +160,7 @@ def _endpoint_transport(spec: RewardSpec, base_url: str):
     operator listed its host (the served judge is the worker's own server, never guarded)."""
     from worker.trainer.rewards.judges.public_hosts import endpoint_transport
 
-    return None if spec.internal_host_allowed else endpoint_transport(base_url)
+    return endpoint_transport(base_url, spec.internal_host_allowed)
 
 
 def _builtin(spec: RewardSpec):

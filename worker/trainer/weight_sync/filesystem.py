@@ -22,8 +22,13 @@ def shared_memory_dir(fallback: Path) -> Path:
     /dev/shm where it exists (the write is a memory copy, not a disk write); else `fallback`."""
     if given := os.environ.get(SHARED_MEMORY_ENV):
         return Path(given)
+    return shared_memory_root() or fallback
+
+
+def shared_memory_root() -> Path | None:
+    """/dev/shm where the machine has it: files there are memory, not disk."""
     shm = Path("/dev/shm")
-    return shm if shm.is_dir() else fallback
+    return shm if shm.is_dir() else None
 
 
 def unique_state_dict(model) -> dict:

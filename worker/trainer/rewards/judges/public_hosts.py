@@ -73,10 +73,10 @@ class PublicHostsOnly(httpcore.AsyncNetworkBackend):
         await self._inner.sleep(seconds)
 
 
-def endpoint_transport(url: str) -> httpx.AsyncHTTPTransport | None:
-    """An endpoint judge's transport: public addresses only, unless the environment sends `url`
-    through a proxy (None: httpx's own transport, which goes through it)."""
-    return None if environment_proxy(url) else public_only_transport()
+def endpoint_transport(url: str, internal_host_allowed: bool = False) -> httpx.AsyncHTTPTransport | None:
+    """An endpoint judge's transport: public addresses only, unless the operator listed its host
+    or the environment sends `url` through a proxy (None: httpx's own transport)."""
+    return None if internal_host_allowed or environment_proxy(url) else public_only_transport()
 
 
 def environment_proxy(url: str) -> str | None:
