@@ -49,7 +49,6 @@ class RunSupervisor:
         self.server_urls: list[str] = []  # vLLM's machines' servers, where it has machines of its own
         self.server_key: str | None = None
         self.gpu_split: GpuSplit | None = None
-        self.server_ready = False
         self.trainer_finished = False
         self.shared_memory: Path | None = None  # the trainer's weight files for the server, removed at the end
 
@@ -144,6 +143,7 @@ class RunSupervisor:
                                             log_path=self.output_dir / "logs" / f"vllm-{self.spec.attempt}.log",
                                             api_key=new_api_key())  # the trainer alone is told it
         self.server.start()
+        self.server.when_healthy(self._note_server_ready)
 
     def _start_servers_elsewhere(self, api_key: str) -> None:
         """vLLM on machines of its own: one server on each, all asking the same key, which the
@@ -169,12 +169,8 @@ class RunSupervisor:
                                               trainer_override=self.settings.trainer_gpus)
         return self.gpu_split
 
-    def _note_when_server_ready(self) -> None:
-        if self.server is None or self.server_ready or not self.server.healthy():
-            return
-        self.server_ready = True
-        self.report.log(f"vLLM answered /health {self.server.seconds_since_start:.1f} s after it started, "
-                        f"at {self.server.url}")
+    def _note_server_ready(self, seconds: float) -> None:
+        self.report.log(f"vLLM answered /health {seconds:.1f} s after it started, at {self.server.url}")
 
     def _prepared_model(self) -> str:
         from worker.trainer.config import DEFAULT_MODEL
@@ -238,7 +234,6 @@ class RunSupervisor:
             # are the news only once this machine's trainer ends (_trainer_ended).
             if self.peers and (failure := self.peers.failure(self._processes_each())):
                 return self._failed(failure, [])
-            self._note_when_server_ready()
             if self.report.cancel_requested.is_set():
                 cancel_seen_at = cancel_seen_at or time.monotonic()
                 if time.monotonic() - cancel_seen_at > self.settings.cancel_grace_s:

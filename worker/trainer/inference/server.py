@@ -14,6 +14,7 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, NoReturn
 
@@ -22,6 +23,7 @@ import httpx
 from worker.trainer.config import TrainingConfig
 from worker.trainer.inference.api_key_guard import bearer
 from worker.trainer.inference.launch import Device, Launch, build_launch, installed_device
+from worker.trainer.inference.readiness import ServerNotReady, wait_for_health
 from worker.trainer.processes.groups import signal_group, stop_process_group
 
 HEALTH_POLL_S = 0.5
@@ -149,12 +151,20 @@ class VLLMServer:
                 with self._tail_lock:
                     self._tail.append(raw.decode("utf-8", "replace").rstrip())
 
-    def healthy(self) -> bool:
-        """One quick /health probe."""
-        try:
-            return httpx.get(self.url + "/health", headers=self.headers, timeout=0.5).status_code == 200
-        except httpx.TransportError:
-            return False
+    def when_healthy(self, note: Callable[[float], None]) -> threading.Thread:
+        """Call `note(seconds since start)` once /health answers, from a thread of its own; nothing
+        if the server ends first. Its probes wait as long as the startup wait's: one squeezed
+        between a busy trainer and a generating engine may take a second to be answered."""
+        def watch() -> None:
+            try:
+                wait_for_health(self.url, self.startup_timeout_s, lambda: not self.running(), self.api_key)
+            except ServerNotReady:
+                return  # the server's own watch says why
+            note(self.seconds_since_start)
+
+        thread = threading.Thread(target=watch, name=f"vllm-health-{self.launch.port}", daemon=True)
+        thread.start()
+        return thread
 
     def wait_until_healthy(self, timeout_s: float | None = None) -> float:
         """Seconds until /health answered 200; on death or timeout, stop and raise ServerStartError."""

@@ -68,12 +68,19 @@ def asked(dataset):
     return [problem_of(prompt) for prompt in dataset["prompt"]]
 
 
+def demo_overrides():
+    from runs.demo_definitions import DEMOS
+
+    return DEMOS["arithmetic"].config["overrides"]
+
+
 def test_no_held_out_problem_of_the_demo_dataset_is_ever_trained_on():
     dataset = demo_rows()
-    kept, held = split_holdout(dataset, 0.12, seed=0)
+    kept, held = split_holdout(dataset, demo_overrides()["eval_holdout_fraction"], seed=0)
     assert not set(asked(kept)) & set(asked(held))
     assert len(kept) + len(held) < len(dataset)  # the held-out problems' other rows left out too
-    assert len(set(asked(held))) == len(held) >= 192  # each held-out problem once
+    # each held-out problem once, and enough of them for what the demo evaluates
+    assert len(set(asked(held))) == len(held) >= demo_overrides()["eval_examples"]
 
 
 def test_the_same_seed_splits_the_demo_dataset_alike_on_resume():

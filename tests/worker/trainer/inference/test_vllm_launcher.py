@@ -319,6 +319,18 @@ class TestSupervision:
         assert time.monotonic() - started < 10
         assert group_members(server.pid) == []
 
+    def test_the_time_health_first_answered_is_noted_once_from_a_thread(self, fake_server):
+        noted = []
+        with fake_server("serve") as server:
+            server.when_healthy(noted.append).join(30)
+        assert len(noted) == 1 and 0 < noted[0] < 30
+
+    def test_a_server_that_dies_before_answering_is_never_noted_ready(self, fake_server):
+        noted = []
+        server = fake_server("die").start()
+        server.when_healthy(noted.append).join(30)
+        assert noted == [] and server.exit_code() == 3
+
     def test_a_server_that_ignores_sigterm_is_killed(self, fake_server):
         server = fake_server("stubborn").start()
         deadline = time.monotonic() + 30
