@@ -58,14 +58,29 @@ def test_a_reward_listed_twice_is_refused(owner_api, dataset, reward):
     assert "twice" in str(response.json()["rewards"])
 
 
-def test_two_reward_functions_of_one_name_are_refused_naming_both(staff_api, staff_user, other_user, dataset):
+@pytest.fixture
+def two_named_acc(staff_user, other_user):
+    return [RewardFunction.objects.create(owner=owner, name="acc", kind="builtin", builtin="accuracy")
+            for owner in (staff_user, other_user)]
+
+
+def test_two_reward_functions_of_one_name_are_refused_naming_both(staff_api, two_named_acc, dataset):
     """Staff may use any user's rewards; a run keys its rewards' metrics and API keys by name."""
-    mine = RewardFunction.objects.create(owner=staff_user, name="acc", kind="builtin", builtin="accuracy")
-    theirs = RewardFunction.objects.create(owner=other_user, name="acc", kind="builtin", builtin="accuracy")
+    mine, theirs = two_named_acc
+    response = create(staff_api, run_body(dataset, [(mine, 1.0), (theirs, 0.5)]))
+    assert response.status_code == 400, response.content
+    assert f"'acc' (ids {mine.pk}, {theirs.pk})" in str(response.json()["rewards"])
+    assert not Run.objects.exists()
+
+
+def test_an_evaluation_reward_named_as_a_training_reward_is_refused_under_eval_rewards(
+        staff_api, two_named_acc, dataset):
+    mine, theirs = two_named_acc
     response = create(staff_api, run_body(dataset, [(mine, 1.0)], eval_rewards=[
         {"reward_function": theirs.pk, "weight": 1.0}]))
     assert response.status_code == 400, response.content
-    assert f"'acc' (ids {mine.pk}, {theirs.pk})" in str(response.json()["rewards"])
+    assert list(response.json()) == ["eval_rewards"]
+    assert f"'acc' (ids {mine.pk}, {theirs.pk})" in str(response.json()["eval_rewards"])
     assert not Run.objects.exists()
 
 

@@ -108,8 +108,11 @@ class RunSerializer(StrictTextModelSerializer):
             if problems := gpu_problems(attrs["config"]) or cluster_problems(attrs["config"]):
                 raise serializers.ValidationError({"config": problems})
         merged = self._merged(attrs)
-        if problem := shared_name_problem(merged["rewards"] + merged["eval_rewards"]):
+        # Under the list that brought the clash: the training rewards, else the evaluation's.
+        if problem := shared_name_problem(merged["rewards"]):
             raise serializers.ValidationError({"rewards": [problem]})
+        if problem := shared_name_problem(merged["rewards"] + merged["eval_rewards"]):
+            raise serializers.ValidationError({"eval_rewards": [problem]})
         # Each reward finds the columns it reads (a judge's template, a built-in's column).
         if problems := training_problems(merged) or evaluation_problems(merged):
             raise serializers.ValidationError(problems)
