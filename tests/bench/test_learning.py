@@ -69,18 +69,31 @@ def test_a_run_report_has_each_evaluation_with_its_interval_and_the_change_with_
     rows = table_rows(measures)
     assert rows["held-out change, first → last"][0] == "0.50 → 0.70: +0.20"
     assert rows["held-out change, first → last"][1].endswith("met")
-    assert rows["entropy min"] == ["0.050", "stayed > 0.1: NO (first below at step 3)"]
+    assert rows["entropy min, 5-step mean"] == ["0.283", "stayed > 0.1: yes"]  # fewer steps: their mean
+    assert rows["entropy min, one step"] == ["0.050", "step 3; 1 step(s) under 0.1"]
+
+
+def test_the_entropy_floor_is_judged_on_five_steps_in_a_row_not_one():
+    """One step's entropy is two problems' completions: one easy step is not a collapse, five are."""
+    one_easy_step = RunResult("arithmetic", 42, "completed", 8.0, evals(0.5, 0.7), steps(*[0.5] * 9, 0.05, *[0.5] * 5))
+    rows = table_rows(tables_in(run_report(one_easy_step))[1])
+    assert rows["entropy min, 5-step mean"] == ["0.410", "stayed > 0.1: yes"]
+    assert one_easy_step.entropy_min == pytest.approx(0.41)
+    collapsed = RunResult("arithmetic", 42, "completed", 8.0, evals(0.5, 0.7), steps(*[0.5] * 5, *[0.05] * 6))
+    rows = table_rows(tables_in(run_report(collapsed))[1])
+    assert rows["entropy min, 5-step mean"] == ["0.050", "stayed > 0.1: NO (first below by step 10)"]
+    assert rows["entropy min, one step"] == ["0.050", "step 6; 6 step(s) under 0.1"]
 
 
 def test_the_summary_gives_each_demo_its_mean_change_target_and_entropy():
     results = [RunResult("arithmetic", seed, "completed", 20.0, evals(0.5, 0.68), steps(0.4, 0.2))
                for seed in (42, 43)]
-    results.append(RunResult("tool-use", 42, "completed", 11.0, evals(0.0, 0.3, n=64), steps(0.3, 0.05)))
+    results.append(RunResult("tool-use", 42, "completed", 11.0, evals(0.0, 0.3, n=64), steps(0.05, 0.05)))
     results.append(RunResult("tool-use", 43, "failed", 1.0, evals(0.0, n=64), steps()))
     rows = {row[0]: row for row in summary_rows(results)}
     assert len(SUMMARY_HEADER) == len(rows["arithmetic"])
     assert rows["arithmetic"][2:4] == ("+0.18 +0.18", "+0.18") and rows["arithmetic"][6] == "met"
-    assert rows["arithmetic"][7] == "0.200 (yes)"
+    assert rows["arithmetic"][7] == "0.300 (yes)"  # the mean of fewer steps than a window
     assert rows["tool-use"][1] == 2 and rows["tool-use"][2] == "+0.30"  # the failed run has no change
     assert rows["tool-use"][6] == "MISSED" and rows["tool-use"][7] == "0.050 (NO)"
 
