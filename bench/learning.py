@@ -11,11 +11,11 @@ own evaluation: greedy, on problems held out of the training data.
     .venv/bin/python -m bench.learning --smoke                    # a tiny model, 2 steps, one seed of each
 
 Prints for each run the held-out accuracy at each evaluation with its 95% interval (Wilson), the
-change first -> last with its interval (a difference of two proportions), the entropy's minimum
-(on the mean of 5 steps in a row, which the 0.1 floor is judged on, and on one step), the rewards
-and what the run's alarms watch; then for each demo the mean change over its seeds with its
-interval against the target (+0.15 arithmetic, +0.5 tool use): met when the mean reaches the
-target and its interval is above zero.
+change first -> last with its interval (Newcombe's, for a difference of two proportions), the
+entropy's minimum (on the mean of 5 steps in a row, which the 0.1 floor is judged on, and on one
+step), the rewards and what the run's alarms watch; then for each demo the mean change over its
+seeds with its interval against the target (+0.15 arithmetic, +0.5 tool use): met when the mean
+reaches the target and its interval is above zero.
 """
 import argparse
 import math
@@ -57,16 +57,20 @@ def wilson(share: float, n: int, z: float = Z95) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def change_variance(first: float, n_first: int, last: float, n_last: int) -> float:
-    """The variance of last - first, two independent proportions."""
-    return first * (1 - first) / n_first + last * (1 - last) / n_last
+def change_margins(first: float, n_first: int, last: float, n_last: int, z: float = Z95) -> tuple[float, float]:
+    """How far below and above last - first its 95% interval reaches: Newcombe's hybrid score
+    interval (his method 10, from each proportion's Wilson interval). The normal one is 0 wide
+    at 0.00 -> 1.00, the tool-use demo's change, and runs past -1 and +1 near the ends."""
+    first_low, first_high = wilson(first, n_first, z)
+    last_low, last_high = wilson(last, n_last, z)
+    return (math.hypot(last - last_low, first_high - first),
+            math.hypot(last_high - last, first - first_low))
 
 
 def change_interval(first: float, n_first: int, last: float, n_last: int, z: float = Z95) -> tuple[float, float]:
-    """The 95% interval of the change last - first of two proportions, within the -1 to +1 a change
-    can be (the normal interval runs past them near the ends: 0.00 -> 0.98 gave +1.01)."""
-    half = z * math.sqrt(change_variance(first, n_first, last, n_last))
-    return max(-1.0, last - first - half), min(1.0, last - first + half)
+    """The 95% interval of the change last - first of two independent proportions."""
+    below, above = change_margins(first, n_first, last, n_last, z)
+    return last - first - below, last - first + above
 
 
 @dataclass(frozen=True)
@@ -82,16 +86,17 @@ class Change:
         return self.last - self.first
 
     @property
-    def variance(self) -> float:
-        return change_variance(self.first, self.n_first, self.last, self.n_last)
+    def margins(self) -> tuple[float, float]:
+        return change_margins(self.first, self.n_first, self.last, self.n_last)
 
 
-def mean_change(changes: list[Change], z: float = Z95) -> tuple[float, float, float]:
+def mean_change(changes: list[Change]) -> tuple[float, float, float]:
     """(mean, low, high): the mean of the runs' changes, its interval from each evaluation's
-    sampling noise (the runs independent): z * sqrt(sum of variances) / runs."""
+    sampling noise (the runs independent): each side's margins added in quadrature, over runs."""
     mean = statistics.fmean(change.value for change in changes)
-    half = z * math.sqrt(sum(change.variance for change in changes)) / len(changes)
-    return mean, max(-1.0, mean - half), min(1.0, mean + half)
+    below = math.sqrt(sum(change.margins[0] ** 2 for change in changes)) / len(changes)
+    above = math.sqrt(sum(change.margins[1] ** 2 for change in changes)) / len(changes)
+    return mean, max(-1.0, mean - below), min(1.0, mean + above)
 
 
 def verdict(mean: float, low: float, target: float) -> str:
