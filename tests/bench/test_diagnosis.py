@@ -68,6 +68,12 @@ def test_without_a_gap_or_a_rerun_nothing_is_recovered():
     assert recovered(made_s=10.0, after_s=None, baseline_s=4.0) is None
 
 
+def test_a_made_run_within_a_tenth_of_the_baseline_has_no_gap():
+    """3.32 s against 3.03 (run-to-run noise), then 2.11 after the change, read as 417% recovered."""
+    assert recovered(made_s=3.32, after_s=2.11, baseline_s=3.03) is None
+    assert recovered(made_s=3.40, after_s=3.10, baseline_s=3.00) == pytest.approx(0.75)
+
+
 # --------------------------------------------------------------------------- verdicts
 def test_a_made_bottleneck_is_met_only_when_named():
     waiting = {"waiting_for_rollouts": 0.7, "training": 0.3}
@@ -115,6 +121,16 @@ def test_the_table_row_shows_the_share_recovered_and_the_suggestion_applied():
     row = main_row(Row(SCENARIOS["long_step"], made, after), baseline_s=4.0)
     assert row[:4] == ("long_step", "training", "training", "met")
     assert row[5:] == ("10.00", "7.00", "4.00", "50%")
+
+
+def test_a_bottleneck_that_was_not_made_recovers_nothing_however_fast_the_rerun():
+    made = Measured("tiny_inflight", {}, "succeeded", [{"system/step_time_s": s} for s in (9.0, 10.0)], {},
+                    diagnosis("training", {"training": 0.9, "waiting_for_rollouts": 0.0},
+                              suggestions=[SUGGESTION]), 30.0)
+    after = Measured("tiny_inflight + fix", {}, "succeeded", [{"system/step_time_s": s} for s in (9.0, 3.0)], {},
+                     diagnosis("training", {"training": 0.9}), 30.0)
+    row = main_row(Row(SCENARIOS["tiny_inflight"], made, after), baseline_s=4.0)
+    assert row[3].startswith("not made") and row[-1] == "no gap"
 
 
 # --------------------------------------------------------------------------- scenarios
