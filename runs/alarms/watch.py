@@ -5,6 +5,7 @@ skips stored events), and the rules read a bounded window before them; a batch w
 watched metric costs no query.
 """
 from runs.alarms.divergence import PASS_METRIC, eval_trips
+from runs.alarms.mastery import with_mastery_noted
 from runs.alarms.raising import raise_alarms
 from runs.alarms.recent import eval_window, fresh_steps, signal_window
 from runs.alarms.rules import RULES, Trip, rule_trips, watched
@@ -25,7 +26,7 @@ def signal_trips(run, points, settings: AlarmSettings) -> list[Trip]:
     if not fresh:
         return []
     window = signal_window(run, fresh, tuple(reported), lookback(settings.patience, settings.patience))
-    return [trip for rule in RULES for trip in rule_trips(rule, window, fresh, settings)]
+    return with_mastery_noted(run, [trip for rule in RULES for trip in rule_trips(rule, window, fresh, settings)])
 
 
 def evaluation_trips(run, points, settings: AlarmSettings) -> list[Trip]:

@@ -67,6 +67,37 @@ def test_entropy_collapsing_raises_one_alarm_with_its_numbers(trainer, sent):
     assert live["id"] == alarm.pk and live["message"] == alarm.message
 
 
+def evaluated(trainer, step, share):
+    trainer.send(trainer.numbered({"type": "metrics", "step": step, "values": {"eval/pass@1": share}}))
+
+
+def test_a_task_learnt_held_out_is_named_in_the_alarms_its_mastery_trips(trainer):
+    """The tool-use demo solves every episode, then its entropy falls and its groups all score 1."""
+    trainer.steps(1, 2)
+    evaluated(trainer, 2, 1.0)
+    trainer.steps(3, 3, train__entropy=0.004, rollout__frac_reward_zero_std=1.0)
+    alarms = {alarm.kind: alarm for alarm in Alarm.objects.filter(run=trainer.run)}
+    assert set(alarms) == {"entropy_collapse", "no_learning_signal"}
+    for alarm in alarms.values():
+        assert alarm.message.endswith("; held out 1.00 at step 2: the task looks learnt, so little is left to "
+                                      "learn from it (stop the run, or train on harder problems)")
+        assert alarm.values["eval/pass@1"] == 1.0
+
+
+def test_a_collapse_while_held_out_is_poor_reads_as_a_collapse(trainer):
+    evaluated(trainer, 0, 0.4)
+    trainer.steps(1, 3, train__entropy=0.004)
+    alarm = Alarm.objects.get(run=trainer.run)
+    assert alarm.message == "entropy 0.004 nats/token below 0.05 for 3 logged steps (steps 1-3)"
+    assert "eval/pass@1" not in alarm.values
+
+
+def test_an_evaluation_after_the_trip_does_not_explain_it(trainer):
+    trainer.steps(1, 3, train__entropy=0.004)
+    evaluated(trainer, 10, 1.0)
+    assert "learnt" not in Alarm.objects.get(run=trainer.run).message
+
+
 def test_a_spike_among_many_steps_of_a_batch_trips_at_its_step(trainer):
     trainer.steps(1, 2)
     ratios = {3: 1.1, 4: 80.0, 5: 1.3, 6: 1.1}
