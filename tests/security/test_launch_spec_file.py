@@ -84,7 +84,7 @@ def test_the_spec_file_is_gone_when_the_attempt_ends(tmp_path, monkeypatch):
     control_plane = StubControlPlane()
     control_plane.status = "queued"
     server = SimpleNamespace(url="http://127.0.0.1:9", api_key="k", start=lambda: None, running=lambda: True,
-                             stop=lambda: None)
+                             when_healthy=lambda note: None, stop=lambda: None)
     monkeypatch.setattr(server_module.VLLMServer, "for_config", lambda *args, **options: server)
     written = []
 
