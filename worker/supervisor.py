@@ -10,12 +10,13 @@ import json
 import logging
 import secrets
 import shutil
-import tempfile
 import time
 from pathlib import Path
+from typing import IO
 
 from worker.gpu_split import GpuSplit, split_for_device
 from worker.settings import WorkerSettings
+from worker.shared_memory_folders import PREFIX, claimed_folder, remove_orphans
 from worker.trainer.distributed.launch_failure import first_failure
 from worker.trainer.training.precision import answer_for_children
 from worker.trainer.processes.private_files import write_private
@@ -51,6 +52,7 @@ class RunSupervisor:
         self.gpu_split: GpuSplit | None = None
         self.trainer_finished = False
         self.shared_memory: Path | None = None  # the trainer's weight files for the server, removed at the end
+        self.shared_memory_lock: IO | None = None  # held while it lives (worker/shared_memory_folders.py)
 
     def run(self) -> str:
         self.report.start()
@@ -65,7 +67,8 @@ class RunSupervisor:
             # Both load their models at once; the trainer waits for /health itself (and
             # enforces the start-up timeout), so the watch below sees either one die.
             self._start_server()
-            self.shared_memory = attempt_shared_memory(self.spec)
+            if claimed := attempt_shared_memory(self.spec):
+                self.shared_memory, self.shared_memory_lock = claimed
             self._start_trainer()
             return self._watch()
         except Exception as exc:
@@ -76,6 +79,7 @@ class RunSupervisor:
             self._stop_children()
             if self.shared_memory is not None:  # a killed trainer leaves its copy of the model there
                 shutil.rmtree(self.shared_memory, ignore_errors=True)
+                self.shared_memory_lock.close()
             self.spec_path.unlink(missing_ok=True)  # its secrets were this attempt's: gone with it
             self._deliver_trainer_leftovers()
             self.report.close()
@@ -296,9 +300,12 @@ class RunSupervisor:
             self.inference.stop()
 
 
-def attempt_shared_memory(spec: LaunchSpec) -> Path | None:
+def attempt_shared_memory(spec: LaunchSpec) -> tuple[Path, IO] | None:
     """A folder in /dev/shm of this attempt's own for the weights the trainer writes for vLLM,
-    which the supervisor removes when the run ends; None where there is no /dev/shm."""
+    and the lock that claims it (worker/shared_memory_folders.py): the supervisor removes it when
+    the run ends, or the next attempt here once this one was killed; None without /dev/shm."""
     if (root := shared_memory_root()) is None:
         return None
-    return Path(tempfile.mkdtemp(prefix=f"grpo-run-{spec.run_id}-attempt-{spec.attempt}-", dir=root))
+    for orphan in remove_orphans(root):
+        log.warning("removed %s, left in shared memory by a killed worker", orphan)
+    return claimed_folder(f"{PREFIX}{spec.run_id}-attempt-{spec.attempt}-", root)
