@@ -162,6 +162,9 @@ def cap_values(series: Mapping[str, Sequence[tuple[int, float]]]) -> list[float]
 
 
 # --------------------------------------------------------------------------- verdicts
+NOT_MADE = "not made"  # the scenario's change did not make its part the step's largest
+
+
 def verdict(intended: str | None, diagnosis: Mapping) -> str:
     """met / missed for a made bottleneck; on the baseline whether the one named is really there."""
     if diagnosis["status"] != "ok":
@@ -174,7 +177,7 @@ def verdict(intended: str | None, diagnosis: Mapping) -> str:
             return "met"
         made = PART_OF[intended]
         if made != largest:  # the change did not make that part the step's largest: nothing to name
-            return f"not made ({made} {shares.get(made, 0.0):.0%} of a step)"
+            return f"{NOT_MADE} ({made} {shares.get(made, 0.0):.0%} of a step)"
         return "**missed**"
     if named == "balanced":
         return "met: balanced"
@@ -353,7 +356,7 @@ def main_row(row: Row, baseline_s: float | None) -> tuple:
     after_s = after.step_s if after else None
     met = verdict(scenario.intended, made.diagnosis)
     # A bottleneck that was not made left nothing of its own to recover, whatever the rerun gained.
-    share = recovered(made.step_s, after_s, baseline_s) if scenario.intended and not met.startswith("not made") \
+    share = recovered(made.step_s, after_s, baseline_s) if scenario.intended and not met.startswith(NOT_MADE) \
         else None
     gained = fmt(share * 100, 0) + "%" if share is not None else ("no gap" if after else row.note or "—")
     return (scenario.name, scenario.intended or "none made", made.diagnosis["bottleneck"] or "—",

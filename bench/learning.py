@@ -157,7 +157,7 @@ def entropy_rows(steps: list[dict]) -> list[tuple[str, str, str]]:
     if not entropy:
         return [("entropy min", "—", "no step reported it")]
     means = window_means(entropy)
-    below = next((i + ENTROPY_WINDOW for i, e in enumerate(means) if e < ENTROPY_FLOOR), None)
+    below = next((min(i + ENTROPY_WINDOW, len(entropy)) for i, e in enumerate(means) if e < ENTROPY_FLOOR), None)
     lowest_step = entropy.index(min(entropy)) + 1
     return [("entropy first → last 5 steps", f"{statistics.fmean(entropy[:5]):.3f} → {statistics.fmean(entropy[-5:]):.3f}",
              "nats a token"),

@@ -9,14 +9,12 @@ replies, and the trainer saves a checkpoint before it stops.
 import json
 import logging
 import secrets
-import shutil
 import time
 from pathlib import Path
-from typing import IO
 
 from worker.gpu_split import GpuSplit, split_for_device
 from worker.settings import WorkerSettings
-from worker.shared_memory_folders import PREFIX, claimed_folder, remove_orphans
+from worker.shared_memory_folders import ClaimedFolder, attempt_prefix, remove_orphans
 from worker.trainer.distributed.launch_failure import first_failure
 from worker.trainer.training.precision import answer_for_children
 from worker.trainer.processes.private_files import write_private
@@ -51,8 +49,7 @@ class RunSupervisor:
         self.server_key: str | None = None
         self.gpu_split: GpuSplit | None = None
         self.trainer_finished = False
-        self.shared_memory: Path | None = None  # the trainer's weight files for the server, removed at the end
-        self.shared_memory_lock: IO | None = None  # held while it lives (worker/shared_memory_folders.py)
+        self.shared_memory: ClaimedFolder | None = None  # the trainer's weight files for the server, removed at the end
 
     def run(self) -> str:
         self.report.start()
@@ -67,8 +64,7 @@ class RunSupervisor:
             # Both load their models at once; the trainer waits for /health itself (and
             # enforces the start-up timeout), so the watch below sees either one die.
             self._start_server()
-            if claimed := attempt_shared_memory(self.spec):
-                self.shared_memory, self.shared_memory_lock = claimed
+            self.shared_memory = attempt_shared_memory(self.spec)
             self._start_trainer()
             return self._watch()
         except Exception as exc:
@@ -78,8 +74,7 @@ class RunSupervisor:
         finally:
             self._stop_children()
             if self.shared_memory is not None:  # a killed trainer leaves its copy of the model there
-                shutil.rmtree(self.shared_memory, ignore_errors=True)
-                self.shared_memory_lock.close()
+                self.shared_memory.remove()
             self.spec_path.unlink(missing_ok=True)  # its secrets were this attempt's: gone with it
             self._deliver_trainer_leftovers()
             self.report.close()
@@ -213,7 +208,7 @@ class RunSupervisor:
                             f"its store at {machines.addresses[0]}:{machines.port}")
 
     def _shared_memory_env(self) -> dict[str, str]:
-        return {SHARED_MEMORY_ENV: str(self.shared_memory)} if self.shared_memory is not None else {}
+        return {SHARED_MEMORY_ENV: str(self.shared_memory.path)} if self.shared_memory is not None else {}
 
     def _servers_for_trainer(self) -> dict:
         if self.server is not None:
@@ -300,7 +295,7 @@ class RunSupervisor:
             self.inference.stop()
 
 
-def attempt_shared_memory(spec: LaunchSpec) -> tuple[Path, IO] | None:
+def attempt_shared_memory(spec: LaunchSpec) -> ClaimedFolder | None:
     """A folder in /dev/shm of this attempt's own for the weights the trainer writes for vLLM,
     and the lock that claims it (worker/shared_memory_folders.py): the supervisor removes it when
     the run ends, or the next attempt here once this one was killed; None without /dev/shm."""
@@ -308,4 +303,4 @@ def attempt_shared_memory(spec: LaunchSpec) -> tuple[Path, IO] | None:
         return None
     for orphan in remove_orphans(root):
         log.warning("removed %s, left in shared memory by a killed worker", orphan)
-    return claimed_folder(f"{PREFIX}{spec.run_id}-attempt-{spec.attempt}-", root)
+    return ClaimedFolder.make(attempt_prefix(spec.run_id, spec.attempt), root)

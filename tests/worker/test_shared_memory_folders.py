@@ -7,12 +7,12 @@ import sys
 import pytest
 
 import worker.shared_memory_folders as folders
-from worker.shared_memory_folders import LOCK_NAME, claimed_folder, remove_orphans
+from worker.shared_memory_folders import LOCK_NAME, ClaimedFolder, remove_orphans
 
 # Claims a folder the way the supervisor does, writes a weight file in it, says where, and is
 # killed with SIGKILL: nothing of it runs after.
-KILLED_OWNER = ("import os, pathlib, signal, sys; from worker.shared_memory_folders import claimed_folder; "
-                "folder, lock = claimed_folder('grpo-run-3-attempt-1-', pathlib.Path(sys.argv[1])); "
+KILLED_OWNER = ("import os, pathlib, signal, sys; from worker.shared_memory_folders import ClaimedFolder; "
+                "claim = ClaimedFolder.make('grpo-run-3-attempt-1-', pathlib.Path(sys.argv[1])); folder = claim.path; "
                 "(folder / 'model.safetensors').write_bytes(b'x' * 1024); print(folder, flush=True); "
                 "os.kill(os.getpid(), signal.SIGKILL)")
 
@@ -32,9 +32,10 @@ def test_a_killed_owners_folder_is_removed_by_the_next_sweep(tmp_path):
 
 
 def test_a_living_owners_folder_is_kept_until_it_lets_go(tmp_path):
-    folder, lock = claimed_folder("grpo-run-4-attempt-2-", tmp_path)
+    claimed = ClaimedFolder.make("grpo-run-4-attempt-2-", tmp_path)
+    folder = claimed.path
     assert remove_orphans(tmp_path) == [] and folder.exists()
-    lock.close()
+    claimed.lock.close()
     assert remove_orphans(tmp_path) == [folder] and not folder.exists()
 
 
@@ -51,3 +52,15 @@ def test_a_lock_just_made_is_not_taken_for_an_orphan(tmp_path, monkeypatch):
     folder.mkdir()
     (folder / LOCK_NAME).write_text("")  # its maker has not taken the lock yet
     assert remove_orphans(tmp_path) == [] and folder.exists()
+
+
+def test_a_link_named_like_an_attempt_folder_is_not_followed(tmp_path):
+    """/dev/shm is shared: a link another user plants there must not lead the sweep elsewhere."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    claimed = ClaimedFolder.make("grpo-run-7-attempt-1-", elsewhere)
+    claimed.lock.close()  # an orphan, but not under the swept folder
+    shm = tmp_path / "shm"
+    shm.mkdir()
+    (shm / "grpo-run-7-attempt-1-link").symlink_to(claimed.path)
+    assert remove_orphans(shm) == [] and claimed.path.exists()

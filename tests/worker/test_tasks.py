@@ -299,7 +299,7 @@ def test_a_killed_trainers_weights_in_shared_memory_are_removed_when_the_run_end
     monkeypatch.setattr(supervisor_module, "trainer_command",
                         lambda *args, **kwargs: ([sys.executable, "-c", KILLED_WRITING], {}))
     assert supervisor.run() == "failed"
-    folder = supervisor.shared_memory
+    folder = supervisor.shared_memory.path
     assert folder.name.startswith("grpo-run-7-attempt-1-") and folder.parent == Path("/dev/shm")
     assert f"wrote {folder}" in (tmp_path / "out" / "logs" / "trainer-1.log").read_text()
     assert not folder.exists()
