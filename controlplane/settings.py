@@ -1,5 +1,6 @@
 """Settings, all read from the environment (see .env.example for every variable)."""
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -26,6 +27,21 @@ ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 # Where workers and trainers reach the control plane's ingest API.
 PUBLIC_URL = env_url("PUBLIC_URL", "http://127.0.0.1:8000", ("http", "https")).rstrip("/")
+# Served over https (PUBLIC_URL says so): session and CSRF cookies travel over TLS only, browsers
+# are told to use https alone (HSTS) for HSTS_SECONDS, and PUBLIC_URL is a trusted origin for forms.
+SERVED_OVER_HTTPS = PUBLIC_URL.startswith("https://")
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = SERVED_OVER_HTTPS
+# A day by default: a browser that saw the header refuses plain http to this host until it expires,
+# so a mistake (https dropped, a host name shared with plain services) heals in a day. Raise it to a
+# year (31536000) once https is settled; 0 sends no header.
+SECURE_HSTS_SECONDS = env_int("HSTS_SECONDS", 86400, minimum=0) if SERVED_OVER_HTTPS else 0
+# Behind a proxy that ends TLS, sets X-Forwarded-Proto and drops any a client sent: trust that header
+# (otherwise Django sees plain http and sends no HSTS). Off: a client could claim https itself.
+if env_bool("TRUST_X_FORWARDED_PROTO", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+PUBLIC_ORIGIN = "/".join(PUBLIC_URL.split("/", 3)[:3])  # scheme://host[:port], without a path
+if SERVED_OVER_HTTPS and PUBLIC_ORIGIN not in CSRF_TRUSTED_ORIGINS:
+    CSRF_TRUSTED_ORIGINS.append(PUBLIC_ORIGIN)
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -39,6 +55,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "channels",
+    "axes",  # login throttling (LOGIN_FAILURES_LIMIT)
     "runs",
 ]
 
@@ -51,6 +68,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last: answers a locked-out login (the login page, the admin's) with a 429 page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "controlplane.urls"
@@ -90,10 +109,29 @@ else:
     DATABASES = {"default": {**dj_database_url.parse(DATABASE_URL, conn_max_age=0), "OPTIONS": {"pool": True}}}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# Checked by the admin's user and password forms and `changepassword`, and for ADMIN_PASSWORD
+# (runs/management/commands/ensure_admin.py); create_user in code and tests does not check.
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator",
+     "OPTIONS": {"min_length": env_int("PASSWORD_MIN_LENGTH", 10, minimum=8)}},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# Logins are throttled by django-axes: after LOGIN_FAILURES_LIMIT wrong passwords for one username
+# from one address, that pair is refused (429, even with the right password) for
+# LOGIN_LOCKOUT_MINUTES, counted from the last failure. Other users and addresses are unaffected.
+# The address is the connection's (REMOTE_ADDR): behind a proxy that is the proxy's.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",  # refuses a locked-out pair before any password is checked
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURES_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_LOCKOUT_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_DISABLE_ACCESS_LOG = True  # failures are counted; successful logins are not logged to the database
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -150,6 +188,9 @@ DATASET_UPLOAD_MAX_BYTES = env_int("DATASET_UPLOAD_MAX_MB", 200, minimum=1) * 10
 # and a check that takes longer than DATASET_CHECK_TIMEOUT_S stops with an error (runs/datasets/).
 DATASET_ROW_MAX_BYTES = env_int("DATASET_ROW_MAX_KB", 1024, minimum=1) * 1024
 DATASET_CHECK_TIMEOUT_S = env_int("DATASET_CHECK_TIMEOUT_S", 120, minimum=1)
+# A Parquet file's rows, counted as they are decoded, may hold at most this many times the file's
+# own size (and always one row of DATASET_ROW_MAX_KB); past it the check stops naming the row.
+DATASET_EXPANSION_MAX = env_int("DATASET_EXPANSION_MAX", 32, minimum=1)
 # A dry run's built-in reward or environment step runs in a process killed past this (runs/builtin_process.py).
 DRY_RUN_TIMEOUT_S = env_int("DRY_RUN_TIMEOUT_S", 5, minimum=1)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 32 * 1024 * 1024  # ingest batches are JSON bodies
@@ -165,7 +206,24 @@ CHECKPOINT_CHUNK_MAX_BYTES = env_int("CHECKPOINT_CHUNK_MAX_MB", 64, minimum=8) *
 # would pass it is refused with 507 before it is written. A 7B model's full checkpoint with its
 # optimizer state is about 100 GB.
 RUN_CHECKPOINT_QUOTA_BYTES = env_int("RUN_CHECKPOINT_QUOTA_GB", 500, minimum=1) * 1024 ** 3
+# All of one account's uploaded datasets together (MiB; 0: no quota): an upload that would pass it
+# is refused with 507 before it is stored (runs/api/upload_quota.py).
+UPLOAD_QUOTA_PER_ACCOUNT_BYTES = env_int("UPLOAD_QUOTA_PER_ACCOUNT_MB", 0, minimum=0) * 1024 * 1024
+# Background work of each kind that one account may have queued or running on the control plane's
+# consumer at once (staff too); one more is a 429 naming the setting (runs/background/limits.py).
+BACKGROUND_UNFINISHED_PER_ACCOUNT_REWARD_DRY_RUNS = env_int(
+    "BACKGROUND_UNFINISHED_PER_ACCOUNT_REWARD_DRY_RUNS", 1, minimum=1)
+BACKGROUND_UNFINISHED_PER_ACCOUNT_ENVIRONMENT_DRY_RUNS = env_int(
+    "BACKGROUND_UNFINISHED_PER_ACCOUNT_ENVIRONMENT_DRY_RUNS", 2, minimum=1)
+BACKGROUND_UNFINISHED_PER_ACCOUNT_HUB_PUSHES = env_int("BACKGROUND_UNFINISHED_PER_ACCOUNT_HUB_PUSHES", 2, minimum=1)
+BACKGROUND_UNFINISHED_PER_ACCOUNT_DATASET_CHECKS = env_int(
+    "BACKGROUND_UNFINISHED_PER_ACCOUNT_DATASET_CHECKS", 3, minimum=1)
 
+# An open run socket checks again, before it forwards a message, that its user may still see the run
+# (session, active, staff, owner) when its last check is older than this; 0 checks before every message.
+# Changes made through the models (logout, a user or run saved or deleted) are acted on at once
+# (runs/access_watch.py): this bounds only the others (a QuerySet.update, an expired session).
+LIVE_ACCESS_RECHECK_S = env_int("LIVE_ACCESS_RECHECK_S", 10, minimum=0)
 # A run whose heartbeat is older than this is marked lost.
 RUN_HEARTBEAT_TIMEOUT_S = env_int("RUN_HEARTBEAT_TIMEOUT_S", 60, minimum=5)
 # A run's token is refused this long after the run succeeded, failed or was cancelled. A trainer
@@ -184,8 +242,9 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "runs.api.schema.DocumentedErrorsSchema",
     "DEFAULT_PAGINATION_CLASS": "runs.api.pagination.StrictPageNumberPagination",
     # JSON bodies only (a form field cannot say whether `{}` is an object or a string); the
-    # dataset upload takes multipart itself.
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    # dataset upload takes multipart itself. JSON nested past runs.api.json_bodies.JSON_MAX_DEPTH
+    # is a 400 there, not a RecursionError (500).
+    "DEFAULT_PARSER_CLASSES": ["runs.api.json_bodies.BoundedJSONParser"],
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "runs.api.errors.exception_handler",
 }
@@ -229,4 +288,6 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"],
              "level": env_choice("LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"))},
+    # django-axes notes every login at INFO; its failures and lockouts are warnings.
+    "loggers": {"axes": {"level": "WARNING"}},
 }

@@ -4,3 +4,8 @@ from django.apps import AppConfig
 class RunsConfig(AppConfig):
     name = "runs"
     verbose_name = "Training runs"
+
+    def ready(self):
+        # Open run sockets re-check their access when a run or a user changes.
+        from runs.access_watch import connect_receivers
+        connect_receivers()

@@ -28,6 +28,27 @@ def publish(message: PublishedMessage) -> None:
     transaction.on_commit(lambda: _send(run_group(message.run), envelope))
 
 
+def user_group(user_id: int) -> str:
+    """Every run socket a user has open, whichever run: told when the user changes."""
+    return f"user-{user_id}"
+
+
+def ask_to_recheck_access(*, run_id: int | None = None, user_id: int | None = None) -> None:
+    """After commit, tells the sockets of a run (given away, deleted) or of a user (deactivated,
+    staff removed, password changed) to check again that their user may still see the run."""
+    groups = [run_group(run_id)] if run_id is not None else []
+    groups += [user_group(user_id)] if user_id is not None else []
+    for group in groups:
+        transaction.on_commit(lambda group=group: _send(group, {"type": "access.recheck"}))
+
+
+def end_session_sockets(user_id: int, session_digest: str) -> None:
+    """Closes the sockets opened with one session (logged out): named by a digest, not the key,
+    so the channel layer (Redis) never carries a session key. Sent at once: the logout view
+    flushes the session right after, and the socket needs no database to act on this."""
+    _send(user_group(user_id), {"type": "access.session_ended", "session": session_digest})
+
+
 def _send(group: str, message: dict) -> None:
     layer = get_channel_layer()
     if layer is not None:

@@ -32,8 +32,10 @@ ROOT = Path(__file__).resolve().parent.parent
 STARTUP_TIMEOUT_S = 90
 STOP_GRACE_S = 15
 POLL_S = 0.2
-# runs.background.QUEUE, spelled out: importing runs would import Django into the launcher.
+# runs.background.names.QUEUES, spelled out: importing runs would import Django into the launcher.
+# The control plane's own work (checkpoint finishing) first, then the work users start.
 BACKGROUND_QUEUE = "controlplane"
+BACKGROUND_QUEUES = f"{BACKGROUND_QUEUE},controlplane-user"
 
 stop_signals: list[int] = []
 
@@ -129,7 +131,7 @@ def worker_args(queues: str) -> list[str]:
 def consumer_args(concurrency: int) -> list[str]:
     """The consumer of the control plane's own queue (runs.background): pushes, checks, finalising.
     Named apart from the run worker (celery@host) so that the two never pass for one another."""
-    return ["-m", "celery", "-A", "controlplane.celery", "worker", "-Q", BACKGROUND_QUEUE,
+    return ["-m", "celery", "-A", "controlplane.celery", "worker", "-Q", BACKGROUND_QUEUES,
             "-n", f"{BACKGROUND_QUEUE}@%h", "--concurrency", str(concurrency), "--loglevel", "INFO"]
 
 
@@ -238,8 +240,8 @@ def run_control_plane(host: str, port: int, queues: str, processes: int, concurr
              f"  API docs: {url}api/docs/    Data: {data_dir()}",
              web_processes_line(processes),
              f"  Worker queues: {queues}",
-             f"  Background consumer: queue {BACKGROUND_QUEUE} (Hub pushes, dataset checks, model-played dry runs, "
-             f"checkpoint finalising), {concurrency} at a time",
+             f"  Background consumer: queue {BACKGROUND_QUEUE} (checkpoint finalising) and queue controlplane-user "
+             f"(Hub pushes, dataset checks, model-played dry runs), {concurrency} at a time",
              "  Stop with Ctrl-C."]
     children = [("server", server_args(host, port, processes)), ("worker", worker_args(queues)),
                 ("consumer", consumer_args(concurrency))]

@@ -19,6 +19,7 @@ from worker.trainer.inference.cpu_sharing import allowed_cpus
 from worker.trainer.processes.groups import stop_process_group
 from worker.trainer.processes.lifetime import kill_me_with_parent
 from worker.trainer.processes.output_lines import last_redraw
+from worker.trainer.processes.run_environment import run_environment
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
@@ -86,7 +87,7 @@ class TrainerProcess:
     def start(self) -> "TrainerProcess":
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self.process = subprocess.Popen(
-            self.argv, cwd=PROJECT_ROOT, env={**os.environ, **self.env, "PYTHONUNBUFFERED": "1"},
+            self.argv, cwd=PROJECT_ROOT, env=run_environment({**self.env, "PYTHONUNBUFFERED": "1"}),
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
             preexec_fn=kill_me_with_parent)
         self._reader = threading.Thread(target=self._read, name="trainer-output", daemon=True)

@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.conf import settings
-from django.db import transaction
 from django.http import Http404
 from django.template.defaultfilters import filesizeformat
 from django.views.decorators.debug import sensitive_variables
@@ -31,6 +30,7 @@ from huggingface_hub import CommitOperationAdd, HfApi
 from runs.actions.hub_failures import EXPLAINED, failure_reason, without_secret
 from runs.artifacts.checkpoint_files import CheckpointFile
 from runs.artifacts.export import Exported, export_files
+from runs.background.limits import HUB_PUSHES, place_for
 from runs.background.tasks import enqueue
 from runs.background.sealed import Unsealable, seal, unseal
 from runs.models import Checkpoint, HubPush
@@ -58,10 +58,11 @@ class PushRequest:
 def start_push(checkpoint: Checkpoint, files: list[CheckpointFile], request: PushRequest, user) -> HubPush:
     """Records the push of `request.part` of the checkpoint and queues it once that is committed.
 
-    NoSuchPart when the checkpoint lacks the part, before anything is recorded."""
+    NoSuchPart when the checkpoint lacks the part, UnfinishedLimitReached when the user has as many
+    pushes under way as they may (runs/background/limits.py), before anything is recorded."""
     exported = export_files(files, request.part)
     sealed_token = seal(request.token, TOKEN_PURPOSE)
-    with transaction.atomic():
+    with place_for(HUB_PUSHES, user):  # UnfinishedLimitReached when the user's places are taken
         push = HubPush.objects.create(
             run=checkpoint.run, checkpoint=checkpoint, repo_id=request.repo_id, part=request.part,
             private=request.private, requested_by=user, detail="waiting for the control plane's queue",

@@ -18,8 +18,8 @@ MULTIPART_MARGIN = 64 * 1024  # the form fields and part headers around an uploa
 class Identity(Enum):
     NONE = "none"            # nothing to show before the body (the view decides)
     RUN_TOKEN = "run_token"  # the run's bearer token, checked against the run
-    API_USER = "api_user"    # a session cookie or an Authorization header, checked by DRF after
-    PAGE_USER = "page_user"  # a session cookie, else the login page (as login_required answers)
+    API_USER = "api_user"    # a valid API token (or other header DRF takes) or session of an active user
+    PAGE_USER = "page_user"  # a valid session of an active user, else the login page (as login_required)
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,7 @@ TOKEN_METHODS = [(re.compile(r"/events/$"), {"POST"}), (re.compile(r"/dataset/$"
                  (re.compile(r"/uploads/\d+/complete$"), {"POST"}),
                  (re.compile(r"/uploads/\d+/archive$"), {"GET", "HEAD"})]
 DATASET_UPLOADS = re.compile(r"^(/api/datasets/|/datasets/new/|/admin/runs/dataset/(add|\d+/change)/)$")
+DATASET_UPLOAD_SETTING = "DATASET_UPLOAD_MAX_MB"
 PUBLIC_PAGES = re.compile(r"^(/login/|/logout/|/admin/login/|/admin/logout/)$")
 
 
@@ -49,7 +50,7 @@ def gate_for(method: str, path: str) -> Gate:
         return _run_token_gate(method, path, int(token_route["run_id"]), token_route["what"])
     if method == "POST" and DATASET_UPLOADS.match(path):
         limit = settings.DATASET_UPLOAD_MAX_BYTES + MULTIPART_MARGIN
-        return Gate(limit, "DATASET_UPLOAD_MAX_MB", _user_identity(method, path))
+        return Gate(limit, DATASET_UPLOAD_SETTING, _user_identity(method, path))
     return Gate(settings.REQUEST_BODY_MAX_BYTES, "REQUEST_BODY_MAX_MB", _user_identity(method, path))
 
 

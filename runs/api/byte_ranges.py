@@ -3,16 +3,20 @@ If-Range still names the bytes this server would send.
 
 One range only (`bytes=N-`, `bytes=N-M`, `bytes=-N`): what `curl -C -`, browsers' download
 managers and the worker's own fetches send. A Range header this server does not take (several
-ranges, another unit, a malformed one) is ignored, as the RFC lets a server do: the whole file
-follows with 200, which a client resuming checks by its status. A range that starts past the end
-is unsatisfiable (416).
+ranges, another unit, a malformed one, digits other than ASCII's, a last byte before the first)
+is ignored, as the RFC lets a server do: the whole file follows with 200, which a client resuming
+checks by its status. A range that starts past the end, however many digits it has, is
+unsatisfiable (416); an end past the end is the end.
 """
 import re
 from dataclasses import dataclass
 
 from django.utils.http import parse_http_date_safe
 
-SINGLE_RANGE = re.compile(r"^bytes=(\d*)-(\d*)$")
+SINGLE_RANGE = re.compile(r"^bytes=([0-9]*)-([0-9]*)$", re.ASCII)
+# Past any file's size: a longer number is read as this, not converted (Python refuses to turn
+# more than 4300 digits into an int, and nothing needs it to).
+BEYOND_ANY_SIZE = 10 ** 20
 
 
 class Unsatisfiable(Exception):
@@ -38,17 +42,23 @@ def requested_range(header: str | None, size: int) -> ByteRange | None:
     match = SINGLE_RANGE.match((header or "").replace(" ", ""))
     if match is None or match.groups() == ("", ""):
         return None
-    first, last = match.groups()
-    if first == "":  # the last N bytes
-        if int(last) == 0 or size == 0:
+    first, last = (_number(digits) for digits in match.groups())
+    if first is None:  # the last N bytes
+        if last == 0 or size == 0:
             raise Unsatisfiable
-        return ByteRange(max(size - int(last), 0), size - 1)
-    start = int(first)
-    if last and int(last) < start:
+        return ByteRange(max(size - last, 0), size - 1)
+    if last is not None and last < first:
         return None  # invalid: ignored
-    if start >= size:
+    if first >= size:
         raise Unsatisfiable
-    return ByteRange(start, min(int(last), size - 1) if last else size - 1)
+    return ByteRange(first, min(last, size - 1) if last is not None else size - 1)
+
+
+def _number(digits: str) -> int | None:
+    if not digits:
+        return None
+    significant = digits.lstrip("0") or "0"
+    return int(significant) if len(significant) < 20 else BEYOND_ANY_SIZE
 
 
 def same_bytes(if_range: str | None, etag: str, last_modified: int | None) -> bool:

@@ -9,6 +9,8 @@ from rest_framework.exceptions import APIException
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from runs.api.upload_quota import UploadQuotaExceeded
+from runs.background.limits import UnfinishedLimitReached
 from runs.models import Environment, EnvironmentReward, IllegalTransition, Run, RunReward
 
 
@@ -16,6 +18,15 @@ class PayloadTooLarge(APIException):
     status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
     default_detail = "The upload is too large."
     default_code = "too_large"
+
+
+# What the schema says of the refusals below, for the routes that can give them.
+TOO_MUCH_UNFINISHED = (
+    "This account has as much of this background work queued or running as it may have at once: `detail` says "
+    "so, with `limit`, `unfinished` (the count) and `setting` (the operator's setting that changes the limit). "
+    "Nothing was stored; ask again once one has finished.")
+PAST_UPLOAD_QUOTA = ("The upload would take this account's uploaded datasets past UPLOAD_QUOTA_PER_ACCOUNT_MB; "
+                     "`detail` says how much is used of how much. Nothing was stored.")
 
 
 class NotLaunchable(APIException):
@@ -41,6 +52,11 @@ def exception_handler(exc, context):
         return Response({"detail": str(exc), "status": exc.current}, status=status.HTTP_409_CONFLICT)
     if isinstance(exc, ProtectedError):
         return Response({"detail": protected_message(exc)}, status=status.HTTP_409_CONFLICT)
+    if isinstance(exc, UnfinishedLimitReached):
+        return Response(exc.as_json(), status=status.HTTP_429_TOO_MANY_REQUESTS)
+    if isinstance(exc, UploadQuotaExceeded):
+        return Response({"detail": str(exc), "setting": "UPLOAD_QUOTA_PER_ACCOUNT_MB"},
+                        status=status.HTTP_507_INSUFFICIENT_STORAGE)
     if isinstance(exc, IntegrityError):
         # Serializers check names first; this is the race where two saves pass that check at once.
         return Response({"detail": "this conflicts with an object saved at the same moment (such as one with the "

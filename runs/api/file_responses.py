@@ -66,7 +66,7 @@ def pieces_response(request, pieces: list[Piece], *, etag: str, last_modified: f
     try:
         wanted = requested_range(asked, size) if same_bytes(request.META.get("HTTP_IF_RANGE"), etag, modified) else None
     except Unsatisfiable:
-        return JsonResponse({"detail": f"the range {asked!r} asks for no byte of this download of {size} bytes"},
+        return JsonResponse({"detail": f"the range {_shown(asked)} asks for no byte of this download of {size} bytes"},
                             status=416, headers={**headers, "Content-Range": f"bytes */{size}"})
     headers["Content-Disposition"] = content_disposition_header(True, filename)
     if wanted is None:
@@ -78,6 +78,11 @@ def pieces_response(request, pieces: list[Piece], *, etag: str, last_modified: f
                               content_type=content_type, headers=headers)
     response["Content-Length"] = str(wanted.length)
     return response
+
+
+def _shown(header: str, most: int = 100) -> str:
+    """The Range header as the refusal quotes it: cut short, a header may be kilobytes of digits."""
+    return repr(header if len(header) <= most else header[:most] + "...")
 
 
 def _span(request, start: int, end: int) -> tuple[int, int]:

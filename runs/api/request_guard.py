@@ -5,8 +5,9 @@ bytes were spooled to disk. Here, before Django is handed the request (runs/api/
 says what each route needs):
 - a run-token route (ingest, checkpoint uploads, a run's dataset) needs the run's valid token,
   checked in the database (off the event loop) with the views' own check and words;
-- a write anywhere else needs a session cookie or an Authorization header (DRF and the pages
-  check them after; this only turns away those who bring none);
+- a write anywhere else needs credentials that name an active user, checked in the database
+  (off the event loop) as DRF and Django check them after (runs/api/user_credentials.py): an API
+  write a valid token or session, a page write a valid session; a made-up one reads no byte;
 - a Content-Length over the route's limit is a 413 naming the limit, and a body without one is
   counted as it arrives and cut off with a 413 the moment it passes the limit.
 """
@@ -19,10 +20,11 @@ from django.http.cookie import parse_cookie
 from django.shortcuts import resolve_url
 from rest_framework.exceptions import AuthenticationFailed
 
-from runs.api.body_limits import Gate, Identity, gate_for
+from runs.api.body_limits import DATASET_UPLOAD_SETTING, MULTIPART_MARGIN, Gate, Identity, gate_for
 from runs.api.run_tokens import BEARER_REALM, WRONG_TOKEN_FOR_EVENTS, WRONG_TOKEN_FOR_FILES, run_of_bearer
-
-NO_CREDENTIALS = "Authentication credentials were not provided."  # DRF's words for the same refusal
+from runs.api.upload_quota import declared_upload_refusal
+from runs.api.user_credentials import NO_CREDENTIALS, api_user_refusal, session_user_is_active
+from runs.record_ids import whole_number
 
 
 class RequestGuard:
@@ -34,7 +36,8 @@ class RequestGuard:
             return await self.app(scope, receive, send)
         gate = gate_for(scope["method"], scope["path"])
         headers = _headers(scope)
-        refusal = await _identity_refusal(gate, headers, scope) or _declared_size_refusal(gate, headers)
+        refusal = (await _identity_refusal(gate, headers, scope) or _declared_size_refusal(gate, headers)
+                   or await _upload_quota_refusal(gate, headers))
         if refusal is not None:
             return await refusal.send_to(send)
         await BodyCounter(self.app, gate).serve(scope, receive, send)
@@ -87,10 +90,14 @@ async def _identity_refusal(gate: Gate, headers: dict, scope) -> Refusal | None:
     authorization = headers.get("authorization", "")
     if gate.identity is Identity.RUN_TOKEN:
         return await database_sync_to_async(_run_token_refusal)(gate, authorization)
-    has_session = bool(parse_cookie(headers.get("cookie", "")).get(settings.SESSION_COOKIE_NAME))
-    if gate.identity is Identity.API_USER and not (has_session or authorization):
-        return Refusal.json(401, NO_CREDENTIALS, extra=[(b"www-authenticate", b"Token")])
-    if gate.identity is Identity.PAGE_USER and not has_session:
+    session_key = parse_cookie(headers.get("cookie", "")).get(settings.SESSION_COOKIE_NAME)
+    if gate.identity is Identity.API_USER:
+        # Nothing to look up without credentials (DRF's words, no trip to the database).
+        refused = await database_sync_to_async(api_user_refusal)(authorization, session_key) \
+            if authorization or session_key else NO_CREDENTIALS
+        return Refusal.json(401, refused, extra=[(b"www-authenticate", b"Token")]) if refused else None
+    if gate.identity is Identity.PAGE_USER and not (
+            session_key and await database_sync_to_async(session_user_is_active)(session_key)):
         return _to_login_page(scope)
     return None
 
@@ -109,10 +116,20 @@ def _run_token_refusal(gate: Gate, authorization: str) -> Refusal | None:
 
 
 def _declared_size_refusal(gate: Gate, headers: dict) -> Refusal | None:
-    declared = headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > gate.limit:
-        return too_large(gate, _size(int(declared)))
+    declared = whole_number(headers.get("content-length", ""))
+    if declared is not None and declared > gate.limit:
+        return too_large(gate, _size(declared))
     return None
+
+
+async def _upload_quota_refusal(gate: Gate, headers: dict) -> Refusal | None:
+    """A dataset upload whose declared size (less the form's own margin) would take its account
+    past UPLOAD_QUOTA_PER_ACCOUNT_MB: a 507 before the body; checked again as it is stored."""
+    declared = whole_number(headers.get("content-length", ""))
+    if gate.limit_setting != DATASET_UPLOAD_SETTING or declared is None:
+        return None
+    detail = await declared_upload_refusal(headers, max(declared - MULTIPART_MARGIN, 0))
+    return Refusal.json(507, detail) if detail else None
 
 
 def too_large(gate: Gate, size: str) -> Refusal:

@@ -2,15 +2,16 @@
 the Celery app is imported only when one is sent or registered, so importing runs configures no Celery."""
 from django.db import transaction
 
-from runs.background.names import QUEUE, task_name
+from runs.background.names import queue_for, task_name
 
 
 def enqueue(name: str, *args) -> None:
-    """Sends task `name` with `args` once the current transaction commits (at once outside one)."""
+    """Sends task `name` with `args`, to its queue (names.py), once the current transaction commits
+    (at once outside one)."""
     # Imported here so that importing runs never configures Celery as a side effect.
     from controlplane.celery import app
 
-    transaction.on_commit(lambda: app.send_task(task_name(name), args=list(args), queue=QUEUE))
+    transaction.on_commit(lambda: app.send_task(task_name(name), args=list(args), queue=queue_for(name)))
 
 
 def background_task(name: str):

@@ -1,8 +1,9 @@
 """Which runs a comparison is about: the `runs` parameter, parsed the same way for the API
 and the page, with a message that names what is wrong."""
+from runs.record_ids import whole_number
+
 MIN_RUNS = 2
 MAX_RUNS = 8
-MAX_ID = 2**63 - 1  # the database's largest id
 
 
 class BadSelection(ValueError):
@@ -15,10 +16,11 @@ def parse_run_ids(text: str) -> list[int]:
     for part in (piece.strip() for piece in text.split(",")):
         if not part:
             continue
-        if not part.isdigit() or not part.isascii() or int(part) > MAX_ID:
+        run_id = whole_number(part)
+        if run_id is None:
             raise BadSelection(f"{part!r} is not a run id (run ids are whole numbers, separated by commas)")
-        if int(part) not in ids:
-            ids.append(int(part))
+        if run_id not in ids:
+            ids.append(run_id)
     if len(ids) < MIN_RUNS:
         raise BadSelection(f"pick at least {MIN_RUNS} different runs to compare, got {len(ids)}")
     if len(ids) > MAX_RUNS:

@@ -1,5 +1,5 @@
-"""The process that checks a large upload (check_process.py is the parent): the same inspection
-the web server would run, where a time limit can stop it and a memory cap holds.
+"""The process that checks an upload (check_process.py is the parent): every Parquet file and any
+file spooled to disk, read where a time limit can stop it and a memory cap (MEMORY_BYTES) holds.
 
 Started as `python -m runs.datasets.check_child`; reads one frame {path, format, prompt_column,
 limits}, sends {"progress": {"rows", "bytes"}} frames at most every PROGRESS_EVERY_S while it reads,
@@ -22,13 +22,14 @@ def main() -> None:
     from django.conf import settings
 
     settings.configure(**request["limits"])
-    from runs.datasets.formats import DatasetFileError
-    from runs.datasets.validation import inspect_file
+    from runs.datasets.formats import DatasetFileError, read_rows
+    from runs.datasets.validation import inspect_rows
 
     try:
         with open(request["path"], "rb") as source:
             progress = progress_sender(source, request["format"])
-            inspection = inspect_file(source, request["format"], request["prompt_column"], progress=progress)
+            rows = read_rows(source, request["format"])
+            inspection = inspect_rows(rows, request["prompt_column"], progress=progress)
         reply = {"ok": True, "inspection": inspection.stored_fields()}
     except DatasetFileError as exc:
         reply = {"ok": False, "message": str(exc), "field": exc.field}

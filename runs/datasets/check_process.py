@@ -1,12 +1,15 @@
-"""Checks an upload spooled to disk in a process of its own, killed past DATASET_CHECK_TIMEOUT_S.
+"""Checks an upload in a process of its own, killed past DATASET_CHECK_TIMEOUT_S, its memory capped.
 
 A check reads every row: about 20 s of one core for 200 MB of small JSONL rows, which in a thread
-of the web server holds the GIL every other request needs. An upload small enough to stay in
-memory (FILE_UPLOAD_MAX_MEMORY_SIZE) is checked in place; one on disk is checked by
-check_child.py, which is given its path, the limits, and nothing else of the server's.
+of the web server holds the GIL every other request needs, and a Parquet file of a few KB may
+decode to gigabytes. So every Parquet file, and any upload spooled to disk, is checked by
+check_child.py, which is given a path, the limits, and nothing else of the server's; a small
+JSONL or CSV upload (in memory, at most FILE_UPLOAD_MAX_MEMORY_SIZE) is checked in place.
 """
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -17,7 +20,7 @@ from worker.trainer.for_control_plane.sandbox import protocol
 
 ROOT = Path(__file__).resolve().parents[2]
 START_ALLOWANCE_S = 30.0  # Python, Django's settings and pyarrow imported before the first row
-LIMITS = ("DATASET_ROW_MAX_BYTES", "DATASET_CHECK_TIMEOUT_S", "DATASET_UPLOAD_MAX_BYTES")
+LIMITS = ("DATASET_ROW_MAX_BYTES", "DATASET_CHECK_TIMEOUT_S", "DATASET_UPLOAD_MAX_BYTES", "DATASET_EXPANSION_MAX")
 
 
 def inspect_path(path: str, fmt: str, prompt_column: str, progress=None) -> dict:
@@ -45,6 +48,17 @@ def inspect_path(path: str, fmt: str, prompt_column: str, progress=None) -> dict
     if not reply.get("ok"):
         raise DatasetFileError(str(reply.get("message")), field=str(reply.get("field") or "file"))
     return reply["inspection"]
+
+
+def inspect_copy(fileobj, fmt: str, prompt_column: str) -> dict:
+    """inspect_path for an upload held in memory: copied to a temporary file the child can open,
+    removed after. The upload is left at its start, for saving."""
+    with tempfile.NamedTemporaryFile(suffix=f".{fmt}", dir=settings.FILE_UPLOAD_TEMP_DIR) as copy:
+        fileobj.seek(0)
+        shutil.copyfileobj(fileobj, copy)
+        copy.flush()
+        fileobj.seek(0)
+        return inspect_path(copy.name, fmt, prompt_column)
 
 
 def _reply(child, deadline: float, progress) -> dict:

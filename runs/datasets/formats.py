@@ -2,9 +2,10 @@
 
 An upload is untrusted: a line is read only up to DATASET_ROW_MAX_BYTES (a 200 MB file of one
 line would otherwise become one 200 MB string, and its JSON a larger object), JSON nested too
-deeply for the parser is an error naming its line. A Parquet file whose columns would expand
-far past the upload limit is refused from its footer, before a row is read, and a text value
-longer than a row may be is refused before it is copied into the rows.
+deeply for the parser is an error naming its line. A Parquet file's rows are measured as they
+are decoded, a batch at a time and before they are copied into Python (decoded_size.py): past
+DATASET_EXPANSION_MAX times the file's size the read stops naming the row, and a text value
+longer than a row may be is refused before it is copied. Its footer's sizes are not believed.
 """
 import csv
 import itertools
@@ -13,10 +14,11 @@ from collections.abc import Iterator
 
 from django.conf import settings
 
+from runs.datasets.decoded_size import DecodedBudget, is_text, text_lengths
+
 FORMATS = {".jsonl": "jsonl", ".json": "jsonl", ".csv": "csv", ".parquet": "parquet"}
 BOM = b"\xef\xbb\xbf"
 PARQUET_BATCH_ROWS = 64
-PARQUET_EXPANSION = 8  # uncompressed columns may be this many times the upload limit
 
 
 class DatasetFileError(ValueError):
@@ -106,46 +108,40 @@ def _parquet_rows(fileobj) -> Iterator[dict]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    budget = DecodedBudget(_size_of(fileobj))
     try:
         footer = pq.ParquetFile(fileobj)
-        _refuse_expanding(footer.metadata)
         # Text read as dictionaries: a value repeated a million times is one value to measure, not a
         # million copies made before it could be.
-        text = [field.name for field in footer.schema_arrow if _is_text(pa, field.type)]
+        text = [field.name for field in footer.schema_arrow if is_text(field.type)]
         first = 1
         for batch in pq.ParquetFile(fileobj, read_dictionary=text).iter_batches(batch_size=PARQUET_BATCH_ROWS):
             _refuse_long_values(batch, first)
+            if (past := budget.spend(batch, first)) is not None:
+                raise DatasetFileError(budget.refusal(past))
             first += batch.num_rows
             yield from batch.to_pylist()
     except (pa.ArrowInvalid, OSError) as exc:
         raise DatasetFileError(f"not a readable Parquet file ({exc})") from None
 
 
-def _is_text(pa, kind) -> bool:
-    return pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_binary(kind) \
-        or pa.types.is_large_binary(kind)
+def _size_of(fileobj) -> int:
+    """The file's own size on disk or in memory, from its end: what its rows are measured against."""
+    size = fileobj.seek(0, 2)
+    fileobj.seek(0)
+    return size
 
 
 def _refuse_long_values(batch, first: int) -> None:
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     limit = settings.DATASET_ROW_MAX_BYTES
     for name, column in zip(batch.schema.names, batch.columns):
         values = column.dictionary if isinstance(column, pa.DictionaryArray) else column
-        if not _is_text(pa, values.type) or not len(values):
+        if not is_text(values.type) or not len(values):
             continue
-        longest = pc.max(pc.binary_length(values)).as_py() or 0
+        longest = int(text_lengths(values).max())
         if longest > limit:
             raise DatasetFileError(f"rows {first}-{first + batch.num_rows - 1}: a {name!r} value is longer than "
                                    f"{_kib(limit)} (DATASET_ROW_MAX_KB)")
 
-
-def _refuse_expanding(metadata) -> None:
-    """A few MB of Parquet may hold GBs of repeated values: its footer says how many, before any are read."""
-    limit, total = settings.DATASET_UPLOAD_MAX_BYTES * PARQUET_EXPANSION, 0
-    for index in range(metadata.num_row_groups):
-        total += metadata.row_group(index).total_byte_size
-        if total > limit:
-            raise DatasetFileError(f"the columns hold more than {total} bytes uncompressed (row group {index}), over "
-                                   f"{PARQUET_EXPANSION} times the upload limit (DATASET_UPLOAD_MAX_MB)")

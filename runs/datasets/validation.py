@@ -2,8 +2,9 @@
 
 A check reads an untrusted file: each row is bounded by the reader (formats.py), the whole check
 by DATASET_CHECK_TIMEOUT_S, and what is stored of it (the preview) by PREVIEW_MAX_DEPTH, so that
-rendering it never recurses past Python's limit. A large upload is checked outside the web
-server's process (check_process.py), by the control plane's consumer (deferred_check.py).
+rendering it never recurses past Python's limit. Parquet of any size is checked outside the web
+server's process (check_process.py); a large upload of any format, by the control plane's
+consumer (deferred_check.py).
 """
 import math
 import time
@@ -13,10 +14,12 @@ from itertools import islice
 from django.conf import settings
 from pydantic import ValidationError
 
-from runs.datasets.check_process import inspect_path
+from runs.datasets.check_process import inspect_copy, inspect_path
 from runs.datasets.formats import DatasetFileError, read_rows
 from worker.trainer.for_control_plane.datasets import GENERATORS, generate
 
+# Read only in a process of its own, whatever their size: a few KB may decode to gigabytes.
+CHECKED_APART = ("parquet",)
 PREVIEW_ROWS = 5
 PREVIEW_TEXT_LIMIT = 500
 PREVIEW_MAX_DEPTH = 32
@@ -122,10 +125,13 @@ def inspect_rows(rows, prompt_column: str, total: int | None = None, progress=No
 
 
 def inspect_file(fileobj, fmt: str, prompt_column: str, progress=None) -> Inspection:
-    """An upload spooled to disk (a large one) is checked in a process of its own (check_process.py)."""
+    """An upload spooled to disk (a large one) or in a format CHECKED_APART is checked in a process
+    of its own (check_process.py); a small text file, here."""
     spooled = getattr(fileobj, "temporary_file_path", None)
     if spooled is not None:
         return Inspection(**inspect_path(spooled(), fmt, prompt_column))
+    if fmt in CHECKED_APART:
+        return Inspection(**inspect_copy(fileobj, fmt, prompt_column))
     return inspect_rows(read_rows(fileobj, fmt), prompt_column, progress=progress)
 
 

@@ -19,7 +19,7 @@ from runs.environments.builtin_steps import BuiltinInAProcess
 from runs.environments.rubric import score_episode
 from runs.models import Environment
 from runs.rewards.rows import json_safe
-from runs.rewards.sandbox_pool import DRY_RUN_LIMITS, shared_pool
+from runs.rewards.sandbox_pool import DRY_RUN_LIMITS, SandboxKey, lease
 from worker.trainer.for_control_plane.episodes import (ChatRendering, Completion, EpisodeLimits, EpisodeRunner,
                                                       load_environment, tool_format_for, tool_schema)
 from worker.trainer.for_control_plane.sandbox import SandboxError
@@ -98,11 +98,18 @@ class TextOnlyRendering:
         return []
 
 
-def play_episode(environment: Environment, play: Play, on_turn=None) -> dict:
-    """The episode's report; `on_turn(k)` is awaited before the model's k-th turn (typed turns: never)."""
+def play_episode(environment: Environment, play: Play, *, requested_by: int, on_turn=None) -> dict:
+    """The episode's report; `on_turn(k)` is awaited before the model's k-th turn (typed turns: never).
+    `requested_by`: the id of the account asking; code runs only in processes of that account and
+    the code's owner (rewards/sandbox_pool.py)."""
+    with lease(SandboxKey(requested_by=requested_by, code_owner=environment.owner_id)) as pool:
+        return _played(environment, play, RecordingSandbox(pool), requested_by, on_turn)
+
+
+def _played(environment: Environment, play: Play, sandbox: RecordingSandbox, requested_by: int,
+            on_turn) -> dict:
     row = json_safe(play.row)
     prompt = row.get(play.prompt_column)
-    sandbox = RecordingSandbox(shared_pool())
     model = None if play.turns is not None else model_play.load(play.model)
     rendering = ChatRendering(model[0]) if model else TextOnlyRendering()
     fmt = _tool_format(play, rendering)
@@ -122,7 +129,7 @@ def play_episode(environment: Environment, play: Play, on_turn=None) -> dict:
         record = _run(env, messages, row, play, fmt, model, on_turn)
         # A failed episode gets no reward in a run: none is shown here either.
         scored = {"rubric": [], "reward": None} if record.failed else \
-            score_episode(environment, env, row, play.prompt_column, record)
+            score_episode(environment, env, row, play.prompt_column, record, requested_by)
     finally:
         env.close()
     report.update(turns=record.turns, end_reason=record.end_reason, tool_calls=record.tool_calls,

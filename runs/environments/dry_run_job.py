@@ -40,7 +40,7 @@ def play(dry_run_id: int) -> None:
         played = play_episode(dry_run.environment, Play(
             row=asked["row_values"], prompt_column=asked["prompt_column"], turns=None, model=asked["model"],
             max_turns=asked["max_turns"], tool_call_format=asked["tool_call_format"]),
-            on_turn=sync_to_async(dry_run.mark_turn))
+            requested_by=dry_run.requested_by_id, on_turn=sync_to_async(dry_run.mark_turn))
     except Exception as exc:  # noqa: BLE001 (whatever stopped it is what the page shows)
         dry_run.fail(f"the dry run stopped: {type(exc).__name__}: {exc}")
         return

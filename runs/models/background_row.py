@@ -1,5 +1,6 @@
 """What a row of background work done by the control plane's consumer (a dry run) shares: the
-consumer writes it only while it is unfinished, and a user keeps a bounded number of them.
+consumer writes it only while it is unfinished, and a user keeps a bounded number of them (and
+has a bounded number unfinished: runs/background/limits.py).
 
 Each write is one UPDATE of an unfinished row, so that work delivered twice finishes once and a
 row whose reward or environment was deleted meanwhile stays deleted. A model using this has the
@@ -11,7 +12,7 @@ from django.utils import timezone
 
 KEPT_PER_USER = 20  # older finished rows of a user are removed as a new one is asked
 # A row unfinished and untouched this long was lost (a consumer that died, a message dropped): it
-# is failed saying so, rather than holding the user's one-at-a-time slot for ever. A dry run's
+# is failed saying so, rather than holding one of the user's places (limits.py) for ever. A dry run's
 # own limits end it well before.
 LOST_AFTER = timedelta(minutes=30)
 
@@ -32,13 +33,13 @@ class BackgroundRow:
 
     @classmethod
     def unfinished_of(cls, user):
-        """The user's row still queued or being worked on, if any (the oldest); one untouched for
-        LOST_AFTER is failed as lost first."""
+        """The user's rows still queued or being worked on (what runs/background/limits.py counts);
+        one untouched for LOST_AFTER is failed as lost first, so that it no longer holds a place."""
         unfinished = cls.objects.filter(requested_by=user).exclude(state__in=cls.finished_states())
         minutes = int(LOST_AFTER.total_seconds() // 60)
         unfinished.filter(updated_at__lt=timezone.now() - LOST_AFTER).update(
             state=cls.FAILED, error=f"lost: not finished nor heard of for {minutes} minutes", updated_at=timezone.now())
-        return unfinished.order_by("created_at", "id").first()
+        return unfinished
 
     @property
     def finished(self) -> bool:

@@ -1,7 +1,10 @@
 import hashlib
 import json
+from datetime import timedelta
 
 from django.db import models, transaction
+from django.db.models import Sum
+from django.utils import timezone
 from django.db.models.signals import post_delete
 from django.dispatch import receiver
 
@@ -14,6 +17,11 @@ class CheckState(models.TextChoices):
     CHECKING = "checking", "Being checked"
     READY = "ready", "Ready"
     REFUSED = "refused", "Refused"
+
+
+# A check still `checking` this long after its upload no longer holds one of its owner's places
+# (runs/background/limits.py): its message was lost, or the consumer is far behind.
+CHECK_COUNTED_FOR = timedelta(minutes=30)
 
 
 class Dataset(OwnedModel):
@@ -72,6 +80,18 @@ class Dataset(OwnedModel):
         if self.state == CheckState.REFUSED:
             return f"dataset {self.name!r} was refused by its check: {self.refusal}; upload a corrected file"
         return None
+
+    @classmethod
+    def checks_unfinished_of(cls, user):
+        """The user's uploads whose check the consumer has not finished (uploaded within CHECK_COUNTED_FOR)."""
+        return cls.objects.filter(owner=user, state=CheckState.CHECKING,
+                                  created_at__gte=timezone.now() - CHECK_COUNTED_FOR)
+
+    @classmethod
+    def uploaded_bytes_of(cls, user) -> int:
+        """What the user's uploaded files take (a refused file is deleted, so it takes nothing)."""
+        uploads = cls.objects.filter(owner=user, source=cls.Source.UPLOAD).exclude(state=CheckState.REFUSED)
+        return uploads.aggregate(total=Sum("size_bytes"))["total"] or 0
 
     # The check writes through these while it runs: each one UPDATE of a row still being checked,
     # so a dataset deleted meanwhile stays deleted and a check delivered twice finishes once.

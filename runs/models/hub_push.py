@@ -5,11 +5,19 @@ background queue (runs/actions/hub_push.py) and writes its progress here, files 
 token the push used is never stored: it travels sealed in the task's message (runs/background/
 sealed.py) and lives in clear only in the memory of the consumer doing that push.
 """
+from datetime import timedelta
+
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
 from runs.artifacts.export import PARTS
+
+
+# A push still `pushing` this long after it was asked no longer holds one of its user's places
+# (runs/background/limits.py): its sealed token stops opening after as long (TOKEN_MAX_AGE_S in
+# runs/actions/hub_push.py), so its message, if ever delivered, only fails it.
+COUNTED_FOR = timedelta(hours=24)
 
 
 class HubPushStatus(models.TextChoices):
@@ -43,6 +51,12 @@ class HubPush(models.Model):
 
     def __str__(self):
         return f"{self.repo_id} ← run {self.run_id} ({self.status})"
+
+    @classmethod
+    def unfinished_of(cls, user):
+        """The user's pushes queued or under way (asked within COUNTED_FOR)."""
+        return cls.objects.filter(requested_by=user, status=HubPushStatus.PUSHING,
+                                  created_at__gte=timezone.now() - COUNTED_FOR)
 
     # The push writes through these while it runs. Each is one UPDATE of the fields it changes,
     # which does nothing once the run (and so this row) has been deleted under it.

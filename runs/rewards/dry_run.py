@@ -5,17 +5,20 @@ is not (a format regex, typed completions): they run in a process killed past DR
 (runs/builtin_process.py), never in a thread of the web server.
 """
 import time
+from contextlib import contextmanager
 
 from runs.builtin_process import shared_builtins
 from runs.models import RewardFunction
 from runs.rewards.rows import DryRunRow, json_safe
-from runs.rewards.sandbox_pool import shared_pool
+from runs.rewards.sandbox_pool import SandboxKey, lease
 from worker.trainer.for_control_plane.sandbox import SandboxError
 
 
-def score_rows(reward: RewardFunction, rows: list[DryRunRow]) -> dict:
-    call = _code_caller(reward) if reward.kind == RewardFunction.Kind.CODE else _builtin_caller(reward)
-    results = [_score_row(call, row) for row in rows]
+def score_rows(reward: RewardFunction, rows: list[DryRunRow], requested_by: int) -> dict:
+    """`requested_by`: the id of the account asking; code runs only in processes of that account
+    and the reward's owner (sandbox_pool.py)."""
+    with _caller(reward, requested_by) as call:
+        results = [_score_row(call, row) for row in rows]
     timed = [r["seconds"] for r in results]
     return {
         "reward": reward.pk, "kind": reward.kind, "rows": results,
@@ -40,13 +43,16 @@ def _score_row(call, row: DryRunRow) -> dict:
             "scores": scores, "seconds": seconds, "output": output, "error": error, "note": row.note}
 
 
-def _code_caller(reward: RewardFunction):
-    pool = shared_pool()
-
-    def call(prompts, completions, columns):
-        result = pool.call(reward.source, prompts, completions, columns)
-        return result.values, result.output
-    return call
+@contextmanager
+def _caller(reward: RewardFunction, requested_by: int):
+    if reward.kind != RewardFunction.Kind.CODE:
+        yield _builtin_caller(reward)
+        return
+    with lease(SandboxKey(requested_by=requested_by, code_owner=reward.owner_id)) as pool:
+        def call(prompts, completions, columns):
+            result = pool.call(reward.source, prompts, completions, columns)
+            return result.values, result.output
+        yield call
 
 
 def _builtin_caller(reward: RewardFunction):

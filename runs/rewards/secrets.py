@@ -7,6 +7,8 @@ with Fernet (AES-CBC with an HMAC) under a key derived from SECRET_KEY for this 
 sealed message it has no shelf life: it lives as long as the reward function. Changing
 SECRET_KEY makes stored keys unreadable (the run then fails at start saying to set the key
 again), unless SECRETS_ENCRYPTION_KEY, a Fernet key of its own, is set: it seals them instead.
+A key belongs to the endpoint it was given for: a change to the judge's base_url forgets it,
+whoever makes the change (staff too), unless the same change gives a new key (endpoint_moved).
 """
 from cryptography.fernet import Fernet, InvalidToken
 from django.conf import settings
@@ -16,10 +18,27 @@ from runs.background.sealed import fernet_for  # one key per purpose, derived fr
 
 PURPOSE = "judge-api-key"
 KEY_SETTING = "SECRETS_ENCRYPTION_KEY"
+# The params that say where a judge's key is sent. Any change counts, not only the host's: a path
+# on a shared gateway or a scheme without TLS sends the key somewhere else just as well.
+KEY_BOUND_PARAMS = ("base_url",)
 
 
 class KeyUnreadable(Exception):
     """The stored key does not open: SECRET_KEY changed since it was written (or the column was edited)."""
+
+
+def endpoint_moved(stored: object, changed: object) -> bool:
+    """Whether a saved change sends the judge's key somewhere else than the one it was given for,
+    so the stored key has to be forgotten (a new reward, with nothing stored, moves nothing)."""
+    if stored is None or changed is None:
+        return False
+    return any(_param(stored, name) != _param(changed, name) for name in KEY_BOUND_PARAMS)
+
+
+def _param(params, name: str) -> str:
+    # An admin form's params may still be the text typed (not an object) when its JSON is refused.
+    return str(params.get(name, "")) if isinstance(params, dict) else ""
+
 
 
 def seal_api_key(key: str) -> str:

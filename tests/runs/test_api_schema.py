@@ -52,7 +52,10 @@ def test_the_schema_lists_the_end_reasons_samples_are_filtered_by(schema):
 
 def test_the_schema_says_a_hub_push_is_accepted_for_later_and_never_returns_the_token(schema):
     push = schema["paths"]["/api/runs/{run_id}/checkpoints/{checkpoint_id}/push/"]["post"]
-    assert set(push["responses"]) == {"202", "400", "401", "403", "404", "409", "413", "415", "503"}
+    assert set(push["responses"]) == {"202", "400", "401", "403", "404", "409", "413", "415", "429", "503"}
+    for path in ("/api/environments/{id}/dry-run/", "/api/reward-functions/{id}/dry-run/", "/api/datasets/"):
+        assert "429" in schema["paths"][path]["post"]["responses"], path
+    assert "UPLOAD_QUOTA_PER_ACCOUNT_MB" in schema["paths"]["/api/datasets/"]["post"]["responses"]["507"]["description"]
     assert "in the background" in push["description"]
     components = schema["components"]["schemas"]
     assert components["PushToHubRequest"]["properties"]["token"]["writeOnly"] is True

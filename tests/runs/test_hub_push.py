@@ -20,7 +20,7 @@ from runs.actions.hub_push import PushRequest, local_path, start_push
 from runs.api.views.checkpoint_download import files_of
 from runs.artifacts import checkpoint_store as store
 from runs.artifacts.checkpoint_files import CheckpointFile, folder_files
-from runs.background.names import QUEUE, task_name
+from runs.background.names import USER_QUEUE, task_name
 from runs.models import HubPush
 from tests.support.asgi_server import SEED_RUN, AsgiServer, free_port, logged_in_client
 from tests.support.controlplane_consumer import running_consumer
@@ -49,7 +49,7 @@ def pushes_at_once():
     import runs.background.hub_push  # noqa: F401  registers the task, as a consumer's start does
 
     def consume(name, args, queue):
-        assert queue == QUEUE
+        assert queue == USER_QUEUE
         app.tasks[name](*json.loads(json.dumps(args)))
 
     with mock.patch.object(app, "send_task", side_effect=consume) as send:
@@ -146,7 +146,7 @@ def test_a_request_only_queues_the_push_with_the_token_sealed(owner_api, run, hu
     assert response.status_code == 202 and response.json()["status"] == "pushing"
     assert response.json()["detail"] == "waiting for the control plane's queue"
     [sent] = broker.call_args_list
-    assert sent.args == (task_name("push_checkpoint"),) and sent.kwargs["queue"] == QUEUE
+    assert sent.args == (task_name("push_checkpoint"),) and sent.kwargs["queue"] == USER_QUEUE
     push_id, sealed = sent.kwargs["args"]
     assert push_id == response.json()["id"] and TOKEN not in sealed and TOKEN not in json.dumps(sent.kwargs)
     assert hub.requests == []  # nothing happened yet: the consumer does it
@@ -337,7 +337,7 @@ def queued_messages(server: AsgiServer) -> list[str]:
     """The messages waiting on the control plane's queue of the server's filesystem broker, each with its
     body decoded (kombu keeps it in base64, where a token in clear would not show as itself)."""
     folder = Path(server.env["DATA_DIR"]) / "broker" / "out"
-    messages = [path.read_text() for path in folder.glob(f"*.{QUEUE}.msg")]
+    messages = [path.read_text() for path in folder.glob(f"*.{USER_QUEUE}.msg")]
     return [message + base64.b64decode(json.loads(message)["body"]).decode() for message in messages]
 
 

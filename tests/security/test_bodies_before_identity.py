@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from tests.security.raw_http import announce_and_send_little, stream_until_answered
+from tests.support.streamed_uploads import API_TOKEN
 from tests.support.asgi_server import SEED_RUN, AsgiServer
 
 TWO_GB = 2 * 1024 ** 3
@@ -24,6 +25,7 @@ def server(tmp_path_factory):
     env = {"TMPDIR": str(data_dir / "tmp"), "CHECKPOINT_CHUNK_MAX_MB": str(CHUNK_LIMIT_MB)}
     with AsgiServer(data_dir, env=env) as running:
         running.seed = running.shell_json(SEED_RUN)
+        running.api_token = running.shell_json(API_TOKEN)["key"]
         running.data_dir = data_dir
         yield running
 
@@ -73,10 +75,10 @@ ATTACKS = {
         401, "Authentication credentials were not provided."),
     "dataset upload, signed in, 2 GB": (
         lambda s: ("POST", "/api/datasets/", {"Content-Type": "multipart/form-data; boundary=x",
-                                              "Authorization": "Token whatever-it-is"}),
+                                              "Authorization": f"Token {s.api_token}"}),
         413, "this route takes at most 200.1 MiB (DATASET_UPLOAD_MAX_MB)"),
     "any API write, signed in, 2 GB": (
-        lambda s: ("POST", "/api/runs/", {"Content-Type": "application/json", "Authorization": "Token x"}),
+        lambda s: ("POST", "/api/runs/", {"Content-Type": "application/json", "Authorization": f"Token {s.api_token}"}),
         413, "this route takes at most 4.0 MiB (REQUEST_BODY_MAX_MB)"),
 }
 

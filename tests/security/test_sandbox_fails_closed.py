@@ -6,10 +6,8 @@ error, and a run fails at start with that reason. Nothing stored changes."""
 import pytest
 
 from runs.models import Environment, EnvironmentReward, RewardFunction
-from runs.rewards import sandbox_pool
 from tests.support.reward_authors import grant_reward_authoring
-from tests.support.sandbox import TEST_LIMITS
-from worker.trainer.rewards.sandbox import SandboxPool
+from tests.support.sandbox import one_pool_for_every_owner
 from worker.trainer.rewards.sandbox import pool as pool_module
 from worker.trainer.rewards.sandbox.isolation import Isolation
 
@@ -21,10 +19,8 @@ CODE = "def reward(prompts, completions, **columns):\n    return [1.0] * len(com
 
 @pytest.fixture
 def open_network_pool(monkeypatch):
-    pool = SandboxPool(size=1, limits=TEST_LIMITS, isolation=OPEN_NETWORK)
-    monkeypatch.setattr(sandbox_pool, "_pool", pool)
-    yield pool
-    pool.close()
+    with one_pool_for_every_owner(monkeypatch, OPEN_NETWORK) as pool:
+        yield pool
 
 
 def test_a_reward_dry_run_answers_each_row_with_the_refusal(owner_api, owner, dataset, open_network_pool):

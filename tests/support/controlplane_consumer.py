@@ -1,5 +1,6 @@
-"""A real consumer of the control plane's queue (`celery -A controlplane.celery worker -Q controlplane`)
-for a live control plane (AsgiServer): the same DATA_DIR, database and broker as the server.
+"""A real consumer of the control plane's queues (`celery -A controlplane.celery worker -Q
+controlplane,controlplane-user`, as `make run` starts it) for a live control plane (AsgiServer):
+the same DATA_DIR, database and broker as the server.
 
     with running_consumer(server):
         ...  # requests that enqueue background tasks now see them done

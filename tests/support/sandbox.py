@@ -2,8 +2,9 @@
 processes user code left on this machine."""
 import os
 import time
+from contextlib import contextmanager
 
-from worker.trainer.rewards.sandbox import SandboxLimits
+from worker.trainer.rewards.sandbox import SandboxLimits, SandboxPool
 
 # Short enough to keep the hostile cases quick, long enough for a loaded 2-core machine.
 TEST_LIMITS = SandboxLimits(call_timeout_s=3.0, load_timeout_s=20.0, memory_bytes=512 << 20, output_bytes=256 << 10)
@@ -83,3 +84,17 @@ def _alive(pid: int) -> bool:
         return not _zombie(str(pid))
     except (FileNotFoundError, ProcessLookupError, IndexError):
         return False
+
+
+@contextmanager
+def one_pool_for_every_owner(monkeypatch, isolation):
+    """The control plane's dry runs, whoever asks, on one pool of one process isolated as given
+    (tests turn a way of confining off to see the refusal)."""
+    from runs.rewards import sandbox_pool
+
+    pool = SandboxPool(size=1, limits=TEST_LIMITS, isolation=isolation)
+    monkeypatch.setattr(sandbox_pool, "owner_pools", sandbox_pool.OwnerPools(make=lambda: pool))
+    try:
+        yield pool
+    finally:
+        pool.close()

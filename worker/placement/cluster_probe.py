@@ -60,7 +60,7 @@ def read_cluster(address: str) -> ClusterView:
         nodes = (cluster_node(node, free, runs) for node in ray.nodes())
         door = door_of(ray.get_runtime_context().gcs_address)
         return ClusterView(address=address, nodes=tuple(sorted(nodes, key=lambda node: (node.name, node.node_id))),
-                           open_to_anyone=None if door is Door.UNREACHABLE else door is Door.OPEN)
+                           open_to_anyone=None if door is Door.UNREADABLE else door is Door.OPEN)
     finally:
         ray.shutdown()
 

@@ -6,9 +6,10 @@ for each further machine of its trainer and one for each of vLLM's own (a placem
 gang-placed: all of it or nothing), waits WORKER_RAY_PLACE_TIMEOUT_S at most, runs the run there in
 a RunHost actor (a TrainerMachineHost or an InferenceHost on each further machine), and fails the
 run in words when the cluster has no room or the machine is lost, or lets in anyone who reaches it
-(cluster_door.py): nothing of the run is sent to such a cluster unless WORKER_RAY_ALLOW_OPEN_CLUSTER
-says it is meant. It reports as its own source, `placement:<attempt>`. The placement group shares
-this process's fate: a killed driver frees the machine and stops the run's actor.
+(cluster_door.py) or gives an answer to that question that cannot be read: nothing of the run is
+sent to such a cluster unless WORKER_RAY_ALLOW_OPEN_CLUSTER says it is meant. It reports as its own
+source, `placement:<attempt>`. The placement group shares this process's fate: a killed driver
+frees the machine and stops the run's actor.
 """
 import argparse
 import logging
@@ -21,7 +22,7 @@ from ray.exceptions import RayActorError, RayTaskError
 from ray.util.placement_group import placement_group, placement_group_table, remove_placement_group
 from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
-from worker.placement.cluster_door import Door, door_of, open_cluster_message
+from worker.placement.cluster_door import door_of, placement_refusal
 from worker.placement.host import RunHost
 from worker.placement.inference_machines import InferenceHost, InferencePeers
 from worker.placement.names import NAMESPACE, machine_name, placement_group_name
@@ -57,8 +58,8 @@ def place_and_run(order: PlacementOrder) -> str:
             return "skipped"
         ray.init(address=order.address, namespace=NAMESPACE, logging_level=logging.ERROR)
         try:
-            if not order.allow_open_cluster and door_of(ray.get_runtime_context().gcs_address) is Door.OPEN:
-                report.status("failed", open_cluster_message(order.address))
+            if refusal := _door_refusal(order):
+                report.status("failed", refusal)
                 return "failed"
             return Placement(order, launch, report).run()
         finally:
@@ -70,6 +71,13 @@ def place_and_run(order: PlacementOrder) -> str:
         return "failed"
     finally:
         report.close()
+
+
+def _door_refusal(order: PlacementOrder) -> str | None:
+    """Why nothing of the run may be sent to this cluster: its door open, or not known to be shut."""
+    if order.allow_open_cluster:
+        return None
+    return placement_refusal(door_of(ray.get_runtime_context().gcs_address), order.address, False)
 
 
 def _still_queued(report: ReportingSession, launch: LaunchSpec) -> bool:

@@ -6,6 +6,7 @@
   "use strict";
 
   const NOT_FOUND = 4404; // the consumer's answer for a run that is gone or not ours
+  const ACCESS_LOST = 4403; // the run was ours when the socket opened, and no longer is: no retry
   const RETRY_MS = [500, 1000, 2000, 4000, 8000, 15000];
 
   class LiveSocket {
@@ -42,6 +43,7 @@
       if (socket !== this.socket) return;
       this.socket = null;
       if (event.code === NOT_FOUND) { this.onState("gone"); return; }
+      if (event.code === ACCESS_LOST) { this.onState("access-lost"); return; }
       const delay = RETRY_MS[Math.min(this.attempts, RETRY_MS.length - 1)];
       this.attempts += 1;
       this.onState("reconnecting", delay);

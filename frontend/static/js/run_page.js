@@ -256,6 +256,7 @@
   const STATES = {
     connecting: "Connecting…", "catching-up": "Catching up…", live: "Live",
     reconnecting: "Connection lost — reconnecting", gone: "This run is no longer available",
+    "access-lost": "You no longer have access to this run; reload the page",
   };
 
   function showConnection(state, delay) {

@@ -1,10 +1,13 @@
 import hashlib
 
 from django.conf import settings
+from django.db import transaction
 from rest_framework import serializers
 
 from runs.api.errors import PayloadTooLarge
+from runs.api.upload_quota import refuse_past_quota
 from runs.api.serializers.fields import StrictTextModelSerializer, unique_name_for_owner
+from runs.background.limits import DATASET_CHECKS, lock_account, refuse_past_limit
 from runs.datasets import deferred_check
 from runs.datasets.formats import DatasetFileError, detect_format
 from runs.datasets.validation import generator_fields, inspect_file
@@ -73,6 +76,7 @@ class DatasetSerializer(StrictTextModelSerializer):
             raise PayloadTooLarge(too_large_message(upload.size, upload.name))
         if upload.size == 0:
             raise serializers.ValidationError({"file": f"{upload.name!r} is empty"})
+        refuse_past_quota(self.context["request"].user, upload.size)  # again as it is saved, under the lock
         prompt_column = attrs.get("prompt_column", "prompt")
         try:
             fmt = detect_format(upload.name)
@@ -84,9 +88,18 @@ class DatasetSerializer(StrictTextModelSerializer):
         return {**attrs, "file_format": fmt, **inspection.stored_fields(), **content_fields(upload)}
 
     def create(self, validated_data):
-        dataset = super().create(validated_data)
-        if dataset.state == CheckState.CHECKING:
-            deferred_check.check_after_commit(dataset)
+        """Stores the dataset in the transaction that holds its owner's account: an upload past the
+        owner's quota, or a check past their places for checks, is refused before its file is stored."""
+        owner = validated_data["owner"]
+        with transaction.atomic():
+            lock_account(owner)
+            if validated_data["source"] == Dataset.Source.UPLOAD:
+                refuse_past_quota(owner, validated_data["file"].size)
+            if validated_data.get("state") == CheckState.CHECKING:
+                refuse_past_limit(DATASET_CHECKS, owner)
+            dataset = super().create(validated_data)
+            if dataset.state == CheckState.CHECKING:
+                deferred_check.check_after_commit(dataset)
         return dataset
 
     def _check_hub(self, attrs):

@@ -5,7 +5,7 @@ from rest_framework import serializers
 from runs.api.serializers.fields import StrictCharField, StrictTextModelSerializer, unique_name_for_owner
 from runs.models import RewardFunction
 from runs.rewards.model_rewards import SCHEMAS, ParamsRefused, checked_params, takes_api_key
-from runs.rewards.secrets import seal_api_key
+from runs.rewards.secrets import endpoint_moved, seal_api_key
 from worker.trainer.for_control_plane.rewards import BUILTINS, source_problems
 
 MAX_API_KEY_CHARS = 4096
@@ -27,7 +27,8 @@ class RewardFunctionSerializer(StrictTextModelSerializer):
         style={"input_type": "password"},  # the browsable API's form does not echo it either
         help_text="kind=judge with params.endpoint 'url' only: the endpoint's API key. Write-only: stored "
                   "encrypted and never answered (see api_key_set); only the worker running a run that names "
-                  "this reward receives it. Left out, the stored key is kept; \"\" clears it.")
+                  "this reward receives it. Left out, the stored key is kept, unless params.base_url changes: "
+                  "the key is then forgotten (it was given for the old endpoint); \"\" clears it.")
     api_key_set = serializers.SerializerMethodField(help_text="Whether an API key is stored (it is never shown).")
 
     class Meta:
@@ -79,9 +80,11 @@ class RewardFunctionSerializer(StrictTextModelSerializer):
 
     def _api_key(self, kind: str, params: dict, given: str | None) -> dict:
         """The sealed key to store: a new one sealed, "" clearing it; none given keeps the stored
-        one while the reward still takes a key, and drops it once it does not (no unused secret kept)."""
+        one while the reward still takes a key at the same endpoint, and drops it once it does not
+        (no unused secret kept) or once base_url changes (the key is not sent where it was not given)."""
         if given is None:
-            keeps = self.instance is not None and takes_api_key(kind, params)
+            keeps = self.instance is not None and takes_api_key(kind, params) \
+                and not endpoint_moved(self.instance.params, params)
             return {} if keeps else {"api_key_sealed": ""}
         given = given.strip()
         if not given:

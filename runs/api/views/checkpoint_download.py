@@ -40,6 +40,7 @@ from runs.artifacts.export import PARTS, Exported, NoSuchPart, export_files, tar
 from runs.artifacts.pieces import of_file
 from runs.artifacts.stores import StoreUnavailable, artifact_store, step_folder
 from runs.models import Checkpoint, Run
+from runs.record_ids import whole_number
 from runs.starting_checkpoint import starts_from
 from worker.trainer.checkpoints.manifest import ARCHIVE_MANIFEST, CheckpointManifest
 
@@ -87,9 +88,10 @@ class StartingRunToken(BaseAuthentication):
         for_run = request.query_params.get("for_run")
         if for_run is None or not request.META.get("HTTP_AUTHORIZATION", "").lower().startswith("bearer "):
             return None
-        if not for_run.isdigit():
-            raise AuthenticationFailed(f"for_run must be a run id, not {for_run!r}")
-        run = run_of_token(request, int(for_run))
+        run_id = whole_number(for_run)
+        if run_id is None:
+            raise AuthenticationFailed(f"for_run must be a run id, not {for_run[:40]!r}")
+        run = run_of_token(request, run_id)
         if run is None:
             raise AuthenticationFailed(f"this token is not valid for run {for_run}")
         return AnonymousUser(), run

@@ -31,12 +31,12 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from pydantic import ValidationError as SchemaError
 from rest_framework import serializers, status
 from rest_framework.exceptions import ParseError
-from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from runs.actions.checkpoints import ManifestRefused, announce_listed, complete_upload
 from runs.api.file_responses import RANGE_PARAMETERS, range_responses
+from runs.api.json_bodies import BoundedJSONParser
 from runs.api.strict_bodies import pydantic_body
 from runs.api.views.checkpoint_download import checkpoint_tar, manifest_members, stored_files, store_unavailable
 from runs.api.views.ingest import schema_problems
@@ -196,7 +196,7 @@ class CheckpointFileUploadView(_RunTokenView):
 
 
 class CheckpointUploadBeginView(_RunTokenView):
-    parser_classes = [JSONParser]
+    parser_classes = [BoundedJSONParser]
 
     @extend_schema(summary="Declares the files of a checkpoint upload (before its chunks)",
                    request=pydantic_body(UploadDeclaration, {"files": serializers.ListField(
@@ -233,7 +233,7 @@ class CheckpointUploadStateView(_RunTokenView):
 
 
 class CheckpointUploadCompleteView(_RunTokenView):
-    parser_classes = [JSONParser]
+    parser_classes = [BoundedJSONParser]
 
     @extend_schema(
         summary="Completes an upload with its manifest: checked and listed in the background",

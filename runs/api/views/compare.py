@@ -14,7 +14,8 @@ from runs.api.serializers.compare import (
 from runs.api.serializers.queries import parsed
 from runs.compare.comparison import build_comparison
 from runs.compare.samples import side_by_side
-from runs.compare.selection import MAX_ID, MAX_RUNS, MIN_RUNS, missing_runs
+from runs.compare.selection import MAX_RUNS, MIN_RUNS, missing_runs
+from runs.record_ids import MAX_ID
 from runs.models import Run
 
 # `runs=3,5,7`: an array in OpenAPI's comma-separated form, so that a client knows 2 to 8

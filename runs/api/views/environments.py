@@ -6,10 +6,12 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 
+from runs.api.errors import TOO_MUCH_UNFINISHED
 from runs.api.serializers.environment_dry_run import EnvironmentDryRunRequest, EnvironmentDryRunStatus
 from runs.api.serializers.environments import EnvironmentSerializer
 from runs.api.views.code_authoring import CodeAuthoringChecked
 from runs.api.views.owned import OwnedViewSet
+from runs.background.limits import ENVIRONMENT_DRY_RUNS, place_for
 from runs.environments import dry_run_job
 from runs.environments.dry_run import Play, play_episode
 from runs.environments.model_play import model_play_problem
@@ -31,7 +33,8 @@ class EnvironmentViewSet(CodeAuthoringChecked, OwnedViewSet):
         200: OpenApiResponse(OpenApiTypes.OBJECT, description="Typed turns: the episode, played at once."),
         202: OpenApiResponse(EnvironmentDryRunStatus, description=(
             "The model plays: the dry run is queued for the control plane's consumer; poll its `url` "
-            "(Location) until `state` is done (its `result` is what typed turns answer) or failed."))})
+            "(Location) until `state` is done (its `result` is what typed turns answer) or failed.")),
+        429: OpenApiResponse(OpenApiTypes.OBJECT, description="The model plays: " + TOO_MUCH_UNFINISHED)})
     @action(detail=True, methods=["post"], url_path="dry-run")
     def dry_run(self, request, pk=None):
         """Plays one episode on a dataset row with typed assistant turns (at once) or the model (queued)."""
@@ -51,12 +54,13 @@ class EnvironmentViewSet(CodeAuthoringChecked, OwnedViewSet):
             raise ValidationError({"dataset": problem})
         row = _row(dataset, params["row"])
         if "turns" not in params:  # a model is never loaded here: the consumer plays it
-            dry_run = dry_run_job.ask(environment, request.user, dataset, params["row"], row, params)
+            with place_for(ENVIRONMENT_DRY_RUNS, request.user):
+                dry_run = dry_run_job.ask(environment, request.user, dataset, params["row"], row, params)
             shown = EnvironmentDryRunStatus(dry_run, context=self.get_serializer_context()).data
             return Response(shown, status=status.HTTP_202_ACCEPTED, headers={"Location": shown["url"]})
         played = play_episode(environment, Play(
             row=row, prompt_column=dataset.prompt_column, turns=params.get("turns"), model=params["model"],
-            max_turns=params["max_turns"], tool_call_format=params["tool_call_format"]))
+            max_turns=params["max_turns"], tool_call_format=params["tool_call_format"]), requested_by=request.user.pk)
         return Response({"environment": environment.pk, "kind": environment.kind, "dataset": dataset.pk,
                          "row": params["row"], **played})
 

@@ -6,12 +6,14 @@ plane's queue does it (runs/actions/hub_push.py). `GET /api/runs/<id>/pushes/` i
 progress shows.
 """
 from django.http import Http404
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from runs.actions.hub_push import PushRequest, start_push
+from runs.api.errors import TOO_MUCH_UNFINISHED
 from runs.api.serializers.hub_push import PushToHubSerializer, HubPushSerializer
 from runs.api.views.checkpoint_download import files_of, store_unavailable
 from runs.artifacts.export import NoSuchPart
@@ -45,6 +47,7 @@ class CheckpointPushView(APIView):
                                                     "the answer names the field."),
                    404: OpenApiResponse(description="No such run or checkpoint, the checkpoint has no such part, "
                                                     "or its files are not readable here."),
+                   429: OpenApiResponse(OpenApiTypes.OBJECT, description=TOO_MUCH_UNFINISHED),
                    503: OpenApiResponse(description="The artifact store (a bucket) could not be reached.")})
     def post(self, request, run_id: int, checkpoint_id: int):
         checkpoint = visible_checkpoint(request.user, run_id, checkpoint_id)

@@ -1,35 +1,42 @@
 """Datasets, reward functions and training configs: the things a run is made from."""
 from django.conf import settings
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import status
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, ValidationError
-from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
-from runs.api.errors import PayloadTooLarge
+from runs.api.errors import PAST_UPLOAD_QUOTA, TOO_MUCH_UNFINISHED, PayloadTooLarge
+from runs.api.json_bodies import BoundedJSONParser
 from runs.api.serializers.configs import ConfigPresetSerializer, TrainingConfigSerializer, config_presets
 from runs.api.serializers.datasets import DatasetSerializer, too_large_message
 from runs.api.serializers.reward_dry_run import DryRunRequest, RewardDryRunStatus
 from runs.api.serializers.rewards import RewardFunctionSerializer
 from runs.api.views.code_authoring import CodeAuthoringChecked
 from runs.api.views.owned import OwnedViewSet
-from runs.models import Dataset, RewardDryRun, RewardFunction, TrainingConfig
+from runs.background.limits import REWARD_DRY_RUNS, place_for
+from runs.models import Dataset, RewardFunction, TrainingConfig
 from runs.rewards import model_dry_run
 from runs.rewards.dry_run import score_rows
 from runs.rewards.rows import RowsUnavailable, rows_to_score
 
 
+@extend_schema_view(create=extend_schema(responses={
+    201: DatasetSerializer,
+    429: OpenApiResponse(OpenApiTypes.OBJECT, description=(
+        "A large upload (checked after its request, `checking`): " + TOO_MUCH_UNFINISHED)),
+    507: OpenApiResponse(OpenApiTypes.OBJECT, description=PAST_UPLOAD_QUOTA)}))
 class DatasetViewSet(OwnedViewSet):
     model = Dataset
     serializer_class = DatasetSerializer
-    parser_classes = [MultiPartParser, JSONParser]  # a file comes as multipart; the rest may be JSON
+    parser_classes = [MultiPartParser, BoundedJSONParser]  # a file comes as multipart; the rest may be JSON
 
     def get_parsers(self):
         """A file is sent when a dataset is made; a change (name, description) is JSON."""
         if getattr(self, "request", None) is not None and self.request.method in ("PUT", "PATCH"):
-            return [JSONParser()]
+            return [BoundedJSONParser()]
         return super().get_parsers()
 
     def initial(self, request, *args, **kwargs):
@@ -57,9 +64,9 @@ class RewardFunctionViewSet(CodeAuthoringChecked, OwnedViewSet):
         202: OpenApiResponse(RewardDryRunStatus, description=(
             "A judge or a reward model: the dry run is queued for the control plane's consumer (which serves or "
             "loads the model); poll its `url` (Location) until `state` is done or failed.")),
-        409: OpenApiResponse(OpenApiTypes.OBJECT, description=(
-            "You have a judge's or reward model's dry run still queued or running: one at a time each (it may "
-            "start a model on the control plane's machine). `detail` says which; `url` (Location) follows it."))})
+        429: OpenApiResponse(OpenApiTypes.OBJECT, description=(
+            "A judge or a reward model: " + TOO_MUCH_UNFINISHED + " (each may start a model on the control "
+            "plane's machine: BACKGROUND_UNFINISHED_PER_ACCOUNT_REWARD_DRY_RUNS, 1 by default)"))})
     @action(detail=True, methods=["post"], url_path="dry-run")
     def dry_run(self, request, pk=None):
         """Scores typed completions for the first rows of a dataset, or a run's samples at a step.
@@ -79,15 +86,11 @@ class RewardFunctionViewSet(CodeAuthoringChecked, OwnedViewSet):
         except RowsUnavailable as exc:
             raise ValidationError({exc.field: str(exc)}) from None
         if model_dry_run.is_queued(reward):  # a model is never served or loaded here
-            if running := RewardDryRun.unfinished_of(request.user):
-                url = RewardDryRunStatus(running, context=self.get_serializer_context()).data["url"]
-                return Response({"detail": f"your dry run {running.pk} of reward {running.reward_id} is still "
-                                           f"{running.progress_text()}: one at a time", "url": url},
-                                status=status.HTTP_409_CONFLICT, headers={"Location": url})
-            dry_run = model_dry_run.ask(reward, request.user, params["dataset"].pk, rows)
+            with place_for(REWARD_DRY_RUNS, request.user):
+                dry_run = model_dry_run.ask(reward, request.user, params["dataset"].pk, rows)
             shown = RewardDryRunStatus(dry_run, context=self.get_serializer_context()).data
             return Response(shown, status=status.HTTP_202_ACCEPTED, headers={"Location": shown["url"]})
-        return Response({**score_rows(reward, rows), "dataset": params["dataset"].pk})
+        return Response({**score_rows(reward, rows, requested_by=request.user.pk), "dataset": params["dataset"].pk})
 
     @extend_schema(responses={200: RewardDryRunStatus}, parameters=[
         OpenApiParameter("dry_run", int, OpenApiParameter.PATH, description="The id the dry run's 202 gave.")])

@@ -20,6 +20,8 @@ from pydantic import ValidationError
 
 from runs.api.errors import PayloadTooLarge
 from runs.api.serializers.datasets import DatasetSerializer
+from runs.api.upload_quota import UploadQuotaExceeded
+from runs.background.limits import UnfinishedLimitReached
 from runs.models import Dataset, Run
 from runs.models.dataset import CheckState
 from runs.pages.config_form import SAVED_MEANWHILE, schema_fields, values_from_form
@@ -122,12 +124,16 @@ def _create(request, source: str):
         valid = serializer.is_valid()
     except PayloadTooLarge as exc:
         return None, {"file": [str(exc.detail)]}, {}
+    except UploadQuotaExceeded as exc:
+        return None, {"file": [str(exc)]}, {}
     if not valid:
         return None, serializer.errors, {}
     try:
         return serializer.save(owner=request.user), None, None
     except IntegrityError:  # the same name saved by another request since the check
         return None, {"name": [SAVED_MEANWHILE]}, {}
+    except (UploadQuotaExceeded, UnfinishedLimitReached) as exc:  # the API's 507 and 429, said here
+        return None, {"file": [str(exc)]}, {}
 
 
 @login_required

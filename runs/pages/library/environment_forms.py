@@ -3,6 +3,7 @@ and the API accept and refuse the same things), and the serializer's errors put 
 The built-ins' parameter fields come from their catalog, as the reward forms' do."""
 import json
 
+from runs.api.json_bodies import JSONTooDeep, bounded_loads
 from runs.pages.library.reward_forms import builtin_choices, params_from_form
 from worker.trainer.for_control_plane.environments import BUILTIN_ENVIRONMENTS, DESCRIPTIONS
 
@@ -70,10 +71,13 @@ def verifiers_submission(post) -> tuple[dict, dict]:
     data = {**common_submission(post, "verifiers"), "verifiers_id": post.get("verifiers_id", "").strip()}
     raw = post.get("params_json", "").strip() or "{}"
     try:
-        data["params"] = json.loads(raw)
+        data["params"] = bounded_loads(raw)
     except json.JSONDecodeError as exc:
         data["params_json"] = raw
         return data, {"params": [f"not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"]}
+    except JSONTooDeep as exc:
+        data["params_json"] = raw
+        return data, {"params": [str(exc)]}
     return data, {}
 
 

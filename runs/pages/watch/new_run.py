@@ -17,6 +17,7 @@ from runs.pages.watch.new_run_form import (
     Entered, PlacedErrors, editor_groups, entered_from_post, entered_from_run, place_errors, serializer_payload,
 )
 from runs.rewards import authoring
+from runs.record_ids import whole_number
 
 
 class StartRefused(Exception):
@@ -70,12 +71,12 @@ def _render(request, entered: Entered, errors: PlacedErrors | None = None, statu
 
 
 def _initial(request) -> Entered:
-    source = request.GET.get("from", "")
-    if source.isdigit():
-        return entered_from_run(Run.objects.visible_or_404(request.user, int(source)))
+    source = whole_number(request.GET.get("from", ""))
+    if source is not None:
+        return entered_from_run(Run.objects.visible_or_404(request.user, source))
     entered = Entered()
     for key in ("environment", "dataset", "config_template"):  # ?dataset=3 from a dataset's page, for example
-        if request.GET.get(key, "").isdigit():
+        if whole_number(request.GET.get(key, "")) is not None:
             setattr(entered, key, request.GET[key])
     return entered
 

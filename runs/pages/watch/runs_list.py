@@ -8,6 +8,7 @@ from django.urls import path
 from runs.actions.liveness import mark_lost_runs
 from runs.alarms.summary import with_alarm_summary
 from runs.models import MetricPoint, Run, RunStatus
+from runs.record_ids import whole_number
 
 PAGE_SIZE = 50
 REWARD_METRIC = "rollout/reward_mean"  # worker/trainer/rollout/metrics.py
@@ -27,8 +28,8 @@ def filtered_runs(user, status: str = "", text: str = ""):
         runs = runs.filter(status=status)
     if text:
         match = Q(name__icontains=text) | Q(dataset__name__icontains=text) | Q(config__model__icontains=text)
-        if text.isdigit():
-            match |= Q(pk=int(text))
+        if (run_id := whole_number(text)) is not None:
+            match |= Q(pk=run_id)
         if user.is_staff:
             match |= Q(owner__username__icontains=text)
         runs = runs.filter(match)

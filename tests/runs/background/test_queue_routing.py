@@ -3,7 +3,7 @@ yet never each other's messages: a run worker polling its pool's queue leaves a 
 plane where it is, and the control plane's consumer takes it."""
 import time
 
-from runs.background.names import QUEUE, task_name
+from runs.background.names import USER_QUEUE, task_name
 from tests.runs.test_hub_push import (FILES, HUB_USER, ON_DISK_CHECKPOINT, TOKEN, queued_messages,
                                       wait_for_push_to_end)
 from tests.support.asgi_server import SEED_RUN, AsgiServer, logged_in_client
@@ -51,6 +51,6 @@ def test_a_run_worker_leaves_the_control_planes_task_to_its_consumer(tmp_path):
             wait_for_text(consumer.log_path, f"{task_name('push_checkpoint')}[")
             wait_for_text(consumer.log_path, "succeeded in")
         consumed = consumer.log_path.read_text()
-        assert f"exchange={QUEUE}(direct)" in consumed and "exchange=default(" not in consumed
+        assert f"exchange={USER_QUEUE}(direct)" in consumed and "exchange=default(" not in consumed
         assert queued_messages(server) == [] and hub.repos[f"{HUB_USER}/routed"].files
 

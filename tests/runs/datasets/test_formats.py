@@ -1,6 +1,7 @@
 """Row readers on hostile files: no line is read past DATASET_ROW_MAX_BYTES, JSON nested too deep
-for the parser is an error naming its line, and a Parquet file is refused from its footer when its
-columns would expand far past the upload limit, or from a dictionary when one value is too long."""
+for the parser is an error naming its line, and a Parquet file is refused naming the row where its
+rows, counted as decoded, pass DATASET_EXPANSION_MAX times its size (a dictionary value counted for
+every row that repeats it, the footer not believed), or from a dictionary when one value is too long."""
 import io
 import json
 
@@ -67,11 +68,31 @@ def test_a_parquet_value_repeated_past_the_row_limit_is_refused_before_it_is_cop
         next(read_rows(bomb, "parquet"))
 
 
-def test_a_parquet_file_whose_columns_expand_past_the_upload_limit_is_refused_from_its_footer(settings):
-    settings.DATASET_UPLOAD_MAX_BYTES = 1024
+def test_a_parquet_file_whose_rows_decode_past_its_expansion_limit_is_refused_naming_the_row(settings):
+    settings.DATASET_EXPANSION_MAX, settings.DATASET_ROW_MAX_BYTES = 4, 1024
     table = pa.table({"prompt": [f"row {i} " + "y" * 100 for i in range(1000)]})
-    with pytest.raises(DatasetFileError, match=r"over 8 times the upload limit \(DATASET_UPLOAD_MAX_MB\)"):
-        next(read_rows(parquet(table, use_dictionary=False), "parquet"))
+    file = parquet(table, use_dictionary=False, compression="zstd")  # y*100 compresses well
+    size = len(file.getvalue())
+    expected = next(n for n in range(1, 1001) if sum(len(f"row {i} ") + 100 for i in range(n)) > 4 * size)
+    with pytest.raises(DatasetFileError, match=rf"^row {expected}: the rows up to here decode to more than "
+                                               rf"{4 * size} bytes, over 4 times the file's own {size} bytes "
+                                               r"\(DATASET_EXPANSION_MAX\)"):
+        list(read_rows(file, "parquet"))
+
+
+def test_a_dictionary_value_is_counted_for_every_row_that_repeats_it(settings):
+    settings.DATASET_EXPANSION_MAX, settings.DATASET_ROW_MAX_BYTES = 32, 1024
+    column = pa.DictionaryArray.from_arrays(pa.array([0] * 5000, pa.int32()), pa.array(["z" * 1000]))
+    file = parquet(pa.table({"prompt": column}), compression="zstd")
+    limit = 32 * len(file.getvalue())
+    with pytest.raises(DatasetFileError, match=rf"^row {limit // 1000 + 1}: the rows up to here decode"):
+        list(read_rows(file, "parquet"))
+
+
+def test_a_file_that_decodes_within_its_limit_is_read_whole(settings):
+    settings.DATASET_EXPANSION_MAX = 32
+    table = pa.table({"prompt": [f"question {i}" for i in range(500)], "n": list(range(500))})
+    assert len(list(read_rows(parquet(table), "parquet"))) == 500
 
 
 def test_parquet_text_read_as_dictionaries_comes_back_as_plain_values():

@@ -74,3 +74,12 @@ def test_a_spooled_upload_that_is_refused_names_its_line_and_field():
     with pytest.raises(DatasetFileError, match="^line 2: expected a JSON object per line, found list$") as refused:
         inspect_file(upload, "jsonl", "prompt")
     assert refused.value.field == "file"
+
+
+def test_a_small_parquet_upload_held_in_memory_is_still_checked_apart(monkeypatch, tmp_path):
+    monkeypatch.setattr("runs.datasets.validation.inspect_rows", None)  # not here, then
+    upload = io.BytesIO(parquet_bytes({"prompt": ["a"], "n": [1]}))
+    inspection = inspect_file(upload, "parquet", "prompt")
+    assert (inspection.columns, inspection.row_count) == (["prompt", "n"], 1)
+    assert inspection.preview == [{"prompt": "a", "n": 1}]
+    assert upload.tell() == 0 and list(tmp_path.iterdir()) == []  # left at its start; its copy removed

@@ -346,6 +346,24 @@ def test_after_a_dropped_connection_the_page_catches_up_and_is_live_again(page, 
     assert page.locator("#run-status").inner_text() == "Succeeded"
 
 
+def test_a_socket_closed_for_lost_access_says_so_and_stops_reconnecting(page, live_server, library):
+    run_id = started_run(live_server, library, "taken away")
+    routes = []
+
+    def through(route):
+        route.connect_to_server()
+        routes.append(route)
+
+    page.route_web_socket(re.compile(r"/ws/runs/\d+/$"), through)
+    page.goto(f"{live_server.url}/runs/{run_id}/")
+    wait_live(page)
+    routes[-1].close(code=4403, reason="test: access lost")  # runs.consumers.ACCESS_LOST
+    page.wait_for_selector("#live-indicator[data-state=access-lost]")
+    assert page.locator("#live-text").inner_text() == "You no longer have access to this run; reload the page"
+    page.wait_for_timeout(1500)  # past the first reconnect delays (0.5 s, 1 s)
+    assert len(routes) == 1 and page.locator("#live-retry").is_hidden()
+
+
 def test_another_users_run_page_is_not_found(page, live_server, library):
     run_id = started_run(live_server, library, "private")
     other = live_server.api("other")

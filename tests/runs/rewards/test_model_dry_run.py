@@ -6,7 +6,7 @@ from unittest import mock
 
 import pytest
 
-from runs.background.names import QUEUE
+from runs.background.names import USER_QUEUE
 from runs.models import RewardDryRun, RewardFunction
 from runs.rewards import model_dry_run
 from runs.rewards.secrets import seal_api_key
@@ -29,7 +29,7 @@ def consumed_at_once(django_capture_on_commit_callbacks):
     import runs.background.reward_dry_runs  # noqa: F401  registers the task, as a consumer's start does
 
     def consume(name, args, queue):
-        assert queue == QUEUE
+        assert queue == USER_QUEUE
         app.tasks[name](*json.loads(json.dumps(args)))
 
     def ask_and_score(client, reward, **body):
@@ -140,15 +140,17 @@ def test_a_runs_samples_are_judged_with_their_rows_columns_and_a_missing_column_
 
 
 def test_a_second_model_dry_run_waits_for_the_first_one_of_the_same_user(owner_api, owner, dataset, endpoint):
-    """A served judge's dry run starts a model on the control plane's machine: one at a time a user."""
+    """A served judge's dry run starts a model on the control plane's machine: one at a time a user
+    by default (BACKGROUND_UNFINISHED_PER_ACCOUNT_REWARD_DRY_RUNS)."""
     first = ask(owner_api, url_judge(owner, endpoint), dataset=dataset.pk, completions=["good"])
     assert first.status_code == 202
     reward = RewardFunction.objects.create(owner=owner, name="other", kind="judge", params={
         "template": TEMPLATE, "endpoint": "url", "base_url": endpoint, "model": "stub-judge"})
     refused = ask(owner_api, reward, dataset=dataset.pk, completions=["good"])
-    assert refused.status_code == 409 and refused["Location"] == first.json()["url"] == refused.json()["url"]
-    detail = refused.json()["detail"]
-    assert f"your dry run {first.json()['id']} " in detail and "one at a time" in detail
+    assert refused.status_code == 429
+    assert refused.json() == {"detail": refused.json()["detail"], "limit": 1, "unfinished": 1,
+                              "setting": "BACKGROUND_UNFINISHED_PER_ACCOUNT_REWARD_DRY_RUNS"}
+    assert RewardDryRun.objects.count() == 1
     RewardDryRun.objects.get(pk=first.json()["id"]).finish({})
     assert ask(owner_api, reward, dataset=dataset.pk, completions=["good"]).status_code == 202
 

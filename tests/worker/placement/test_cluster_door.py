@@ -17,4 +17,4 @@ def test_a_cluster_that_asks_a_token_turns_away_a_caller_without_it(cluster):
 
 
 def test_an_address_where_no_cluster_listens_says_nothing_of_a_door():
-    assert door_of(f"127.0.0.1:{free_port()}", timeout_s=2) is Door.UNREACHABLE
+    assert door_of(f"127.0.0.1:{free_port()}", timeout_s=2) is Door.UNREADABLE

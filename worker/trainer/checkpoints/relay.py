@@ -6,6 +6,8 @@ disk, the first machine's folder, the one uploaded to the control plane, would l
 process off the first machine lists what it wrote, the leader says which files it lacks, and
 those travel over the trainer's own process group in chunks (never a whole file in memory), then
 leave the machine that wrote them. On a shared disk the leader lacks none and nothing moves.
+The lists travel as JSON (distributed/plain_collectives.py), checked once decoded: nothing a
+process sends is unpickled, and a process sends only files it offered itself.
 """
 import re
 from pathlib import Path
@@ -13,6 +15,7 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 
+from worker.trainer.distributed.plain_collectives import all_gather_json, broadcast_json
 from worker.trainer.distributed.topology import Topology
 
 CHUNK_BYTES = 16 * 2**20
@@ -31,13 +34,13 @@ def relay_to_leader(folder: Path, topology: Topology) -> None:
         return
     group = _cpu_group()
     offered = own_files(folder, topology.rank) if topology.machine != 0 else []
-    everyone: list = [None] * topology.world_size
-    dist.all_gather_object(everyone, offered, group=group)
+    everyone = all_gather_json(offered, topology.world_size, group)
     if topology.leads:
         refuse_unlawful(everyone)
     lacking = [[name for name, _ in files if not (folder / name).is_file()] if topology.leads else []
                for files in everyone]
-    dist.broadcast_object_list(lacking, src=0, group=group)
+    lacking = broadcast_json(lacking, src=0, rank=topology.rank, group=group)
+    refuse_unoffered(lacking, offered, topology)
     sizes = {rank: dict(files) for rank, files in enumerate(everyone)}
     for rank, names in enumerate(lacking):
         for name in names:
@@ -54,13 +57,32 @@ def relay_to_leader(folder: Path, topology: Topology) -> None:
 def refuse_unlawful(everyone: list) -> None:
     """The leader writes what another process names only where DCP would have: its own shard
     files, inside the checkpoint's folder. The group is not authenticated (docs/security.md)."""
+    if not isinstance(everyone, list) or not all(isinstance(files, list) for files in everyone):
+        raise ValueError("the processes' lists of files for the checkpoint are not lists; nothing was written")
     for rank, files in enumerate(everyone):
-        for name, size in files:
+        for entry in files:
+            if not (isinstance(entry, (list, tuple)) and len(entry) == 2 and isinstance(entry[0], str)):
+                raise ValueError(f"process {rank} offered {entry!r:.200} for the checkpoint: not a (file, size) "
+                                 f"pair; nothing was written")
+            name, size = entry
             path = Path(name)
             if path.is_absolute() or ".." in path.parts or not OWN_FILE.fullmatch(path.name) \
                     or path.name.split("_")[2] != str(rank) or not isinstance(size, int) or size < 0:
                 raise ValueError(f"process {rank} offered {name!r} ({size} bytes) for the checkpoint: not a "
                                  f"shard file of its own; nothing was written")
+
+
+def refuse_unoffered(lacking: list, offered: list, topology: Topology) -> None:
+    """A process sends the leader only files it offered: a leader that asks for any other file
+    of the machine (the group is not authenticated) gets nothing."""
+    mine = lacking[topology.rank] if isinstance(lacking, list) and len(lacking) == topology.world_size else None
+    if not isinstance(mine, list) or not set(map(_hashable, mine)) <= {name for name, _ in offered}:
+        raise ValueError(f"process {topology.rank} was asked for files it did not offer for the checkpoint "
+                         f"({mine!r:.200}); nothing was sent")
+
+
+def _hashable(value):
+    return value if isinstance(value, str) else repr(value)
 
 
 def _remove_empty_folders(folder: Path) -> None:

@@ -7,7 +7,8 @@ Layout: <output_dir>/checkpoints/step-<N>/ with the model and tokenizer as
 writes its shard, and a checkpoint saved by N processes loads into M (one included). A LoRA
 checkpoint holds the adapter; the last of a run also holds the merged model in `merged/`, ready
 to serve. Written to a temporary folder and renamed, so a crash never leaves a half
-checkpoint that looks whole.
+checkpoint that looks whole. Everything is read back as tensors and plain values only
+(plain_reading.py): a checkpoint that names anything else is refused.
 """
 import random
 import shutil
@@ -41,13 +42,30 @@ def checkpoint_dir(output_dir: Path, step: int) -> Path:
 
 
 def _rng_states() -> dict:
-    return {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
+    """The generators' states as tensors and plain values, which torch.load(weights_only=True) reads."""
+    version, internal, gauss_next = random.getstate()
+    numpy_state = np.random.get_state(legacy=False)
+    return {"python": [version, list(internal), gauss_next],
+            "numpy": {"bit_generator": numpy_state["bit_generator"],
+                      "key": torch.from_numpy(numpy_state["state"]["key"].astype(np.int64)),
+                      "pos": int(numpy_state["state"]["pos"]), "has_gauss": int(numpy_state["has_gauss"]),
+                      "gauss": float(numpy_state["gauss"])},
+            "torch": torch.get_rng_state()}
 
 
 def _restore_rng(states: dict) -> None:
-    random.setstate(states["python"])
-    np.random.set_state(states["numpy"])
+    version, internal, gauss_next = states["python"]
+    random.setstate((version, tuple(internal), gauss_next))
+    np.random.set_state(_numpy_state(states["numpy"]))
     torch.set_rng_state(states["torch"])
+
+
+def _numpy_state(saved):
+    """np.random.set_state's tuple: from the plain dict, or as checkpoints before it kept it."""
+    if not isinstance(saved, dict):
+        return saved
+    key = saved["key"].numpy().astype(np.uint32)
+    return saved["bit_generator"], key, saved["pos"], saved["has_gauss"], saved["gauss"]
 
 
 def partial_dir(output_dir: Path, step: int) -> Path:
@@ -118,7 +136,9 @@ def prune_checkpoints(output_dir: Path, keep_last: int, may_remove=lambda folder
 def load_trainer_state(checkpoint: Path, model, optimizer, scheduler) -> TrainerState:
     """Restores optimizer, scheduler and RNG from a checkpoint (the model loads from the same
     folder). Every process calls it: each reads its shard of the optimizer state."""
-    saved = torch.load(Path(checkpoint) / STATE_FILE, weights_only=False)
+    from worker.trainer.checkpoints.plain_reading import load_state
+
+    saved = load_state(Path(checkpoint) / STATE_FILE)
     if "optimizer" in saved:  # written before the optimizer had a folder of its own
         _refuse_if_sharded(model, checkpoint)
         optimizer.load_state_dict(saved["optimizer"])
@@ -140,13 +160,14 @@ def _refuse_if_sharded(model, checkpoint: Path) -> None:
 
 
 def _load_optimizer(folder: Path, model, optimizer) -> None:
-    import torch.distributed.checkpoint as dcp
     from torch.distributed.checkpoint.state_dict import get_optimizer_state_dict, set_optimizer_state_dict
+
+    from worker.trainer.checkpoints.plain_reading import load_saved_state
 
     plain = _plain(optimizer)
     # The optimizer's own layout, states made (zeros) so that the checkpoint's fill them.
     state = {"optimizer": get_optimizer_state_dict(model, plain)}
-    dcp.load(state, checkpoint_id=folder)
+    load_saved_state(state, folder)
     set_optimizer_state_dict(model, plain, state["optimizer"])
 
 

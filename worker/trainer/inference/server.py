@@ -25,6 +25,7 @@ from worker.trainer.inference.api_key_guard import bearer
 from worker.trainer.inference.launch import Device, Launch, build_launch, installed_device
 from worker.trainer.inference.readiness import ServerNotReady, wait_for_health
 from worker.trainer.processes.groups import signal_group, stop_process_group
+from worker.trainer.processes.run_environment import run_environment
 
 HEALTH_POLL_S = 0.5
 
@@ -129,7 +130,8 @@ class VLLMServer:
         if self._proc is not None:
             raise RuntimeError("this server was already started")
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        self._proc = subprocess.Popen(self.launch.argv, env={**os.environ, **self.launch.env},
+        # The cluster's secrets stay with the worker (processes/run_environment.py).
+        self._proc = subprocess.Popen(self.launch.argv, env=run_environment(self.launch.env),
                                       stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                       stderr=subprocess.STDOUT, start_new_session=True)
         assert self._proc.stdout is not None  # stdout=PIPE

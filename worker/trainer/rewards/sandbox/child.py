@@ -198,7 +198,8 @@ def environment_entries(namespace: dict) -> dict:
 def setup(limits: dict, isolation: dict, spaces: namespaces.Namespaces, sockets: tuple[str, bool]
           ) -> tuple[int, int, dict]:
     """Keeps the protocol pipes apart from what user code can print to; applies the limits.
-    The hello for the parent: what confines us, whether the network is refused, our pid."""
+    The hello for the parent: what confines us, whether the network is refused and the files
+    confined, our pid."""
     requests, replies = os.dup(0), os.dup(1)
     os.set_inheritable(requests, False)
     os.set_inheritable(replies, False)
@@ -213,12 +214,14 @@ def setup(limits: dict, isolation: dict, spaces: namespaces.Namespaces, sockets:
         io.FileIO(2, "w", closefd=False), write_through=True)
     pid = namespaces.host_pid()  # before Landlock hides /proc, as the process limit's count
     processes = confine.apply_process_limit(limits["processes"], in_user_namespace=spaces.user)
-    landlock, tcp_refused = confine.apply_landlock(os.getcwd(), handle_tcp=isolation["landlock_network"])
+    landlock, tcp_refused, files_confined = confine.apply_landlock(
+        os.getcwd(), handle_tcp=isolation["landlock_network"], handle_files=isolation["landlock_files"])
     # After Landlock: its setup needs more address space than user code gets.
     confine.apply_rlimits(limits["memory_bytes"], file_bytes=limits["output_bytes"] + (1 << 16))
     confinement = "; ".join([landlock, sockets[0], spaces.describe(), processes])
     return requests, replies, {"ready": True, "confinement": confinement, "pid": pid,
-                               "network_refused": sockets[1] or tcp_refused or spaces.net}
+                               "network_refused": sockets[1] or tcp_refused or spaces.net,
+                               "files_confined": files_confined}
 
 
 def main() -> None:

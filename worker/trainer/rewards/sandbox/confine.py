@@ -6,9 +6,9 @@
   the control plane's files (secret key, database, uploads) and /proc (other processes'
   environments) are out of reach; from Landlock ABI 4 TCP connect/bind are refused (the
   database and Redis on localhost), from ABI 6 signals to processes outside the sandbox too.
-Where Landlock is missing the rest still applies, and the description says so. Network
-namespaces (namespaces.py) are the other way to refuse the network; the parent decides whether
-what applied is enough to run user code (isolation.py).
+Where Landlock is missing the rest still applies, and the hello says so: without it nothing
+confines the files, and the parent runs no user code unless the operator accepted that risk
+(isolation.py). Namespaces (namespaces.py) are the other way to refuse the network.
 """
 import ctypes
 import os
@@ -82,33 +82,38 @@ def readable_paths() -> list[str]:
     return sorted(python) + [p for p in SYSTEM_PATHS if p not in python]
 
 
-def apply_landlock(workdir: str, handle_tcp: bool = True) -> tuple[str, bool]:
-    """Restricts this process (and its future children); a description of what applied, and
-    whether TCP is refused (ABI 4+; `handle_tcp` False leaves it open, to test the other ways)."""
+def apply_landlock(workdir: str, handle_tcp: bool = True, handle_files: bool = True) -> tuple[str, bool, bool]:
+    """Restricts this process (and its future children); a description of what applied, whether
+    TCP is refused (ABI 4+) and whether the filesystem is confined. `handle_tcp` or `handle_files`
+    False leaves that open, to test the other ways and the refusals."""
     if not sys.platform.startswith("linux"):
-        return "none (Landlock needs Linux)", False
+        return "none (Landlock needs Linux)", False, False
     libc = ctypes.CDLL(None, use_errno=True)
     libc.syscall.restype = ctypes.c_long
     abi = libc.syscall(_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(_VERSION_FLAG))
     if abi < 1:
-        return f"none (Landlock unavailable: {os.strerror(ctypes.get_errno())})", False
-    handled_fs = _ALL_FS_BY_ABI.get(abi, (1 << 16) - 1)
+        return f"none (Landlock unavailable: {os.strerror(ctypes.get_errno())})", False, False
+    handled_fs = _ALL_FS_BY_ABI.get(abi, (1 << 16) - 1) if handle_files else 0
     tcp = abi >= 4 and handle_tcp
+    if not handled_fs and not tcp:
+        return f"none (Landlock abi {abi} turned off)", False, False
     attr = _RulesetAttr(handled_fs, _NET_BIND_TCP | _NET_CONNECT_TCP if tcp else 0,
                         _SCOPE_ABSTRACT_UNIX | _SCOPE_SIGNAL if abi >= 6 else 0)
     size = 8 if abi < 4 else 16 if abi < 6 else 24
     ruleset = libc.syscall(_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
     if ruleset < 0:
-        return f"none (Landlock ruleset refused: {os.strerror(ctypes.get_errno())})", False
+        return f"none (Landlock ruleset refused: {os.strerror(ctypes.get_errno())})", False, False
     try:
-        for path in readable_paths():
-            _allow(libc, ruleset, path, READ_ONLY & handled_fs)
-        _allow(libc, ruleset, workdir, handled_fs)
+        if handled_fs:
+            for path in readable_paths():
+                _allow(libc, ruleset, path, READ_ONLY & handled_fs)
+            _allow(libc, ruleset, workdir, handled_fs)
         if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or libc.syscall(_RESTRICT_SELF, ruleset, 0) != 0:
-            return f"none (Landlock not enforced: {os.strerror(ctypes.get_errno())})", False
+            return f"none (Landlock not enforced: {os.strerror(ctypes.get_errno())})", False, False
     finally:
         os.close(ruleset)
-    return f"landlock abi {abi}" + (", tcp refused" if tcp else ""), tcp
+    files = "" if handled_fs else ", files not confined (turned off)"
+    return f"landlock abi {abi}" + (", tcp refused" if tcp else "") + files, tcp, bool(handled_fs)
 
 
 def _allow(libc, ruleset: int, path: str, access: int) -> None:

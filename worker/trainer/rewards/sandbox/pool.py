@@ -43,7 +43,8 @@ class SandboxPool:
         if size < 1:
             raise ValueError("a sandbox pool needs at least one process")
         self.size, self.limits = size, limits or SandboxLimits()
-        # Read when the pool is made: SANDBOX_ALLOW_NETWORK of the process that starts sandboxes.
+        # Read when the pool is made: SANDBOX_ALLOW_NETWORK and SANDBOX_ALLOW_UNCONFINED_FILES of the
+        # process that starts sandboxes.
         self.isolation = isolation or Isolation()
         self._idle: queue.Queue[SandboxProcess] = queue.Queue()
         self._lock = threading.Lock()

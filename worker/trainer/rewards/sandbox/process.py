@@ -14,7 +14,8 @@ from typing import IO, cast
 from worker.trainer.processes.groups import kill_process_group
 from worker.trainer.rewards.sandbox.protocol import FrameError, FrameTooLarge, read_frame, write_frame
 from worker.trainer.rewards.sandbox.errors import SandboxError
-from worker.trainer.rewards.sandbox.isolation import ALLOW_NETWORK, Isolation, refusal
+from worker.trainer.rewards.sandbox.isolation import (ALLOW_NETWORK, ALLOW_UNCONFINED_FILES, Isolation,
+                                                      files_refusal, refusal)
 from worker.trainer.rewards.sandbox.limits import SandboxLimits
 from worker.trainer.rewards.sandbox.results import ResultError, check_values
 
@@ -55,11 +56,21 @@ class SandboxProcess:
             raise SandboxError("crashed", f"the reward sandbox process did not start ({type(exc).__name__}): "
                                           f"{detail}") from None
         self.pid, self.confinement = hello["pid"], hello["confinement"]
+        self._judge_confinement(hello, isolation)
+
+    def _judge_confinement(self, hello: dict, isolation: Isolation) -> None:
+        """Refuses (killing the process, before any user code reached it) what is not confined
+        enough, unless the operator accepted that risk; says so in `confinement` if they did."""
         if not hello["network_refused"]:
             if not isolation.allow_network:
                 self.kill()
                 raise SandboxError("refused", refusal(self.confinement))
             self.confinement += f"; network open ({ALLOW_NETWORK}=1)"
+        if not hello.get("files_confined"):
+            if not isolation.allow_unconfined_files:
+                self.kill()
+                raise SandboxError("refused", files_refusal(self.confinement))
+            self.confinement += f"; files not confined ({ALLOW_UNCONFINED_FILES}=1)"
 
     @property
     def alive(self) -> bool:
