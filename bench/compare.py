@@ -33,6 +33,8 @@ from bench.ingest import PostgresDatabase, load_average, postgres_problem
 from bench.report import print_table
 from bench.smoke import add_smoke_options
 from tests.support.asgi_server import AsgiServer, logged_in_client
+from worker.trainer.metric_names import (ROLLOUT_COMPLETION_LENGTH_MEAN, ROLLOUT_REWARD_MEAN,
+                                         SYSTEM_GENERATION_TOKENS_PER_S, TRAIN_KL_TO_SAMPLER, TRAIN_LOSS)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -42,8 +44,8 @@ PAGE_TARGET_MS = 1500.0
 RUNS = 8
 SMALL_POINTS = 1_000
 # What the compare page asks for by default (runs/compare/comparison.py), plus the summary's throughput.
-METRICS = ["rollout/reward_mean", "train/loss", "rollout/completion_length_mean", "train/kl_to_sampler",
-           "system/generation_tokens_per_s"]
+METRICS = [ROLLOUT_REWARD_MEAN, TRAIN_LOSS, ROLLOUT_COMPLETION_LENGTH_MEAN, TRAIN_KL_TO_SAMPLER,
+           SYSTEM_GENERATION_TOKENS_PER_S]
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 
 SEED = """

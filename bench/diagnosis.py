@@ -45,6 +45,7 @@ from pathlib import Path
 from bench.report import fmt, markdown_table
 from bench.run_events import metrics_by_step, training_steps
 from bench.smoke import add_smoke_options, refuse_server_url_without_smoke, smoke_settings
+from worker.trainer.metric_names import ASYNC_MAX_INFLIGHT, SYSTEM_STEP_TIME_S
 
 DEFAULT_STEPS = 10
 SMOKE_STEPS = 2
@@ -140,7 +141,7 @@ def series_of(steps: Mapping[int, dict]) -> dict[str, list[tuple[int, float]]]:
 def step_seconds(steps: Sequence[dict], skip: int = 1) -> float | None:
     """The median system/step_time_s after the first `skip` steps (start-up, as the diagnosis'
     window leaves out): on shared cores one step can take five times the others, which a mean keeps."""
-    times = [values["system/step_time_s"] for values in steps[skip:]] or [v["system/step_time_s"] for v in steps]
+    times = [values[SYSTEM_STEP_TIME_S] for values in steps[skip:]] or [v[SYSTEM_STEP_TIME_S] for v in steps]
     return statistics.median(times) if times else None
 
 
@@ -158,7 +159,7 @@ def recovered(made_s: float | None, after_s: float | None, baseline_s: float | N
 
 def cap_values(series: Mapping[str, Sequence[tuple[int, float]]]) -> list[float]:
     """The in-flight cap in force at each step (async/max_inflight; absent before the trainer reported it)."""
-    return [value for _, value in series.get("async/max_inflight", [])]
+    return [value for _, value in series.get(ASYNC_MAX_INFLIGHT, [])]
 
 
 # --------------------------------------------------------------------------- verdicts

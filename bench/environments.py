@@ -26,6 +26,11 @@ from bench.learning import evaluations, step_metrics
 from bench.report import markdown_table
 from bench.smoke import add_smoke_options, refuse_server_url_without_smoke, smoke_settings, vllm_server
 from worker.trainer.config import PRESETS, TrainingConfig
+from worker.trainer.metric_names import (EPISODE_CLEAN_TOOL_USE, EPISODE_TOOL_CALLS_MEAN, EPISODE_TOOL_ERROR_RATE,
+                                         EVAL_EPISODE, EVAL_EXAMPLES, EVAL_PASS_AT_1, ROLLOUT_REWARD_FN_MEAN)
+
+ACCURACY = ROLLOUT_REWARD_FN_MEAN.name(reward="accuracy")
+HELD_OUT_TOOL_USE = EVAL_EPISODE.name(metric=EPISODE_CLEAN_TOOL_USE)
 
 TARGET_GAIN = 0.2
 COST_TARGET = 0.8  # episodes' tokens/s at least 80% of one-shot's
@@ -84,19 +89,19 @@ def learning(args) -> None:
     ordered = sorted(evals)
     rows = [("outcome", outcome, ""), ("steps trained", str(len(steps)), ""),
             ("wall time (min)", f"{trained_s / 60:.1f}", ""),
-            gain_row("final-answer accuracy, first → last 5 steps", *first_and_last(steps, "rollout/reward/accuracy_mean")),
-            gain_row("correct tool use, first → last 5 steps", *first_and_last(steps, "episode/clean_tool_use")),
+            gain_row("final-answer accuracy, first → last 5 steps", *first_and_last(steps, ACCURACY)),
+            gain_row("correct tool use, first → last 5 steps", *first_and_last(steps, EPISODE_CLEAN_TOOL_USE)),
             ("tool calls an episode, first → last 5 steps",
-             "{:.2f} → {:.2f}".format(*first_and_last(steps, "episode/tool_calls_mean")), ""),
+             "{:.2f} → {:.2f}".format(*first_and_last(steps, EPISODE_TOOL_CALLS_MEAN)), ""),
             ("tool error rate, first → last 5 steps",
-             "{:.2f} → {:.2f}".format(*first_and_last(steps, "episode/tool_error_rate")), "")]
+             "{:.2f} → {:.2f}".format(*first_and_last(steps, EPISODE_TOOL_ERROR_RATE)), "")]
     if len(ordered) >= 2:
         first, last = evals[ordered[0]], evals[ordered[-1]]
         held = f"held-out, step {ordered[0]} → {ordered[-1]}"
-        rows += [gain_row(f"final-answer accuracy, {held}", first["eval/pass@1"], last["eval/pass@1"],
-                          f"({int(first['eval/examples'])} problems, greedy)"),
-                 gain_row(f"correct tool use, {held}", first.get("eval/episode/clean_tool_use", 0.0),
-                          last.get("eval/episode/clean_tool_use", 0.0))]
+        rows += [gain_row(f"final-answer accuracy, {held}", first[EVAL_PASS_AT_1], last[EVAL_PASS_AT_1],
+                          f"({int(first[EVAL_EXAMPLES])} problems, greedy)"),
+                 gain_row(f"correct tool use, {held}", first.get(HELD_OUT_TOOL_USE, 0.0),
+                          last.get(HELD_OUT_TOOL_USE, 0.0))]
     print(f"\nbench.environments learning — calculator on {Path(config.model).name}, {args.minutes:g} min, "
           f"output in {output}")
     print(markdown_table(("measure", "value", "note"), rows))
@@ -128,7 +133,7 @@ def cost(args) -> None:
     from worker.trainer.environments.rendering import ChatRendering
     from worker.trainer.models.paths import resolve_model_path
     from worker.trainer.models.prepare import prepare_default_model
-    from worker.trainer.rollout.client import CompletionsClient
+    from worker.trainer.inference.completions_client import CompletionsClient
 
     if args.smoke:
         config = TrainingConfig(**smoke_settings(PRESETS["cpu-demo"]))

@@ -21,6 +21,7 @@ from bench.report import markdown_table
 from bench.smoke import add_smoke_options, refuse_server_url_without_smoke, smoke_settings, vllm_server
 from runs.demo_definitions import DEMOS
 from worker.trainer.config import PRESETS, TrainingConfig
+from worker.trainer.metric_names import EVAL_SECONDS, SYSTEM_STEP_TIME_S, SYSTEM_WAIT_FOR_EVALUATION_S
 
 TARGET = 1.10
 
@@ -37,9 +38,9 @@ def one_run(server_url: str, config: TrainingConfig, output: Path) -> dict:
     steps = step_metrics(events_file)
     evals = evaluations(events_file)
     return {"outcome": outcome, "wall_s": wall_s, "steps": len(steps),
-            "step_s": statistics.fmean(v["system/step_time_s"] for v in steps[5:] or steps),
-            "waited_s": sum(v.get("system/wait_for_evaluation_s", 0.0) for v in steps),
-            "evaluations": len(evals), "eval_s": sum(e["eval/seconds"] for e in evals.values())}
+            "step_s": statistics.fmean(v[SYSTEM_STEP_TIME_S] for v in steps[5:] or steps),
+            "waited_s": sum(v.get(SYSTEM_WAIT_FOR_EVALUATION_S, 0.0) for v in steps),
+            "evaluations": len(evals), "eval_s": sum(e[EVAL_SECONDS] for e in evals.values())}
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -39,6 +39,8 @@ from pathlib import Path
 
 from bench.report import fmt, markdown_table
 from bench.smoke import add_smoke_options, refuse_server_url_without_smoke, smoke_settings, tiny_model, vllm_server
+from worker.trainer.metric_names import (ASYNC_WAIT_FOR_ROLLOUTS_S, JUDGE_DISAGREEMENT, JUDGE_MEASURE,
+                                         ROLLOUT_REWARD_FN_MEAN, ROLLOUT_REWARD_MEAN, SYSTEM_STEP_TIME_S)
 
 CONCURRENCY = (1, 8, 32)
 DEFAULT_MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
@@ -200,23 +202,26 @@ def steady(steps: list[dict]) -> list[dict]:
 
 def run_row(name: str, outcome: str, steps: list[dict], seconds: float) -> tuple:
     measured = steady(steps)
-    step_s = sum(v["system/step_time_s"] for v in measured)
-    waited = sum(v["async/wait_for_rollouts_s"] for v in measured)
+    step_s = sum(v[SYSTEM_STEP_TIME_S] for v in measured)
+    waited = sum(v[ASYNC_WAIT_FOR_ROLLOUTS_S] for v in measured)
     share = waited / step_s if step_s else float("nan")
     verdict = "met" if share <= WAIT_TARGET else "**missed**"
     return (name, outcome, len(steps), f"{step_s / len(measured):.1f}", f"{share:.1%} ({verdict})",
-            f"{statistics.fmean(v['rollout/reward_mean'] for v in steps):.3f}", f"{seconds / 60:.1f}")
+            f"{statistics.fmean(v[ROLLOUT_REWARD_MEAN] for v in steps):.3f}", f"{seconds / 60:.1f}")
 
 
 def judge_rows(steps: list[dict]) -> list[tuple]:
     """What the judge measured of itself over the judged run (judge/<name>/... metrics)."""
     def total(key: str) -> float:
-        return sum(v.get(f"judge/{JUDGE_NAME}/{key}", 0.0) for v in steps)
+        return sum(v.get(JUDGE_MEASURE.name(judge=JUDGE_NAME, measure=key), 0.0) for v in steps)
+
+    def series(name: str) -> list[float]:
+        return [v[name] for v in steps if name in v]
 
     calls, hits = total("calls"), total("cache_hits")
-    latencies = [v[f"judge/{JUDGE_NAME}/latency_s_mean"] for v in steps if f"judge/{JUDGE_NAME}/latency_s_mean" in v]
-    disagreement = [v[f"judge/{JUDGE_NAME}/disagreement"] for v in steps if f"judge/{JUDGE_NAME}/disagreement" in v]
-    rewards = [v[f"rollout/reward/{JUDGE_NAME}_mean"] for v in steps if f"rollout/reward/{JUDGE_NAME}_mean" in v]
+    latencies = series(JUDGE_MEASURE.name(judge=JUDGE_NAME, measure="latency_s_mean"))
+    disagreement = series(JUDGE_DISAGREEMENT.name(judge=JUDGE_NAME))
+    rewards = series(ROLLOUT_REWARD_FN_MEAN.name(reward=JUDGE_NAME))
     return [
         ("judge calls / cache hits", f"{calls:.0f} / {hits:.0f}", "every completion asked once; hits answered "
                                                                   "from the cache or a call in flight"),

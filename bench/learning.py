@@ -34,6 +34,9 @@ from bench.trainer import parse_settings
 from runs.demo_definitions import DEMOS, DemoDefinition
 from worker.trainer.data.generators import ArithmeticParams
 from worker.trainer.config import PRESETS, TrainingConfig
+from worker.trainer.metric_names import (EPISODE_TOOL_CALLS_MEAN, EVAL_EXAMPLES, EVAL_PASS_AT_1, EVAL_SECONDS,
+                                         ROLLOUT_FRAC_REWARD_ZERO_STD, ROLLOUT_REWARD_FN_MEAN, TRAIN_ENTROPY,
+                                         TRAIN_KL_TO_SAMPLER)
 
 TARGETS = {"arithmetic": 0.15, "tool-use": 0.5}  # held-out accuracy gain, first evaluation to last
 ENTROPY_FLOOR = 0.1  # nats a token, the whole run, on the mean of each ENTROPY_WINDOW steps in a row
@@ -107,7 +110,7 @@ def verdict(mean: float, low: float, target: float) -> str:
 def evaluations(events_file: Path) -> dict[int, dict]:
     """The eval/ metrics of each evaluation, by step."""
     return {event["step"]: event["values"] for event in events_of(events_file, "metrics")
-            if "eval/pass@1" in event["values"]}
+            if EVAL_PASS_AT_1 in event["values"]}
 
 
 def step_metrics(events_file: Path) -> list[dict]:
@@ -120,16 +123,16 @@ def run_change(evals: dict[int, dict]) -> Change | None:
     if len(evals) < 2:
         return None
     first, last = evals[min(evals)], evals[max(evals)]
-    return Change(first["eval/pass@1"], int(first["eval/examples"]), last["eval/pass@1"],
-                  int(last["eval/examples"]))
+    return Change(first[EVAL_PASS_AT_1], int(first[EVAL_EXAMPLES]), last[EVAL_PASS_AT_1],
+                  int(last[EVAL_EXAMPLES]))
 
 
 def evaluation_table(evals: dict[int, dict]) -> str:
     rows = []
     for step in sorted(evals):
-        share, n = evals[step]["eval/pass@1"], int(evals[step]["eval/examples"])
+        share, n = evals[step][EVAL_PASS_AT_1], int(evals[step][EVAL_EXAMPLES])
         low, high = wilson(share, n)
-        rows.append((step, f"{share:.2f}", f"{low:.2f} – {high:.2f}", n, f"{evals[step].get('eval/seconds', 0):.0f}"))
+        rows.append((step, f"{share:.2f}", f"{low:.2f} – {high:.2f}", n, f"{evals[step].get(EVAL_SECONDS, 0):.0f}"))
     return markdown_table(("step", "held-out accuracy", "95% interval (Wilson)", "problems", "eval s"), rows)
 
 
@@ -142,7 +145,7 @@ def change_row(change: Change | None, target: float) -> tuple[str, str, str]:
 
 
 def step_entropies(steps: list[dict]) -> list[float]:
-    return [v["train/entropy"] for v in steps if "train/entropy" in v]
+    return [v[TRAIN_ENTROPY] for v in steps if TRAIN_ENTROPY in v]
 
 
 def window_means(values: list[float], window: int = ENTROPY_WINDOW) -> list[float]:
@@ -173,16 +176,15 @@ def reward_rows(steps: list[dict]) -> list[tuple[str, str, str]]:
     def first_and_last(key: str) -> str:
         values = [v[key] for v in steps if key in v]
         return f"{statistics.fmean(values[:5]):.2f} → {statistics.fmean(values[-5:]):.2f}" if values else "—"
-    names = sorted({k.removeprefix("rollout/reward/").removesuffix("_mean") for v in steps for k in v
-                    if k.startswith("rollout/reward/") and k.endswith("_mean")})
-    rows = [(f"reward {name}, first → last 5 steps", first_and_last(f"rollout/reward/{name}_mean"), "")
+    names = sorted({members[0] for v in steps for k in v if (members := ROLLOUT_REWARD_FN_MEAN.members(k))})
+    rows = [(f"reward {name}, first → last 5 steps", first_and_last(ROLLOUT_REWARD_FN_MEAN.name(reward=name)), "")
             for name in names]
-    if any("episode/tool_calls_mean" in v for v in steps):
-        rows.append(("tool calls an episode, first → last 5 steps", first_and_last("episode/tool_calls_mean"), ""))
-    kl = [v["train/kl_to_sampler"] for v in steps if "train/kl_to_sampler" in v]
+    if any(EPISODE_TOOL_CALLS_MEAN in v for v in steps):
+        rows.append(("tool calls an episode, first → last 5 steps", first_and_last(EPISODE_TOOL_CALLS_MEAN), ""))
+    kl = [v[TRAIN_KL_TO_SAMPLER] for v in steps if TRAIN_KL_TO_SAMPLER in v]
     if kl:
         rows.append(("KL to the sampler max", f"{max(kl):.3f}", "an alarm watches it"))
-    equal = [v["rollout/frac_reward_zero_std"] for v in steps if "rollout/frac_reward_zero_std" in v]
+    equal = [v[ROLLOUT_FRAC_REWARD_ZERO_STD] for v in steps if ROLLOUT_FRAC_REWARD_ZERO_STD in v]
     if equal:
         rows.append(("steps where every group had equal rewards", f"{sum(e == 1.0 for e in equal)} / {len(equal)}",
                      f"mean share of such groups {statistics.fmean(equal):.2f}"))

@@ -34,6 +34,18 @@ import httpx
 from bench.report import markdown_table, median
 from bench.smoke import add_smoke_options
 from tests.support.asgi_server import AsgiServer, logged_in_client
+from worker.trainer.metric_names import (ASYNC_DROPPED_STALE, ASYNC_IN_FLIGHT, ASYNC_QUEUE_DEPTH, ASYNC_STALENESS_MAX,
+                                         ASYNC_STALENESS_MEAN, ASYNC_WAIT_FOR_ROLLOUTS_S, ROLLOUT_CLIPPED_RATIO,
+                                         ROLLOUT_COMPLETION_LENGTH_MAX, ROLLOUT_COMPLETION_LENGTH_MEAN,
+                                         ROLLOUT_COMPLETION_LENGTH_MIN, ROLLOUT_FRAC_REWARD_ZERO_STD,
+                                         ROLLOUT_REWARD_FN_MEAN, ROLLOUT_REWARD_FN_STD, ROLLOUT_REWARD_MEAN,
+                                         ROLLOUT_REWARD_STD, SYSTEM_GENERATION_TOKENS_PER_S,
+                                         SYSTEM_MODEL_VERSION, SYSTEM_STEP_TIME_S, SYSTEM_TRAINING_TOKENS_PER_S,
+                                         SYSTEM_TRAIN_SECONDS, SYSTEM_WEIGHT_SYNC_S, TRAIN_ADVANTAGE_STD,
+                                         TRAIN_CLIP_RATIO_HIGH, TRAIN_CLIP_RATIO_LOW, TRAIN_CLIP_RATIO_REGION,
+                                         TRAIN_ENTROPY, TRAIN_GRAD_NORM, TRAIN_IMPORTANCE_RATIO_MAX,
+                                         TRAIN_IMPORTANCE_RATIO_MEAN, TRAIN_IMPORTANCE_RATIO_MIN, TRAIN_KL_TO_SAMPLER,
+                                         TRAIN_LEARNING_RATE, TRAIN_LOSS)
 
 
 CHROMIUM = "/usr/bin/chromium"
@@ -45,16 +57,17 @@ EVENTS_PER_S = 20
 # What the trainer reports each step (worker/trainer/training/step.py, app.py, rollout/metrics.py,
 # algorithm/loss.py), with two reward functions.
 METRIC_NAMES = [
-    "train/loss", "train/entropy", "train/grad_norm", "train/learning_rate", "train/advantage_std",
-    "train/clip_ratio_low", "train/clip_ratio_high", "train/clip_ratio_region", "train/kl_to_sampler",
-    "train/importance_ratio_min", "train/importance_ratio_mean", "train/importance_ratio_max",
-    "rollout/reward_mean", "rollout/reward_std", "rollout/reward/accuracy_mean", "rollout/reward/accuracy_std",
-    "rollout/reward/format_mean", "rollout/reward/format_std", "rollout/completion_length_mean",
-    "rollout/completion_length_min", "rollout/completion_length_max", "rollout/clipped_ratio",
-    "rollout/frac_reward_zero_std", "async/staleness_mean", "async/staleness_max", "async/dropped_stale",
-    "async/queue_depth", "async/in_flight", "async/wait_for_rollouts_s", "system/train_seconds",
-    "system/training_tokens_per_s", "system/generation_tokens_per_s", "system/weight_sync_s",
-    "system/step_time_s", "system/model_version",
+    TRAIN_LOSS, TRAIN_ENTROPY, TRAIN_GRAD_NORM, TRAIN_LEARNING_RATE, TRAIN_ADVANTAGE_STD,
+    TRAIN_CLIP_RATIO_LOW, TRAIN_CLIP_RATIO_HIGH, TRAIN_CLIP_RATIO_REGION, TRAIN_KL_TO_SAMPLER,
+    TRAIN_IMPORTANCE_RATIO_MIN, TRAIN_IMPORTANCE_RATIO_MEAN, TRAIN_IMPORTANCE_RATIO_MAX,
+    ROLLOUT_REWARD_MEAN, ROLLOUT_REWARD_STD,
+    *(family.name(reward=reward) for reward in ("accuracy", "format")
+      for family in (ROLLOUT_REWARD_FN_MEAN, ROLLOUT_REWARD_FN_STD)), ROLLOUT_COMPLETION_LENGTH_MEAN,
+    ROLLOUT_COMPLETION_LENGTH_MIN, ROLLOUT_COMPLETION_LENGTH_MAX, ROLLOUT_CLIPPED_RATIO,
+    ROLLOUT_FRAC_REWARD_ZERO_STD, ASYNC_STALENESS_MEAN, ASYNC_STALENESS_MAX, ASYNC_DROPPED_STALE,
+    ASYNC_QUEUE_DEPTH, ASYNC_IN_FLIGHT, ASYNC_WAIT_FOR_ROLLOUTS_S, SYSTEM_TRAIN_SECONDS,
+    SYSTEM_TRAINING_TOKENS_PER_S, SYSTEM_GENERATION_TOKENS_PER_S, SYSTEM_WEIGHT_SYNC_S,
+    SYSTEM_STEP_TIME_S, SYSTEM_MODEL_VERSION,
 ]
 
 SEED = """

@@ -61,7 +61,7 @@ def pause_and_work(server, pauses: int, x, w, generating_s: float) -> dict:
     """The fixed work with the server idle, then right after each of `pauses` pauses of its generation."""
     import httpx
 
-    from worker.trainer.weight_sync.server_api import VllmAdminClient
+    from worker.trainer.inference.server_api import VllmAdminClient
 
     admin = VllmAdminClient(server.url)
     idle = min(fixed_work(x, w) for _ in range(3))

@@ -6,9 +6,10 @@ KeyError bench.trainer once met), so every reader here merges all the events of 
 """
 import json
 from pathlib import Path
+from worker.trainer.metric_names import SYSTEM_STEP_TIME_S
 
 # In the metrics event every training step sends, and in no other.
-TRAINING_METRIC = "system/step_time_s"
+TRAINING_METRIC = SYSTEM_STEP_TIME_S
 
 
 def events_of(events_file: Path, kind: str) -> list[dict]:

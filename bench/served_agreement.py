@@ -10,7 +10,7 @@ import torch
 from worker.trainer.training.batching import Row, micro_batches
 from worker.trainer.config import TrainingConfig
 from worker.trainer.training.policy import completion_logprobs
-from worker.trainer.rollout.client import parse_choices
+from worker.trainer.inference.completions_client import parse_choices
 
 PROMPT = "What is 12 + 30? Think, then answer."
 AGREEMENT_CONFIG = dict(max_prompt_length=64, max_completion_length=16, temperature=1.0, vllm_kv_cache_gib=1)

@@ -48,6 +48,11 @@ from bench.report import markdown_table
 from bench.run_events import metrics_by_step, training_steps
 from bench.smoke import add_smoke_options, refuse_server_url_without_smoke, smoke_settings
 from worker.trainer.processes.groups import kill_process_group
+from worker.trainer.metric_names import (ASYNC_DROPPED_STALE, ASYNC_QUEUE_DEPTH, ASYNC_STALENESS_MAX,
+                                         ASYNC_STALENESS_MEAN, ASYNC_WAIT_FOR_EXPIRING_S, ASYNC_WAIT_FOR_ROLLOUTS_S,
+                                         ROLLOUT_COMPLETION_LENGTH_MEAN, SYSTEM_GENERATION_TOKENS_PER_S,
+                                         SYSTEM_STEP_TIME_S, SYSTEM_TRAINING_TOKENS_PER_S, SYSTEM_TRAIN_SECONDS,
+                                         SYSTEM_WEIGHT_SYNC_S)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -274,7 +279,7 @@ def timed(cls, name):
                 parts.append((name, time.perf_counter() - started))
     setattr(cls, name, wrapper)
 from worker.trainer.weight_sync.filesystem import FilesystemWeightSync
-from worker.trainer.weight_sync.server_api import VllmAdminClient
+from worker.trainer.inference.server_api import VllmAdminClient
 original_push = FilesystemWeightSync.push
 def push(*args, **kwargs):
     in_sync.append(True)
@@ -356,26 +361,26 @@ def our_numbers(events_file: Path, warmup: int) -> dict:
     values = [metrics[s]["values"] for s in measured]
     config = our_config(1)
     groups_per_step = config.completions_per_step // config.num_generations
-    dropped_before = metrics[warmup]["values"]["async/dropped_stale"] if warmup else 0
-    dropped = values[-1]["async/dropped_stale"] - dropped_before
+    dropped_before = metrics[warmup]["values"][ASYNC_DROPPED_STALE] if warmup else 0
+    dropped = values[-1][ASYNC_DROPPED_STALE] - dropped_before
 
     def series(name):
         return [v.get(name, 0.0) for v in values]
 
     return {
         "steps": len(steps), "measured_steps": len(measured), "window_s": metrics[measured[-1]]["time"] - first_time,
-        "wait_s": sum(series("async/wait_for_rollouts_s")), "step_time_s": sum(series("system/step_time_s")),
-        "train_s": series("system/train_seconds"), "weight_sync_s": series("system/weight_sync_s"),
+        "wait_s": sum(series(ASYNC_WAIT_FOR_ROLLOUTS_S)), "step_time_s": sum(series(SYSTEM_STEP_TIME_S)),
+        "train_s": series(SYSTEM_TRAIN_SECONDS), "weight_sync_s": series(SYSTEM_WEIGHT_SYNC_S),
         "dropped": dropped, "groups_trained": groups_per_step * len(measured),
-        "dropped_total": metrics[steps[-1]]["values"]["async/dropped_stale"],
-        "staleness_mean": statistics.fmean(series("async/staleness_mean")),
-        "staleness_max": max(series("async/staleness_max")),
-        "queue_depth": series("async/queue_depth"),
-        "completion_length_mean": statistics.fmean(series("rollout/completion_length_mean")),
-        "generation_tokens_per_s": series("system/generation_tokens_per_s"),
-        "training_tokens_per_s": series("system/training_tokens_per_s"),
-        "per_step_wait": series("async/wait_for_rollouts_s"), "per_step_time": series("system/step_time_s"),
-        "expiring_wait_s": sum(series("async/wait_for_expiring_s")),
+        "dropped_total": metrics[steps[-1]]["values"][ASYNC_DROPPED_STALE],
+        "staleness_mean": statistics.fmean(series(ASYNC_STALENESS_MEAN)),
+        "staleness_max": max(series(ASYNC_STALENESS_MAX)),
+        "queue_depth": series(ASYNC_QUEUE_DEPTH),
+        "completion_length_mean": statistics.fmean(series(ROLLOUT_COMPLETION_LENGTH_MEAN)),
+        "generation_tokens_per_s": series(SYSTEM_GENERATION_TOKENS_PER_S),
+        "training_tokens_per_s": series(SYSTEM_TRAINING_TOKENS_PER_S),
+        "per_step_wait": series(ASYNC_WAIT_FOR_ROLLOUTS_S), "per_step_time": series(SYSTEM_STEP_TIME_S),
+        "expiring_wait_s": sum(series(ASYNC_WAIT_FOR_EXPIRING_S)),
     }
 
 

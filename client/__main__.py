@@ -1,5 +1,5 @@
 import sys
 
-from client.cli import main
+from client.cli.main import main
 
 sys.exit(main())

@@ -5,14 +5,11 @@
     api.start_run(run["id"])
 
 One method per operation a user calls, grouped by resource in client/resources/; which method
-calls which of the API's operations is client/operations.py (a test checks it against the
-API's schema both ways). The token is sent over plain http:// only to this machine (localhost,
-127.0.0.0/8, ::1) unless insecure=True: anyone on the network between could read it
-(client/credentials.py).
-
-Every call returns the API's JSON as it is; an answer other than 2xx raises ApiError with the
-server's words (one line per refused field), so a script fails with the reason, not a traceback
-of the HTTP library.
+calls which of the API's operations is client/operations.py (a test checks it against the API's
+schema both ways). The token goes over plain http:// only to this machine unless insecure=True
+(client/credentials.py; docs/security.md#the-command-line). Every call returns the API's JSON as
+it is; an answer other than 2xx raises ApiError with the server's words (one line per refused
+field), so a script fails with the reason, not a traceback of the HTTP library.
 """
 from client.resources.checkpoints import CheckpointCalls
 from client.resources.compare import CompareCalls

@@ -10,12 +10,12 @@ from runs.admin_rewards import RewardFunctionAdminForm
 from runs.compare.names import run_metric_names
 from runs.compare.selection import MAX_RUNS, MIN_RUNS
 from runs.compare.fetch import step_bounds
-from runs.compare.summary import REWARD_METRIC
 from runs.models import (
     Alarm, Checkpoint, Dataset, Environment, EnvironmentReward, EvalOutcome, LogLine, MetricPoint, RewardFunction,
     Run, RunReward, Sample, TrainingConfig,
 )
 from runs.rewards import authoring
+from worker.trainer.metric_names import ROLLOUT_REWARD_MEAN
 
 
 class OwnedAdmin(admin.ModelAdmin):
@@ -126,7 +126,7 @@ class RunAdmin(AuthoringAdmin, OwnedAdmin):
     exclude = ["ingest_token_hash"]
 
     def get_queryset(self, request):
-        best = (MetricPoint.objects.filter(run=OuterRef("pk"), name=REWARD_METRIC)
+        best = (MetricPoint.objects.filter(run=OuterRef("pk"), name=ROLLOUT_REWARD_MEAN)
                 .order_by("-value").values("value")[:1])
         return super().get_queryset(request).select_related("dataset").annotate(best_reward=Subquery(best))
 

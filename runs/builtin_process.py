@@ -1,5 +1,5 @@
 """Built-in rewards and built-in environment steps of dry runs, run in processes that are killed
-when they pass DRY_RUN_TIMEOUT_S (worker/trainer/processes/builtin_child.py is the other side).
+when they pass DRY_RUN_TIMEOUT_S (worker/trainer/for_control_plane/builtin_child.py is the other side).
 
 A thread of the web server cannot be stopped, and one busy with a hostile input (a format
 regex that backtracks, an expression too large to compute) holds the GIL that every other
@@ -32,7 +32,7 @@ class BuiltinProcess:
 
     def __init__(self):
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "worker.trainer.processes.builtin_child", str(MEMORY_BYTES)], cwd=ROOT,
+            [sys.executable, "-m", "worker.trainer.for_control_plane.builtin_child", str(MEMORY_BYTES)], cwd=ROOT,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True,
             env={"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1"})
         try:

@@ -1,40 +1,12 @@
 """The prepared check for a lent GPU: the trainer's GPU paths on tiny models, in a few minutes.
 
-A lent GPU machine has PyTorch, transformers, accelerate and peft but no vLLM, no registry
-and not pydantic (which the trainer's config needs), so a whole run cannot happen there but
-the training step can. Once, here, fetch pydantic's wheels for it (Python 3.12):
+Each row of the printed table (also DIR/gpu_check.md with --out) proves one thing: the training
+step (full and LoRA, bf16, with a KL reference), the trainer's log-probs (packed and one per row)
+against the model's own forward, a checkpoint round trip, a reward model on the device. Exit
+status 1 when a row FAILED. A lent machine lacks pydantic: carry its wheels in .whl and install
+them first. Here, on the CPU (fp32 unless --bf16): .venv/bin/python -m scripts.gpu_check --device cpu
 
-    echo /.whl/ >> .git/info/exclude
-    .venv/bin/python -m pip download --no-deps --only-binary=:all: --python-version 3.12 \\
-        --implementation cp --platform manylinux_2_17_x86_64 -d .whl \\
-        pydantic==2.14.3 pydantic-core==2.50.4 annotated-types==0.8.0 typing-inspection==0.4.5
-
-then run on the lent machine, carrying `.whl` (one command; about a minute after start-up):
-
-    python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl \\
-        && PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 python3 -m scripts.gpu_check --device cuda --out $OUT
-
-and here, on the CPU (fp32 unless --bf16; what tests/scripts/test_gpu_check.py runs):
-
-    .venv/bin/python -m scripts.gpu_check --device cpu
-
-Each row of the printed table (also written to DIR/gpu_check.md with --out) proves one thing:
-- training step, full / LoRA: `train_step` as a run builds it (build_training_parts, its
-  training_context), bf16 on a GPU, with a KL reference (beta > 0), two steps: the loss and
-  the KL are finite, the trained parameters moved, and what must stay frozen did (the base
-  under LoRA, the reference copy without);
-- log-probs <dtype>, packed / one per row: the trainer's `completion_logprobs` on a micro-batch
-  of training/batching.py equals the model's own forward (log_softmax of its logits at the
-  tokens) on the device's default attention path, within the dtype's stated tolerance;
-- checkpoint round trip: `save_checkpoint` then a resume (`build_training_parts(resume_from=)`,
-  `load_trainer_state`) gives back the same weights, optimizer state and step;
-- reward model: `RewardModel` over a one-output sequence classifier on the device scores
-  finite, and a batch scores as its rows one by one, within the dtype's tolerance.
-The header says what the device is: torch, its name, bf16 support, memory. Exit status 1
-when a row FAILED (its figure says why; the traceback is on stderr).
-
-The models are tiny random Llamas (worker/trainer/models/tiny.py) with SmolLM2's tokenizer
-where this machine has it (load_tokenizer), else a byte-level one built here.
+The commands, and what each row checks: docs/deploying/gpus.md#the-prepared-check
 """
 import argparse
 import math

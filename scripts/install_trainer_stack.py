@@ -1,17 +1,15 @@
 """Install the trainer stack (vLLM, torch, transformers, ...) into the running Python's venv.
 
-Run it with the project venv's interpreter: `.venv/bin/python scripts/install_trainer_stack.py`.
-It picks requirements-trainer-gpu.txt when `nvidia-smi -L` lists a GPU, else
-requirements-trainer-cpu.txt (override with `--flavor` or TRAINER_STACK=cpu|gpu), and
-follows the file's `#@` directives:
+Run it with the project venv's interpreter: `.venv/bin/python scripts/install_trainer_stack.py`. It
+picks requirements-trainer-gpu.txt when `nvidia-smi -L` lists a GPU, else requirements-trainer-cpu.txt
+(override with `--flavor` or TRAINER_STACK=cpu|gpu), and follows the file's `#@` directives:
 
     #@ conflicts: NAME ...        uninstalled first when present (the other flavor's vLLM)
     #@ no-deps: NAME==VERSION ... installed with --no-deps after the file
     #@ post-uninstall: NAME ...   uninstalled afterwards when present
 
-When the venv already holds every pin at its version (and none of the removed packages) and
-its stamp file matches the requirements file, it returns in well under a second.
-Standard library only: it runs before anything else is installed.
+A venv already holding every pin at its version (none of the removed packages) and a stamp file
+matching the requirements file returns at once. Standard library only: it runs before anything else.
 """
 import argparse
 import hashlib

@@ -2,18 +2,12 @@
 then run the ASGI server, a Celery worker for the run pools and a consumer of the
 control plane's own queue until Ctrl-C or SIGTERM.
 
-The server runs WEB_PROCESSES uvicorn processes. More than one needs a channel layer
-that all of them share (REDIS_URL): the in-memory one lives inside a process, and a
-page's websocket in one process would miss what the ingest in another sends.
-
-Called by `make run` (and `make worker`, with --worker-only) after the Makefile
-has installed the requirements; this script installs nothing. It runs with the
-venv's python and starts every child with that same interpreter.
-
-Each child gets its own session (process group) so that the terminal's Ctrl-C
-reaches only this launcher, which then stops the children in order and kills
-what is left of each group: the Celery worker forks pool processes that would
-otherwise outlive it.
+The server runs WEB_PROCESSES uvicorn processes, more than one only with a shared channel layer
+(REDIS_URL). Called by `make run` (and `make worker`, with --worker-only) after the Makefile has
+installed the requirements; this script installs nothing. It runs with the venv's python and
+starts every child with that same interpreter, each in a session (process group) of its own, so
+that Ctrl-C reaches only this launcher, which stops the children in order and kills what is left
+of each group. Details: docs/getting-started.md#make-run, docs/deploying/services.md#several-web-processes.
 """
 import argparse
 import os

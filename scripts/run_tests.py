@@ -1,34 +1,15 @@
-"""The test passes behind `make test` (and `make test-fast`).
+"""The test passes behind `make test` (and `make test-fast`, the first pass alone).
 
-0. lint: ruff with the rule set in ruff.toml (seconds); a finding fails `make test`;
-   types: mypy on worker/trainer/ and client/ as mypy.ini says (about 2 minutes cold, seconds
-   with its cache in var/mypy-cache); an error fails `make test`;
-1. embedded: the whole suite on what `make run` uses out of the box (SQLite,
-   in-memory channel layer, filesystem broker);
-2. services: the suite again on the production parts (PostgreSQL, Redis as
-   channel layer and as broker), minus tests marked `slow` and the trainer's own
-   tests (marked `trainer`: they touch no database, broker or channel layer).
-   pytest-django creates and drops its own test database on that server.
-
-3. slow: the end-to-end tests marked `slow` (real vLLM, worker and faults, several
-   minutes), on the embedded defaults: under CI=true or SLOW=1 only, so that a
-   developer's `make test` stays a few minutes long;
-4. learning: the runs that must learn something measurable (marked `learning`, 8-10
-   minutes each), under LEARNING=1 only (`make test-learning`): CI's 90 minutes cannot
-   hold them beside the rest.
-
-The services pass is skipped with a message when the services do not answer,
-except under CI=true, where that is a failure: CI must test the real parts.
-Extra arguments go to pytest in every pass.
-
-The embedded pass runs in two halves side by side (tests/runs and tests/security; the rest): it
-waits on servers, browsers and timers more than it computes, and alone it keeps about one of two
-cores busy. The types and services passes run beside it. Each pass but the first half runs in its
-own process writing to its own log (printed whole when it ends), so passes never interleave.
-They share nothing on disk or in Redis: each has its own DATA_DIR and its own Redis databases for
-the tests that bring theirs (SECOND_HALF_ISOLATION, SERVICES_ISOLATION). A developer's own
-selection (extra arguments) runs as one embedded pass. The slow and learning passes run alone,
-after them: their runs are sized to have the machine.
+0. lint: ruff (ruff.toml); types: mypy as mypy.ini says (cached in var/mypy-cache); a finding fails;
+1. embedded: the whole suite on the embedded defaults (SQLite, in-memory channel layer,
+   filesystem broker), in two halves side by side (tests/runs and tests/security; the rest);
+2. services: again on PostgreSQL and Redis, minus the `slow` and `trainer` tests; skipped with a
+   message when they do not answer, except under CI=true, where that is a failure;
+3. slow (under CI=true or SLOW=1) and 4. learning (under LEARNING=1): alone, after the others.
+The types and services passes run beside the embedded one, each in its own process and log;
+passes share nothing on disk or in Redis (SECOND_HALF_ISOLATION, SERVICES_ISOLATION). Extra
+arguments go to pytest in the embedded pass (one, not halved) and the services pass.
+Details: docs/getting-started.md#make-test.
 """
 import os
 import subprocess
@@ -179,7 +160,7 @@ class Beside:
 
 
 def types_pass() -> Beside:
-    return Beside("types (mypy: worker/trainer, client)", [sys.executable, "-m", "mypy"], types_status).start()
+    return Beside("types (mypy: worker, client)", [sys.executable, "-m", "mypy"], types_status).start()
 
 
 def pass_env(overrides: dict[str, str]) -> dict[str, str]:

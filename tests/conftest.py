@@ -8,6 +8,7 @@ from unittest import mock
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.test import Client
 
 from runs.models import Dataset, RewardFunction, Run, RunReward, TrainingConfig
 from worker.trainer.config import TrainingConfig as ConfigSchema
@@ -17,7 +18,8 @@ from tests.support.api_clients import api_client_for
 from tests.support.asgi_server import AsgiServer
 from tests.support.s3_server import CREDENTIALS, S3Server
 
-pytest_plugins = ["tests.support.browser"]
+# Fixtures of tests/support/ that tests in several folders take.
+pytest_plugins = ["tests.support.browser", "tests.support.api_schema", "tests.support.fleet"]
 
 EXIT_STATUS = pytest.StashKey[int]()
 
@@ -29,10 +31,11 @@ TRAINER_TESTS = ("tests/worker/trainer/", "tests/security/test_vllm_api_key.py",
 
 # Tests that touch no database, broker or channel layer: those that read the source tree and build
 # from it, and those that place runs on a real Ray cluster (the worker's side alone).
-SERVICE_FREE_TESTS = ("tests/docs/", "tests/test_layering.py", "tests/test_import_cycles.py", "tests/scripts/",
-                      "tests/worker/placement/")
+SERVICE_FREE_TESTS = ("tests/docs/", "tests/test_layering.py", "tests/test_import_cycles.py",
+                      "tests/test_test_layout.py", "tests/test_folder_order.py", "tests/test_metric_names.py",
+                      "tests/test_docstrings.py", "tests/scripts/", "tests/worker/placement/")
 # Modules that start a control plane through AsgiServer on the tests' behalf.
-SERVER_STARTERS = ("tests.security.two_users", "tests.security.hostile_owner", "tests.security.code_author")
+SERVER_STARTERS = ("tests.support.two_users", "tests.support.hostile_owner", "tests.support.code_author")
 DATABASE_FIXTURES = {"db", "transactional_db", "django_db_reset_sequences", "django_db_serialized_rollback",
                      "live_server"}
 
@@ -89,6 +92,15 @@ def other_user(db):
 @pytest.fixture
 def staff_user(db):
     return get_user_model().objects.create_user("staff", password="staff-pass-123", is_staff=True)
+
+
+@pytest.fixture
+def admin_client_for_staff(db):
+    """A test client logged in as a superuser, for the admin's pages."""
+    staff = get_user_model().objects.create_user("boss", password="boss-pass-123", is_staff=True, is_superuser=True)
+    client = Client()
+    client.force_login(staff)
+    return client
 
 
 @pytest.fixture

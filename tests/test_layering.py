@@ -27,6 +27,8 @@ SHARED_SCHEMAS = {
     "worker.trainer.checkpoints.manifest": "what an uploaded checkpoint holds, checked before it is listed",
     "worker.trainer.models.paths": "where a model name resolves under DATA_DIR, and which names a run may give",
     "worker.trainer.hub_ids": "what a dataset's hub id may be (a name, never a path), checked before it is saved",
+    "worker.trainer.metric_names": "the names of the metrics the trainer reports, read by the alarms, the diagnosis, "
+                                   "the pages and the charts (generated into frontend/static/js/metric_names.js)",
 }
 # What runs/ and controlplane/ may import from worker/, and why.
 ALLOWED_FROM_WORKER = {
@@ -174,3 +176,56 @@ def test_the_scan_sees_a_send_through_the_channel_layer_outside_the_events_modul
               "def shout(group):\n    async_to_sync(get_channel_layer().group_send)(group, {})\n")
     assert channel_layer_sends(source) == 1
     assert channel_layer_sends("def subscribe(self):\n    self.channel_layer.group_add('g', 'c')\n") == 0
+
+
+# --- views are entry points, never libraries -------------------------------------------------
+VIEW_PACKAGES = ("runs.api.views",)
+PAGES = "runs.pages"
+
+
+def module_of(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def is_urls_module(path: Path) -> bool:
+    return path.name == "urls.py" or path.name.endswith("_urls.py")
+
+
+def view_modules() -> set[str]:
+    """Every module of runs/api/views/, and each page module a urls module routes to."""
+    ours = {module_of(path) for path in python_files(*CONTROL_PLANE) if path.name != "__init__.py"}
+    views = {module for module in ours if is_within(module, VIEW_PACKAGES) and module not in VIEW_PACKAGES}
+    routed = {module for path in python_files(*CONTROL_PLANE) if is_urls_module(path)
+              for module in imported_modules(path.read_text())}
+    return views | {module for module in routed & ours if is_within(module, (PAGES,))}
+
+
+def view_import_violations() -> list[tuple[str, str]]:
+    """(file, module) for each import of a view module, or of any page module from outside the
+    pages, by a module that is not a urls module."""
+    views = view_modules()
+    found = []
+    for path in python_files(*CONTROL_PLANE):
+        if is_urls_module(path):
+            continue
+        outside_pages = not is_within(module_of(path), (PAGES,))
+        for module in imported_modules(path.read_text()):
+            viewed = next((view for view in views if is_within(module, (view,))), None)
+            if viewed is None and outside_pages and is_within(module, (PAGES,)):
+                viewed = module
+            if viewed is not None and (relative(path), viewed) not in found:
+                found.append((relative(path), viewed))
+    return found
+
+
+def test_views_are_imported_by_urls_modules_only():
+    """A view module (runs/api/views/*, a page module a urls module routes to) is an entry point:
+    what another module needs from it (a token check, a checkpoint's files, a query) lives in a
+    module that is not a view, so that a background task never imports a view and its Http404.
+    Page helpers (forms, choices) stay under runs/pages/, for the pages alone."""
+    found = view_import_violations()
+    assert found == [], ("a view module is imported as a library; move what is shared into a module that is "
+                         "not a view (runs/api/*.py beside views/, a page helper, the domain) and import it "
+                         f"from there: {found}")
+

@@ -37,6 +37,7 @@ def celery_config(broker_url: str, data_dir: Path) -> dict:
     for sub in ("out", "processed", "control"):
         (folder / sub).mkdir(parents=True, exist_ok=True)
     config["broker_url"] = "filesystem://"
+    config["broker_transport"] = "worker.filesystem_transport:Transport"  # messages written whole
     config["broker_transport_options"] = {
         "data_folder_in": str(folder / "out"),
         "data_folder_out": str(folder / "out"),

@@ -1,17 +1,14 @@
 """Which of a worker's GPUs the vLLM server, the served judges and the trainer get, from the run's config.
 
-The server takes vllm_tensor_parallel_size × vllm_data_parallel_size GPUs, the run's served
-judges judge_gpus of them next (a second vLLM server, rewards/judges/served.py; with 0 they
-share the policy server's GPUs), the trainer one per process (trainer_processes of them, or all
-the rest when that is empty), so that a config decides its own layout on any worker of its
-pool. A worker with too few GPUs fails the run with the numbers rather than start a server or
-trainer that would crowd onto a GPU already taken; the one exception is the config that the
-control plane never refuses (runs/fleet/gpu_check.py): one server GPU and one trainer process
-share a worker's only GPU.
-WORKER_VLLM_GPUS / WORKER_TRAINER_GPUS (worker/settings.py) still override either side; they
-are the way to put both on the same GPUs on purpose.
-
+In that order: vllm_tensor_parallel_size × vllm_data_parallel_size for the server, judge_gpus for
+the run's served judges (a second vLLM server, rewards/judges/served.py; with 0 they share the
+policy server's), one per trainer process (trainer_processes, or all the rest when that is empty).
+A worker with too few GPUs fails the run with the numbers rather than crowd a GPU already taken,
+except for the config the control plane never refuses (runs/fleet/gpu_check.py): one server GPU
+and one trainer process share a worker's only GPU. WORKER_VLLM_GPUS / WORKER_TRAINER_GPUS
+(worker/settings.py) still override either side, the way to share GPUs on purpose.
 Pure functions apart from `worker_gpus`, which asks the machine: no CUDA, no torch.
+Details: docs/deploying/gpus.md.
 """
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -117,8 +114,8 @@ def _listed(gpus: Sequence[str]) -> str:
 
 
 def _left(gpus: Sequence[str], taken: Sequence[str] | None) -> list[str]:
-    taken = set(taken or ())
-    return [gpu for gpu in gpus if gpu not in taken]
+    unavailable = set(taken or ())
+    return [gpu for gpu in gpus if gpu not in unavailable]
 
 
 def _take(available: Sequence[str], needed: int, having: str, wanting: str, take_all: bool = False) -> list[str]:

@@ -95,6 +95,7 @@ class TrainerProcess:
         return self
 
     def _read(self) -> None:
+        assert self.process is not None and self.process.stdout is not None  # started with a pipe
         with self.log_path.open("ab") as log:
             for raw in self.process.stdout:
                 log.write(raw)
@@ -107,7 +108,7 @@ class TrainerProcess:
                     self.skipped += 1
 
     def exit_code(self) -> int | None:
-        return self.process.poll()
+        return self.process.poll() if self.process is not None else None
 
     def stop(self, grace_s: float = 10.0) -> None:
         """SIGTERM to its process group, then SIGKILL after `grace_s`."""

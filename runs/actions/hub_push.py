@@ -1,19 +1,10 @@
 """Pushing a checkpoint to the Hugging Face Hub with a token the user gives for that push.
 
-The request records the push and answers at once; the push itself is a task on the control
-plane's background queue (runs/background/hub_push.py), done by a consumer with the database and
-the checkpoint's files at hand. Run workers never do it: they never touch the database and may be
-on other machines. The HubPush row is what pages and scripts poll; the task writes its progress,
-files and bytes, and its outcome there.
-
-The token is never stored or logged. It travels to the consumer inside the task's message, sealed
-with a key derived from SECRET_KEY (runs/background/sealed.py): whoever reads the broker's folder
-or Redis sees ciphertext that expires after TOKEN_MAX_AGE_S. It is masked in any message that is
-stored.
-
-Files go to the Hub one at a time, from where they are: a checkpoint folder on this disk is read in
-place; a file of a bucket is spooled to disk alone and removed once the Hub has it (a small one
-stays until the commit, which carries it).
+The request records the push (a HubPush row, which pages and scripts poll) and answers at once;
+the push itself is a task of the control plane's background queue (runs/background/hub_push.py),
+never of a run's worker. The token is never stored or logged: it travels sealed in the task's
+message (runs/background/sealed.py) and stops opening after TOKEN_MAX_AGE_S.
+Details: docs/capabilities/checkpoints.md#pushing-to-the-hugging-face-hub.
 """
 import logging
 import os
@@ -22,7 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.conf import settings
-from django.http import Http404
 from django.template.defaultfilters import filesizeformat
 from django.views.decorators.debug import sensitive_variables
 from huggingface_hub import CommitOperationAdd, HfApi
@@ -30,6 +20,7 @@ from huggingface_hub import CommitOperationAdd, HfApi
 from runs.actions.hub_failures import EXPLAINED, failure_reason, without_secret
 from runs.artifacts.checkpoint_files import CheckpointFile
 from runs.artifacts.export import Exported, export_files
+from runs.artifacts.readable_checkpoints import CheckpointUnreadable
 from runs.background.limits import HUB_PUSHES, place_for
 from runs.background.tasks import enqueue
 from runs.background.sealed import Unsealable, seal, unseal
@@ -77,7 +68,7 @@ def push_checkpoint(push_id: int, sealed_token: str, files_of) -> None:
 
     Ends with the row pushed or failed, whatever happens. A push already ended (a message delivered
     twice) or deleted with its run is left alone. `files_of(checkpoint)` lists the checkpoint's files
-    where this control plane reads them (Http404 saying why when they are gone)."""
+    where this control plane reads them (CheckpointUnreadable saying why when they are gone)."""
     push = HubPush.objects.select_related("run", "checkpoint").filter(pk=push_id).first()
     if push is None or push.status != HubPushStatus.PUSHING:
         return
@@ -89,7 +80,7 @@ def push_checkpoint(push_id: int, sealed_token: str, files_of) -> None:
     except Unsealable as exc:
         push.mark_failed(f"the token given for this push could not be read: {exc}; push again")
         return
-    except Http404 as exc:
+    except CheckpointUnreadable as exc:
         push.mark_failed(f"the checkpoint cannot be read here any more: {exc}")
         return
     except Exception as exc:

@@ -11,9 +11,8 @@ from dataclasses import dataclass
 from statistics import fmean
 
 from runs.alarms.rules import Trip
+from worker.trainer.metric_names import EVAL_PASS_AT_1, ROLLOUT_REWARD_MEAN
 
-PASS_METRIC = "eval/pass@1"
-REWARD_METRIC = "rollout/reward_mean"
 KNOB = "alarm_eval_drop"
 
 
@@ -56,6 +55,6 @@ def _trip(d: Divergence, drop: float) -> Trip:
     message = (f"pass@1 fell from {d.pass_at_1[0]:.3g} to {d.pass_at_1[1]:.3g} between the evaluations at steps "
                f"{d.steps[0]} and {d.steps[1]} (more than {drop:.3g}) while the mean training reward rose from "
                f"{d.reward[0]:.3g} to {d.reward[1]:.3g}")
-    values = {PASS_METRIC: d.pass_at_1[1], f"{PASS_METRIC}_before": d.pass_at_1[0],
-              REWARD_METRIC: d.reward[1], f"{REWARD_METRIC}_before": d.reward[0], KNOB: drop}
+    values = {EVAL_PASS_AT_1: d.pass_at_1[1], f"{EVAL_PASS_AT_1}_before": d.pass_at_1[0],
+              ROLLOUT_REWARD_MEAN: d.reward[1], f"{ROLLOUT_REWARD_MEAN}_before": d.reward[0], KNOB: drop}
     return Trip(kind="eval_diverging", step=d.steps[1], message=message, values=values)

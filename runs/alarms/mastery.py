@@ -5,9 +5,9 @@ before the trip is (nearly) all right, the alarm still stands, since nothing mor
 but says so, and what to do about it, instead of reading as a failure."""
 from dataclasses import replace
 
-from runs.alarms.divergence import PASS_METRIC
 from runs.alarms.rules import Trip
 from runs.models import MetricPoint
+from worker.trainer.metric_names import EVAL_PASS_AT_1
 
 EXPLAINED_BY_MASTERY = {"entropy_collapse", "no_learning_signal"}
 MASTERED_PASS = 0.95  # held-out pass@1 from which the task counts as learnt
@@ -19,11 +19,11 @@ def with_mastery_noted(run, trips: list[Trip]) -> list[Trip]:
 
 
 def _noted(run, trip: Trip) -> Trip:
-    latest = (MetricPoint.objects.filter(run=run, name=PASS_METRIC, step__lte=trip.step)
+    latest = (MetricPoint.objects.filter(run=run, name=EVAL_PASS_AT_1, step__lte=trip.step)
               .order_by("-step", "-id").values_list("step", "value").first())
     if latest is None or latest[1] < MASTERED_PASS:
         return trip
     step, share = latest
     note = (f"; held out {share:.2f} at step {step}: the task looks learnt, so little is left to learn "
             "from it (stop the run, or train on harder problems)")
-    return replace(trip, message=trip.message + note, values={**trip.values, PASS_METRIC: share})
+    return replace(trip, message=trip.message + note, values={**trip.values, EVAL_PASS_AT_1: share})

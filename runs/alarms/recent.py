@@ -1,7 +1,8 @@
 """The bounded windows of points the alarm rules read: a few queries per batch, each along
 MetricPoint's index (run, name, step), for the watched metrics only."""
-from runs.alarms.divergence import PASS_METRIC, REWARD_METRIC, reward_start
+from runs.alarms.divergence import reward_start
 from runs.models import MetricPoint
+from worker.trainer.metric_names import EVAL_PASS_AT_1, ROLLOUT_REWARD_MEAN
 
 
 def fresh_steps(points, names) -> set[int]:
@@ -25,11 +26,11 @@ def signal_window(run, fresh: set[int], names: tuple[str, ...], lookback: int) -
 def eval_window(run, fresh: set[int]) -> tuple[list[tuple[int, float]], dict[int, float]]:
     """The evaluations up to the last fresh one, with the two before the fresh ones, as
     [(step, pass@1)], and the training reward the comparisons between them read."""
-    newest = (MetricPoint.objects.filter(run=run, name=PASS_METRIC, step__lte=max(fresh))
+    newest = (MetricPoint.objects.filter(run=run, name=EVAL_PASS_AT_1, step__lte=max(fresh))
               .order_by("-step", "-id").values_list("step", "value")[:len(fresh) + 2])
     evals = sorted(dict(reversed(list(newest))).items())
     if len(evals) < 2:
         return evals, {}
-    rewards = MetricPoint.objects.filter(run=run, name=REWARD_METRIC, step__gt=reward_start(evals),
+    rewards = MetricPoint.objects.filter(run=run, name=ROLLOUT_REWARD_MEAN, step__gt=reward_start(evals),
                                          step__lte=evals[-1][0])
     return evals, dict(rewards.order_by("step", "id").values_list("step", "value"))

@@ -1,22 +1,17 @@
 """The signal alarms: a metric past its threshold at a logged step (pure; worker.trainer.config.ALARMS).
 
-When each trips (runs.alarms.streaks), and why:
-- sampler_drift trips at once, on one step whose KL between trainer and sampler log-probs, or
-  whose largest importance ratio, is above its maximum: one such step already means sampled
-  tokens were weighed wrongly (a weight sync gone wrong, a numerics bug); waiting lets it harm.
-- entropy_collapse, no_learning_signal, truncation and judge_disagreement must hold for
-  alarm_patience logged steps in a row: entropy dips, all-equal groups, long answers and a judge's
-  lenient batch come and go with an easy or a hard batch; a collapse, a stall, a length problem
-  or a judge the policy has learnt to please is one that stays.
-
-A signal may watch a family of metrics, one per judge: its metric has a `*` where the member's
-name goes (judge/*/pays_refused), and each member found in the window is watched on its own,
-its alarm naming it.
+sampler_drift trips at once (one such step already weighed sampled tokens wrongly); the slow
+signals (entropy_collapse, no_learning_signal, truncation, judge_disagreement) must hold for
+alarm_patience logged steps (runs.alarms.streaks), as a bad batch comes and goes. A signal may
+watch a family of metrics, one per judge (a `*` in its metric), each member on its own.
+Details: docs/capabilities/evaluation.md#when-an-alarm-trips-and-again.
 """
 from dataclasses import dataclass, replace
 
 from runs.alarms.settings import AlarmSettings
 from runs.alarms.streaks import trips
+from worker.trainer.metric_names import (JUDGE_PAYS_REFUSED, ROLLOUT_CLIPPED_RATIO, ROLLOUT_FRAC_REWARD_ZERO_STD,
+                                         TRAIN_ENTROPY, TRAIN_IMPORTANCE_RATIO_MAX, TRAIN_KL_TO_SAMPLER)
 
 
 @dataclass(frozen=True)
@@ -80,25 +75,25 @@ class Trip:
 
 
 RULES = (
-    Rule("entropy_collapse", (Signal("train/entropy", "alarm_entropy_min", False,
+    Rule("entropy_collapse", (Signal(TRAIN_ENTROPY, "alarm_entropy_min", False,
                                      "entropy {value:.3g} nats/token below {threshold:.3g}"),), slow=True),
     Rule("sampler_drift", (
-        Signal("train/kl_to_sampler", "alarm_kl_to_sampler_max", True, "KL to the sampler {value:.3g} above "
+        Signal(TRAIN_KL_TO_SAMPLER, "alarm_kl_to_sampler_max", True, "KL to the sampler {value:.3g} above "
                                                                        "{threshold:.3g}"),
-        Signal("train/importance_ratio_max", "alarm_importance_ratio_max", True, "importance ratio {value:.3g} "
+        Signal(TRAIN_IMPORTANCE_RATIO_MAX, "alarm_importance_ratio_max", True, "importance ratio {value:.3g} "
                                                                                  "above {threshold:.3g}"),
     ), slow=False),
     # The share of groups whose rewards are all equal (std below the advantage's floor), which
     # the training step reports (worker/trainer/training/step.py): their advantages, and gradients, are 0.
-    Rule("no_learning_signal", (Signal("rollout/frac_reward_zero_std", "alarm_equal_rewards_max", True,
+    Rule("no_learning_signal", (Signal(ROLLOUT_FRAC_REWARD_ZERO_STD, "alarm_equal_rewards_max", True,
                                        "{value:.0%} of groups with all-equal rewards (above {threshold:.0%})"),),
          slow=True),
-    Rule("truncation", (Signal("rollout/clipped_ratio", "alarm_truncated_max", True,
+    Rule("truncation", (Signal(ROLLOUT_CLIPPED_RATIO, "alarm_truncated_max", True,
                                "{value:.0%} of completions cut at the length limit (above {threshold:.0%})"),),
          slow=True),
     # Per judge, the share of the completions a verifier refuses that the judge pays for
     # (worker/trainer/rewards/judges/disagreement.py); absent at a step where none was refused.
-    Rule("judge_disagreement", (Signal("judge/*/pays_refused", "alarm_judge_disagreement_max", True,
+    Rule("judge_disagreement", (Signal(JUDGE_PAYS_REFUSED.glob, "alarm_judge_disagreement_max", True,
                                        "judge {member!r} pays for {value:.0%} of the completions a verifier "
                                        "refuses (above {threshold:.0%})"),), slow=True),
 )

@@ -1,16 +1,10 @@
 """When a condition seen at each logged step trips its alarm: once while it holds.
 
-An alarm starts armed. It trips when its condition has held for `need` logged steps in a row
-(1 for a spike, alarm_patience for a slow signal), and stays quiet until the condition has
-been clear for `rearm` logged steps in a row (alarm_patience): a signal hovering at its
-threshold raises one alarm, not one every few steps, and one that recovers and goes bad again
-raises another.
-
-The caller reads a bounded window: the fresh steps and `lookback()` logged steps before them,
-and the window starts armed. Steps before the fresh ones only set the state (their alarms, if
-any, were raised when they were fresh). Any streak that decides the state fits in the window;
-only a condition flickering in short bursts through the whole lookback leaves it unknown, and
-is then raised again, as a reminder.
+An alarm starts armed, trips when its condition has held for `need` logged steps in a row, and
+stays quiet until it has been clear for `rearm` in a row, so a signal hovering at its threshold
+raises one alarm. The caller reads a bounded window (the fresh steps and `lookback()` steps
+before them) that starts armed; steps before the fresh ones only set the state.
+Details: docs/capabilities/evaluation.md#when-an-alarm-trips-and-again.
 """
 from collections.abc import Container
 from dataclasses import dataclass

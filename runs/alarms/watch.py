@@ -4,13 +4,14 @@ Only the steps the batch brought can trip (a re-delivered batch brings none, sin
 skips stored events), and the rules read a bounded window before them; a batch without any
 watched metric costs no query.
 """
-from runs.alarms.divergence import PASS_METRIC, eval_trips
+from runs.alarms.divergence import eval_trips
 from runs.alarms.mastery import with_mastery_noted
 from runs.alarms.raising import raise_alarms
 from runs.alarms.recent import eval_window, fresh_steps, signal_window
 from runs.alarms.rules import RULES, Trip, rule_trips, watched
 from runs.alarms.settings import AlarmSettings
 from runs.alarms.streaks import lookback
+from worker.trainer.metric_names import EVAL_PASS_AT_1
 
 
 def watch_signals(run, points) -> None:
@@ -30,7 +31,7 @@ def signal_trips(run, points, settings: AlarmSettings) -> list[Trip]:
 
 
 def evaluation_trips(run, points, settings: AlarmSettings) -> list[Trip]:
-    fresh = fresh_steps(points, (PASS_METRIC,))
+    fresh = fresh_steps(points, (EVAL_PASS_AT_1,))
     if not fresh:
         return []
     evals, rewards = eval_window(run, fresh)

@@ -1,9 +1,10 @@
 """Which run a bearer token opens: one check for the views and for the request guard.
 
-Workers call the ingest, checkpoint uploads and dataset downloads with their run's token. The
-request guard (runs/api/request_guard.py) asks the same questions before it lets a body in,
-so both refuse the same tokens in the same words.
+Workers call the ingest, checkpoint uploads and downloads, dataset downloads and the judges' keys
+with their run's token. The request guard (runs/api/request_guard.py) asks the same questions
+before it lets a body in, so both refuse the same tokens in the same words.
 """
+from django.http import Http404
 from rest_framework.exceptions import AuthenticationFailed
 
 from runs.models import Run
@@ -33,4 +34,19 @@ def run_of_bearer(run_id: int, authorization: str) -> Run | None:
         return None
     if run.ingest_token_expired():
         raise AuthenticationFailed(run.expired_token_message())
+    return run
+
+
+def run_of_token(request, run_id: int) -> Run | None:
+    """Run `run_id` if the request's bearer token is its own; None for a wrong token and for an
+    unknown run alike; a 401 for the token of a run that ended (run_of_bearer)."""
+    return run_of_bearer(run_id, request.META.get("HTTP_AUTHORIZATION", ""))
+
+
+def run_for_token(request, run_id: int) -> Run:
+    """The run this token belongs to, if it is run `run_id`; else Http404 (files, unlike events,
+    are answered as not found). The token of a run that ended is a 401 that says so."""
+    run = run_of_token(request, run_id)
+    if run is None:
+        raise Http404(WRONG_TOKEN_FOR_FILES)
     return run

@@ -13,7 +13,7 @@ sent, so an object read can be sent back as it is.
 from collections.abc import Mapping
 
 from django.http import QueryDict
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError as SchemaError
 from rest_framework import relations, serializers
 from rest_framework.settings import api_settings
 
@@ -119,3 +119,8 @@ def pydantic_body(model: type[BaseModel], fields: dict) -> serializers.Serialize
     (additionalProperties: false) exactly when the model forbids extra fields."""
     closed = model.model_config.get("extra") == "forbid"
     return type(model.__name__, (serializers.Serializer,), {**fields, "refuses_unknown_fields": closed})()
+
+
+def schema_problems(exc: SchemaError) -> list[str]:
+    """A pydantic refusal as lines naming each field (the first 20), for a 400's `errors`."""
+    return [f"{'.'.join(map(str, e['loc'])) or 'batch'}: {e['msg']}" for e in exc.errors()[:20]]

@@ -1,6 +1,6 @@
 """The Hub push as a task of the control plane's queue: see runs/actions/hub_push.py."""
 from runs.actions.hub_push import PUSH_TASK, push_checkpoint
-from runs.api.views.checkpoint_download import files_of
+from runs.artifacts.readable_checkpoints import files_of
 from runs.background.tasks import background_task
 
 

@@ -14,7 +14,6 @@ TASK_PREFIX = "runs.background."
 TASK_MODULES: list[str] = [
     "runs.background.datasets",
     "runs.background.dry_runs",
-    "runs.background.reward_dry_runs",
     "runs.background.checkpoints",
     "runs.background.hub_push",
 ]

@@ -5,13 +5,15 @@ from runs.compare.fetch import step_bounds
 from runs.compare.names import metric_names
 from runs.compare.run_settings import field_group, run_settings
 from runs.compare.series import X_AXES, compare_series
-from runs.compare.summary import REWARD_METRIC, TOKENS_METRIC, run_summaries
+from runs.compare.summary import run_summaries
+from worker.trainer.metric_names import (EPISODE_TOOL_ERROR_RATE, EPISODE_TURNS_MEAN, EVAL_PASS_AT_1,
+                                         ROLLOUT_COMPLETION_LENGTH_MEAN, ROLLOUT_REWARD_MEAN,
+                                         SYSTEM_GENERATION_TOKENS_PER_S, TRAIN_KL_TO_SAMPLER, TRAIN_LOSS)
 
-# The held-out pass rate beside the training reward: with evaluations, what the runs are judged on.
-EVAL_METRIC = "eval/pass@1"
 # Runs on an environment also report their episodes (worker/trainer: episode/...); charted by default.
-EPISODE_METRICS = ["episode/turns_mean", "episode/tool_error_rate"]
-DEFAULT_METRICS = [REWARD_METRIC, EVAL_METRIC, "train/loss", "rollout/completion_length_mean", "train/kl_to_sampler",
+EPISODE_METRICS = [EPISODE_TURNS_MEAN, EPISODE_TOOL_ERROR_RATE]
+# The training reward, and beside it the held-out pass rate: with evaluations, what the runs are judged on.
+DEFAULT_METRICS = [ROLLOUT_REWARD_MEAN, EVAL_PASS_AT_1, TRAIN_LOSS, ROLLOUT_COMPLETION_LENGTH_MEAN, TRAIN_KL_TO_SAMPLER,
                    *EPISODE_METRICS]
 FIRST_FEW = 5  # charted when the runs have none of the usual metrics
 DEFAULT_POINTS = 500
@@ -31,7 +33,8 @@ def build_comparison(runs: list, asked_metrics: list[str], x_axis: str, points: 
     available = metric_names([run.pk for run in runs])
     names = chosen_metrics(asked_metrics, available)
     # One read of every series' first and last points, the summary's metrics included.
-    bounds = step_bounds([run.pk for run in runs], list(dict.fromkeys([*names, REWARD_METRIC, TOKENS_METRIC])))
+    summarised = [ROLLOUT_REWARD_MEAN, SYSTEM_GENERATION_TOKENS_PER_S]
+    bounds = step_bounds([run.pk for run in runs], list(dict.fromkeys([*names, *summarised])))
     series = compare_series(runs, names, x_axis, points, bounds)
     return {
         "x": x_axis,
@@ -59,8 +62,11 @@ def settings_diff(runs: list) -> dict:
 
 
 def _summaries(runs: list, series: dict, points: int, bounds: dict) -> list[dict]:
-    reward = (series.get(REWARD_METRIC)
-              or compare_series(runs, [REWARD_METRIC], "step", points, bounds)[REWARD_METRIC])
-    tokens = (series.get(TOKENS_METRIC)
-              or compare_series(runs, [TOKENS_METRIC], "step", SUMMARY_POINTS, bounds)[TOKENS_METRIC])
+    reward = _series(runs, series, ROLLOUT_REWARD_MEAN, points, bounds)
+    tokens = _series(runs, series, SYSTEM_GENERATION_TOKENS_PER_S, SUMMARY_POINTS, bounds)
     return run_summaries(runs, reward, tokens, bounds)
+
+
+def _series(runs: list, series: dict, name: str, points: int, bounds: dict):
+    """The metric's series as the comparison already fetched it, or else read now."""
+    return series.get(name) or compare_series(runs, [name], "step", points, bounds)[name]

@@ -1,22 +1,11 @@
 """Reading runs' metric points from the database, already reduced to one point per bucket.
 
-Small series are reduced the way runs/metrics_query.py does it: the database groups the
-points into buckets and returns each bucket's mean. That reads every point, about 0.6 µs a
-row on SQLite: 8 runs × 100,000 points is half a second per metric. A long series therefore
-gives one logged point per bucket instead, fetched by index lookups on (run, name, step),
-about 5 µs a point however long the series is. Charts smooth on the client, so the picked
-points read as well as the means at this density.
-
-Each metric costs one query for all runs (or two, when some are averaged and some picked),
-and rows are read straight from the cursor: the ORM's per-value converters cost more than
-the query itself at 8 × 500 rows. Times travel as whole microseconds since the epoch: on
-PostgreSQL the database computes them, because Django's timestamptz loader is Python code
-that costs more per row than the lookup itself.
-
-On PostgreSQL the picked steps are an array joined to the points, one index-only probe of
-(run, name, step) INCLUDE (value, time) per step; the planner reads a list of ORs as bitmap
-scans, which visit the table's pages as well: twice the pages, and 8 × 500 picks of 5
-metrics already outgrow a default shared_buffers.
+A small series is reduced as runs/metrics_query.py does it (the database's bucket means, which
+read every point); a long one gives one logged point per bucket instead, fetched by index lookups
+on (run, name, step), so its cost follows the points drawn. One query per metric for all runs,
+rows read straight from the cursor; on PostgreSQL the picked steps are an array joined to the
+points (index-only probes), and the database computes the times.
+Details: docs/capabilities/compare.md#how-a-long-series-is-read; figures: bench/README.md (compare).
 """
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, UTC

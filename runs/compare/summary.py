@@ -3,9 +3,8 @@ from django.utils import timezone
 
 from runs.compare.fetch import step_bounds
 from runs.compare.series import MetricSeries
+from worker.trainer.metric_names import ROLLOUT_REWARD_MEAN
 
-REWARD_METRIC = "rollout/reward_mean"
-TOKENS_METRIC = "system/generation_tokens_per_s"
 
 
 def run_summary(run, reward: MetricSeries, tokens: MetricSeries, last_reward: float | None,
@@ -31,10 +30,10 @@ def run_summary(run, reward: MetricSeries, tokens: MetricSeries, last_reward: fl
 def run_summaries(runs: list, reward: MetricSeries, tokens: MetricSeries, last: dict | None = None) -> list[dict]:
     """`last`: step_bounds() already read for these runs and the reward metric, if at hand."""
     if last is None:
-        last = step_bounds([run.pk for run in runs], [REWARD_METRIC])
+        last = step_bounds([run.pk for run in runs], [ROLLOUT_REWARD_MEAN])
     summaries = []
     for run in runs:
-        bounds = last.get((run.pk, REWARD_METRIC))
+        bounds = last.get((run.pk, ROLLOUT_REWARD_MEAN))
         summaries.append(run_summary(run, reward, tokens, bounds and bounds.last_value, bounds and bounds.hi))
     return summaries
 

@@ -13,6 +13,8 @@ from typing import Any
 from runs.diagnosis.run_config import ahead_bound, setting
 from runs.diagnosis.time_split import OTHER, PARTS, TimeSplit
 from runs.diagnosis.window import Window
+from worker.trainer.metric_names import (ASYNC_AHEAD_BOUND, ROLLOUT_GROUP_GENERATION_S, ROLLOUT_GROUP_SCORING_S,
+                                         SYSTEM_TRAIN_SECONDS_BESIDE_GENERATION)
 
 WAIT_SHARE = 0.25  # waiting for rollouts, weight sync or evaluation: a bottleneck above this share
 TRAINING_SHARE = 0.5  # training: a bottleneck above this share ...
@@ -44,7 +46,7 @@ def unexplained(split: TimeSplit, window: Window) -> bool:
 
 def scoring_dominates(window: Window) -> bool:
     """Scoring a group took longer than generating it (where the run logged both)."""
-    scoring, generation = window.mean("rollout/group_scoring_s"), window.mean("rollout/group_generation_s")
+    scoring, generation = window.mean(ROLLOUT_GROUP_SCORING_S), window.mean(ROLLOUT_GROUP_GENERATION_S)
     return scoring is not None and generation is not None and scoring > generation
 
 
@@ -73,7 +75,7 @@ def bound_near_its_limit(queue: Mapping[str, Any], ahead: int) -> str | None:
 def staleness_bound(window: Window, config: Mapping[str, Any]) -> int:
     """The staleness bound in groups ahead of the trainer, as the trainer logged it, or derived
     from the config (runs before async/ahead_bound)."""
-    logged = window.mean("async/ahead_bound")
+    logged = window.mean(ASYNC_AHEAD_BOUND)
     return round(logged) if logged is not None else ahead_bound(config)
 
 
@@ -81,7 +83,7 @@ def device_of(window: Window, config: Mapping[str, Any]) -> str | None:
     """"cpu" or "gpu" where the config or the metrics tell (the control plane does not record the
     worker's devices); None where they do not."""
     if setting(config, "cpu_sharing") in ("split_cores", "take_turns") or window.has(
-            "system/train_seconds_beside_generation"):
+            SYSTEM_TRAIN_SECONDS_BESIDE_GENERATION):
         return "cpu"
     gpus = setting(config, "vllm_tensor_parallel_size") * setting(config, "vllm_data_parallel_size")
     if (setting(config, "weight_sync_backend") == "nccl" or gpus > 1 or setting(config, "judge_gpus")

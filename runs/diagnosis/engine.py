@@ -16,6 +16,8 @@ from runs.diagnosis.suggestions import suggestions_for
 from runs.diagnosis.time_split import TimeSplit, split_of
 from runs.diagnosis.window import Window
 from runs.diagnosis.wording import sentence_of, too_short_sentence
+from worker.trainer.metric_names import (ASYNC_AHEAD_BOUND, ASYNC_BLOCKED_BY_QUEUE, ASYNC_PAUSED_SHARE,
+                                         ROLLOUT_GROUP_GENERATION_S, ROLLOUT_GROUP_SCORING_S)
 
 MIN_STEPS = 5  # measured steps after the first a diagnosis needs; fewer: "too_short"
 EVIDENCE = {  # evidence name -> (section, key) of the numbers behind the sentence
@@ -28,8 +30,8 @@ EVIDENCE = {  # evidence name -> (section, key) of the numbers behind the senten
     "queue_fullness": ("queue", "fullness"),
     "dropped_share": ("staleness", "dropped_share"),
 }
-ROLLOUT_TIMES = ("rollout/group_generation_s", "rollout/group_scoring_s", "async/ahead_bound",
-                 "async/blocked_by_queue", "async/paused_share")
+ROLLOUT_TIMES = (ROLLOUT_GROUP_GENERATION_S, ROLLOUT_GROUP_SCORING_S, ASYNC_AHEAD_BOUND,
+                 ASYNC_BLOCKED_BY_QUEUE, ASYNC_PAUSED_SHARE)
 
 
 @dataclass(frozen=True)

@@ -7,18 +7,26 @@ from dataclasses import replace
 
 from runs.diagnosis.engine import Diagnosis, diagnose
 from runs.diagnosis.startable import startable
-from runs.diagnosis.window import STEP_TIME, WINDOW_STEPS
+from runs.diagnosis.window import WINDOW_STEPS
 from runs.metrics_query import latest_per_step
 from runs.models import MetricPoint, Run
+from worker.trainer.metric_names import (ASYNC_AHEAD_BOUND, ASYNC_BLOCKED_BY_INFLIGHT_CAP, ASYNC_BLOCKED_BY_QUEUE,
+                                         ASYNC_BLOCKED_BY_STALENESS, ASYNC_DROPPED_STALE, ASYNC_IN_FLIGHT,
+                                         ASYNC_MAX_INFLIGHT, ASYNC_PAUSED_SHARE, ASYNC_QUEUE_DEPTH,
+                                         ASYNC_STALENESS_MEAN, ASYNC_WAIT_FOR_ROLLOUTS_S, ROLLOUT_GROUP_GENERATION_S,
+                                         ROLLOUT_GROUP_SCORING_S, SYSTEM_GENERATION_TOKENS_PER_S, SYSTEM_STEP_TIME_S,
+                                         SYSTEM_TRAINING_TOKENS_PER_S, SYSTEM_TRAIN_SECONDS,
+                                         SYSTEM_TRAIN_SECONDS_BESIDE_GENERATION, SYSTEM_WAIT_FOR_EVALUATION_S,
+                                         SYSTEM_WEIGHT_SYNC_S)
 
 # Every metric the engine reads (runs/diagnosis/*): those a run did not log are simply absent.
 READ = (
-    STEP_TIME, "async/wait_for_rollouts_s", "system/train_seconds", "system/weight_sync_s",
-    "system/wait_for_evaluation_s", "system/generation_tokens_per_s", "system/training_tokens_per_s",
-    "system/train_seconds_beside_generation", "async/staleness_mean", "async/dropped_stale", "async/queue_depth",
-    "async/in_flight", "async/max_inflight", "async/ahead_bound", "async/blocked_by_staleness",
-    "async/blocked_by_inflight_cap", "async/blocked_by_queue", "rollout/group_generation_s",
-    "rollout/group_scoring_s", "async/paused_share",
+    SYSTEM_STEP_TIME_S, ASYNC_WAIT_FOR_ROLLOUTS_S, SYSTEM_TRAIN_SECONDS, SYSTEM_WEIGHT_SYNC_S,
+    SYSTEM_WAIT_FOR_EVALUATION_S, SYSTEM_GENERATION_TOKENS_PER_S, SYSTEM_TRAINING_TOKENS_PER_S,
+    SYSTEM_TRAIN_SECONDS_BESIDE_GENERATION, ASYNC_STALENESS_MEAN, ASYNC_DROPPED_STALE, ASYNC_QUEUE_DEPTH,
+    ASYNC_IN_FLIGHT, ASYNC_MAX_INFLIGHT, ASYNC_AHEAD_BOUND, ASYNC_BLOCKED_BY_STALENESS,
+    ASYNC_BLOCKED_BY_INFLIGHT_CAP, ASYNC_BLOCKED_BY_QUEUE, ROLLOUT_GROUP_GENERATION_S,
+    ROLLOUT_GROUP_SCORING_S, ASYNC_PAUSED_SHARE,
 )
 
 
@@ -48,7 +56,7 @@ def last_steps(run: Run) -> dict[int, int]:
     stored twice. Enough of them for the window: WINDOW_STEPS, the run's first step (left out by
     the engine) and the step before the window (it tells whether the window's first began an
     attempt), twice over for the attempts' first steps left out and the steps stored twice."""
-    points = (MetricPoint.objects.filter(run=run, name=STEP_TIME).order_by("-step", "-attempt")
+    points = (MetricPoint.objects.filter(run=run, name=SYSTEM_STEP_TIME_S).order_by("-step", "-attempt")
               .values_list("step", "attempt")[:2 * (WINDOW_STEPS + 2)])
     steps: dict[int, int] = {}
     for step, attempt in points:

@@ -6,13 +6,15 @@ counts their sum as its length, so no part is negative and the shares sum to 1.
 """
 from dataclasses import dataclass
 
-from runs.diagnosis.window import STEP_TIME, Window
+from runs.diagnosis.window import Window
+from worker.trainer.metric_names import (ASYNC_WAIT_FOR_ROLLOUTS_S, SYSTEM_STEP_TIME_S, SYSTEM_TRAIN_SECONDS,
+                                         SYSTEM_WAIT_FOR_EVALUATION_S, SYSTEM_WEIGHT_SYNC_S)
 
 PARTS = {
-    "waiting_for_rollouts": "async/wait_for_rollouts_s",
-    "training": "system/train_seconds",
-    "weight_sync": "system/weight_sync_s",
-    "evaluation": "system/wait_for_evaluation_s",  # logged on sync steps only: 0 elsewhere
+    "waiting_for_rollouts": ASYNC_WAIT_FOR_ROLLOUTS_S,
+    "training": SYSTEM_TRAIN_SECONDS,
+    "weight_sync": SYSTEM_WEIGHT_SYNC_S,
+    "evaluation": SYSTEM_WAIT_FOR_EVALUATION_S,  # logged on sync steps only: 0 elsewhere
 }
 OTHER = "other"
 
@@ -36,7 +38,7 @@ def split_of(window: Window) -> TimeSplit | None:
     totals = dict.fromkeys([*PARTS, OTHER], 0.0)
     for step in window.measured:
         parts = {part: max(0.0, window.at(name, step)) for part, name in PARTS.items()}
-        length = max(window.at(STEP_TIME, step), sum(parts.values()))
+        length = max(window.at(SYSTEM_STEP_TIME_S, step), sum(parts.values()))
         for part, seconds in {**parts, OTHER: length - sum(parts.values())}.items():
             totals[part] += seconds
     count = len(window.measured)

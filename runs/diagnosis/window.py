@@ -5,10 +5,11 @@ from dataclasses import dataclass
 from math import isfinite
 from statistics import fmean
 
+from worker.trainer.metric_names import ASYNC_WAIT_FOR_ROLLOUTS_S, SYSTEM_STEP_TIME_S, SYSTEM_TRAIN_SECONDS
+
 WINDOW_STEPS = 20
-STEP_TIME = "system/step_time_s"
 # What every training step logs: a step with none of them (an evaluation's own) is not one.
-STEP_METRICS = (STEP_TIME, "async/wait_for_rollouts_s", "system/train_seconds")
+STEP_METRICS = (SYSTEM_STEP_TIME_S, ASYNC_WAIT_FOR_ROLLOUTS_S, SYSTEM_TRAIN_SECONDS)
 
 
 @dataclass(frozen=True)
@@ -28,7 +29,7 @@ class Window:
         steps = tuple(logged[-size:])
         kept = set(steps)
         values = {name: {step: value for step, value in points if step in kept} for name, points in finite.items()}
-        measured = tuple(step for step in steps if step in values.get(STEP_TIME, {}))
+        measured = tuple(step for step in steps if step in values.get(SYSTEM_STEP_TIME_S, {}))
         return cls(values, steps, measured)
 
     @property

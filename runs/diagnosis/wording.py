@@ -2,6 +2,7 @@
 from runs.diagnosis.findings import Findings
 from runs.diagnosis.run_config import setting
 from runs.diagnosis.suggestions import held_phrase, rates_phrase
+from worker.trainer.metric_names import ASYNC_PAUSED_SHARE, ROLLOUT_GROUP_GENERATION_S, ROLLOUT_GROUP_SCORING_S
 
 NAMES = {"waiting_for_rollouts": "waiting for rollouts", "training": "training", "weight_sync": "weight sync",
          "evaluation": "evaluation", "other": "the rest"}
@@ -36,7 +37,7 @@ def generation(findings: Findings) -> str:
 
 def paused_phrase(findings: Findings) -> str:
     """Taking turns, generation stops while the trainer trains: said where that was much of the time."""
-    paused = findings.window.mean("async/paused_share")
+    paused = findings.window.mean(ASYNC_PAUSED_SHARE)
     return f", and it was paused for training {paused:.0%} of the time" if paused and paused >= 0.3 else ""
 
 
@@ -59,8 +60,8 @@ def remedy(findings: Findings) -> str:
 
 
 def scoring(findings: Findings) -> str:
-    scoring_s = findings.window.mean("rollout/group_scoring_s") or 0.0
-    generation_s = findings.window.mean("rollout/group_generation_s") or 0.0
+    scoring_s = findings.window.mean(ROLLOUT_GROUP_SCORING_S) or 0.0
+    generation_s = findings.window.mean(ROLLOUT_GROUP_GENERATION_S) or 0.0
     return (f"Scoring is the bottleneck: the trainer waited {of_step(findings, 'waiting_for_rollouts')} for rollouts, "
             f"and scoring a group took {scoring_s:.1f} s against {generation_s:.1f} s to generate it: the reward "
             "is slow.")

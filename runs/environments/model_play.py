@@ -3,7 +3,7 @@
 Offered only where the control plane can import the trainer stack (torch, transformers) and the
 model is prepared under MODELS_DIR: a dry run must not download a model, nor load one from an
 arbitrary path. The web process only asks model_play_problem (which imports neither); `load` runs
-in a process of the control plane's consumer (dry_run_job.py), which keeps the model loaded for
+in a process of the control plane's consumer (model_dry_run.py), which keeps the model loaded for
 its next dry run. Generation is greedy and one at a time.
 """
 import importlib.util

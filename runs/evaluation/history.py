@@ -5,6 +5,7 @@ from statistics import fmean
 
 from runs.evaluation.passing import passes
 from runs.models import MetricPoint
+from worker.trainer.metric_names import EVAL_PREFIX
 
 OUTCOME_FILTERS = {
     "passed": "passes at this evaluation",
@@ -56,7 +57,7 @@ def flips(before: dict[int, bool] | None, now: dict[int, bool]) -> dict:
 def _eval_metrics(run) -> dict[int, dict[str, float]]:
     """The eval/ metrics the trainer reported (pass@k, per-function means, ...), per step."""
     found = defaultdict(dict)
-    points = MetricPoint.objects.filter(run=run, name__startswith="eval/").values_list("step", "name", "value")
+    points = MetricPoint.objects.filter(run=run, name__startswith=EVAL_PREFIX).values_list("step", "name", "value")
     for step, name, value in points:
         found[step][name] = value
     return found

@@ -1,5 +1,5 @@
 """A new run's GPU count against the live workers of its pool: refused at creation, naming the
-numbers, rather than failed by a worker minutes later (worker/trainer/config.py's gpus_needed)."""
+numbers, rather than failed by a worker minutes later (worker/trainer/config/layout.py's gpus_needed)."""
 from runs.fleet.asking import current_fleet
 from worker.broker import DEFAULT_QUEUE
 from worker.trainer.config import TrainingConfig as ConfigSchema

@@ -1,7 +1,7 @@
 from runs.models.checkpoint_upload import CheckpointUpload, UploadBusy, UploadState
 from runs.models.dataset import Dataset
 from runs.models.environment import Environment, EnvironmentReward
-from runs.models.environment_dry_run import DryRunState, EnvironmentDryRun
+from runs.models.environment_dry_run import EnvironmentDryRun, EnvironmentDryRunState
 from runs.models.hub_push import HubPush, HubPushStatus
 from runs.models.reward import RewardFunction
 from runs.models.reward_dry_run import RewardDryRun, RewardDryRunState
@@ -12,7 +12,7 @@ from runs.models.telemetry import (
 )
 
 __all__ = [
-    "Alarm", "Checkpoint", "CheckpointUpload", "Dataset", "DryRunState", "Environment", "EnvironmentDryRun",
+    "Alarm", "Checkpoint", "CheckpointUpload", "Dataset", "Environment", "EnvironmentDryRun", "EnvironmentDryRunState",
     "EnvironmentReward", "EvalOutcome", "EventCursor", "HubPush", "HubPushStatus", "IllegalTransition", "LogLine",
     "MetricPoint", "RetrainedMetricPoint", "RewardDryRun", "RewardDryRunState", "RewardFunction", "Run",
     "RunEvalReward", "RunReward", "RunStatus",

@@ -1,11 +1,10 @@
 """Form fields generated from a pydantic schema: the training config's knobs, grouped, each
 with its default and one-line help, and the same for a dataset generator's parameters.
 
-The schema stays the only definition of a knob: this module reads types, defaults and help
-from it and never lists fields by hand. Validation is the schema's too; the form only turns
-what was typed into the raw values the schema validates.
-
-Used by the config pages and the new-run page ("edit a copy inline"):
+The schema stays the only definition of a knob: this module reads types, defaults and help from
+it and never lists fields by hand. Validation is the schema's too; the form only turns what was
+typed into the raw values the schema validates. Used by the config pages and the new-run page
+("edit a copy inline"):
 
     groups = config_field_groups(values, errors)          # -> template context
     {% include "library/configs/_fields.html" with groups=groups %}

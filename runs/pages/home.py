@@ -7,7 +7,7 @@ from django.shortcuts import render
 from runs.actions.liveness import mark_lost_runs
 from runs.demo_definitions import DEMOS
 from runs.models import Dataset, RewardFunction, Run, TrainingConfig
-from runs.pages.watch.runs_list import recent_runs
+from runs.pages.watch.listed_runs import recent_runs
 
 RECENT = 10
 # One line on what each demo is, beside its title and what to watch (both from its definition).

@@ -1,17 +1,12 @@
 """Which hosts an endpoint judge may call.
 
-A judge's `base_url` is called from inside the lab: by the control plane's consumer (dry runs,
-whose results show the endpoint's answers and errors) and by the workers (runs). A URL naming an
-internal address (the database, Redis, a cloud's metadata service at 169.254.169.254, the control
-plane itself) would let any user make those machines send requests there and read what comes
-back. So a judge's host must resolve to public addresses only, unless an operator lists it in
-JUDGE_ENDPOINT_HOSTS (a lab's own judge server on its network; `*` lists every host).
-
-Checked when the reward is saved, and again where it is called from the control plane (a dry run)
-and when a run starts, since a name may resolve elsewhere later. A host that does not resolve is
-let through when saved (this machine may not see the endpoint's DNS) and refused when called.
-Between those checks a name can change its answer at every lookup (DNS rebinding), so the judge's
-client also checks each connection's address, on the worker and in a dry run (public_hosts.py).
+A judge's `base_url` is called from inside the lab (the control plane's dry runs, the workers'
+runs); an internal address there (the database, Redis, a cloud's metadata service) would let any
+user make those machines send requests and read what comes back. So a host must resolve to
+public addresses only, unless an operator lists it in JUDGE_ENDPOINT_HOSTS. Checked when the
+reward is saved (a host that does not resolve is let through), before a dry run calls it and when
+a run starts; the judge's client checks each connection again (public_hosts.py).
+Details: docs/security.md#judges-keys-and-endpoints.
 """
 import socket
 from urllib.parse import urlsplit

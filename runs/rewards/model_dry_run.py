@@ -4,9 +4,9 @@ These rewards are models: a served judge needs a vLLM server started (minutes on
 endpoint judge a network call per completion, a reward model its weights loaded. None of that
 happens inside a request: the request validates and reads the rows, stores a RewardDryRun and
 answers 202 (api/views/library.py); `score` runs in a process of the consumer
-(runs/background/reward_dry_runs.py) and writes its progress on the row, queued → loading →
-scoring row k of n → done, with the report a built-in's dry run answers plus each judge's raw
-answer, or failed with why. The web process imports neither torch nor vLLM, only `problem`.
+(runs/background/dry_run_jobs.py, as an environment's dry run played by the model) and marks each
+row: queued → loading → scoring row k of n → done, with the report a built-in's dry run answers
+plus each judge's raw answer, or failed with why. The web process imports neither torch nor vLLM.
 
 Models come from this machine's MODELS_DIR only (as a model-played environment dry run): a dry
 run neither downloads a model nor loads one from an arbitrary path.
@@ -19,7 +19,9 @@ from pathlib import Path
 
 from django.conf import settings
 
-from runs.background.tasks import enqueue
+from runs.background import dry_run_jobs
+from runs.background.dry_run_jobs import DryRunJob, stopped
+from runs.background.limits import REWARD_DRY_RUNS
 from runs.environments.model_play import local_model_path
 from runs.models import RewardDryRun, RewardFunction
 from runs.rewards.endpoint_hosts import endpoint_problem, host_listed
@@ -65,34 +67,22 @@ def problem(reward: RewardFunction) -> str | None:
 
 
 def ask(reward: RewardFunction, user, dataset_id: int, rows: list[DryRunRow]) -> RewardDryRun:
-    """Stores the dry run with its rows (as JSON) and has it scored once the request's transaction commits."""
+    """Stores the dry run with its rows (as JSON), in a place of the user's, and has it scored once
+    the request's transaction commits."""
     stored = [{**asdict(row), "columns": json_safe(row.columns)} for row in rows]
-    dry_run = RewardDryRun.ask(reward, user, {"dataset": dataset_id, "rows": stored}, rows_total=len(rows))
-    enqueue(TASK, dry_run.pk)
-    return dry_run
+    return dry_run_jobs.ask(JOB, reward, user, {"dataset": dataset_id, "rows": stored}, rows_total=len(rows))
 
 
-def score(dry_run_id: int) -> None:
-    """Scores a dry run not finished yet; one delivered again after a lost consumer is scored again."""
-    dry_run = RewardDryRun.objects.select_related("reward").filter(pk=dry_run_id).first()
-    if dry_run is None or dry_run.finished:
-        return
+def score(dry_run: RewardDryRun) -> dict:
+    """The rows scored by the reward's model, served or loaded here and stopped after, each marked done."""
     reward = dry_run.reward
-    if reason := problem(reward):
-        dry_run.fail(reason)
-        return
     rows = [DryRunRow(**row) for row in dry_run.asked["rows"]]
-    dry_run.mark_loading()
-    try:
-        with _scorer(reward) as scorer:
-            results = []
-            for done, row in enumerate(rows, start=1):
-                results.append(scorer(row))
-                dry_run.mark_rows_done(done)
-    except Exception as exc:  # noqa: BLE001 (whatever stopped it is what the page shows)
-        dry_run.fail(_failure(exc))
-        return
-    dry_run.finish(report(reward, dry_run.asked["dataset"], results))
+    with _scorer(reward) as scorer:
+        results = []
+        for done, row in enumerate(rows, start=1):
+            results.append(scorer(row))
+            dry_run.mark_progress(done)
+    return report(reward, dry_run.asked["dataset"], results)
 
 
 def _failure(exc: Exception) -> str:
@@ -103,7 +93,7 @@ def _failure(exc: Exception) -> str:
         return f"the judge's vLLM server did not start: {exc}"
     if name == "RewardModelRefused":
         return f"the reward model is refused: {exc}"
-    return f"the dry run stopped: {name}: {exc}"
+    return stopped(exc)
 
 
 def report(reward: RewardFunction, dataset_id: int, rows: list[dict]) -> dict:
@@ -235,3 +225,7 @@ class _RewardModelScorer:
     def __exit__(self, *exc):
         if self.model is not None:
             self.model.close()
+
+
+JOB = DryRunJob(task=TASK, table=RewardDryRun, places=REWARD_DRY_RUNS,
+                problem=lambda dry_run: problem(dry_run.reward), work=score, failure=_failure)

@@ -1,4 +1,4 @@
-"""The command line reference, read from the parser `./grpo` itself uses (`client.cli.parser()`),
+"""The command line reference, read from the parser `./grpo` itself uses (`client.cli.main.parser()`),
 so a command added there is documented at the next build."""
 import argparse
 from collections.abc import Iterator

@@ -25,7 +25,7 @@ def settings_part() -> str:
 
 
 def cli_part() -> str:
-    from client.cli import parser
+    from client.cli.main import parser
     return cli_reference.cli_markdown(parser())
 
 

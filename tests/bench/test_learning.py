@@ -9,7 +9,7 @@ from bench.learning import (
     parse_weights, summary_rows, verdict, wilson, with_dataset, with_weights,
 )
 from runs.demo_definitions import DEMOS
-from tests.bench.tables import table_rows, tables_in
+from tests.support.bench_tables import table_rows, tables_in
 
 
 def test_wilson_matches_the_textbook_figure_and_stays_inside_zero_and_one():

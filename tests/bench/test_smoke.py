@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.bench.tables import table_rows, tables_in
 from tests.support.asgi_server import ROOT
+from tests.support.bench_tables import check_load_table, table_rows, tables_in
 
 BENCH = ROOT / "bench"
 # Modules of bench/ that are not benchmarks: the package, what every script shares, and the
@@ -128,13 +128,6 @@ def test_a_benchmark_without_a_model_runs_its_smoke_mode_to_its_table(name, tmp_
     assert_headers(name, output, headers)
     if name == "load":
         check_load_table(output)
-
-
-def check_load_table(output: str) -> None:
-    """Every target has a row with a verdict, and what the load did went through (tests/bench/test_load.py)."""
-    from tests.bench.test_load import check_table
-
-    check_table(output)
 
 
 # --------------------------------------------------------------------------- a model, no vLLM

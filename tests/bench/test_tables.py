@@ -1,6 +1,6 @@
 """Reading back the tables a benchmark printed, which the smoke test checks."""
 from bench.report import markdown_table
-from tests.bench.tables import table_rows, tables_in
+from tests.support.bench_tables import table_rows, tables_in
 
 
 def test_each_printed_table_is_read_back_header_first_without_its_rule():

@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from client.api import ControlPlane
-from client.cli import main
+from client.cli.main import main
 
 HUB_TOKEN = "hf_0123456789abcdefghijklmnopqrstuv"
 

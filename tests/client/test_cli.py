@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from client.api import ControlPlane
-from client.cli import main
+from client.cli.main import main
 from tests.support.asgi_server import SEED_RUN, AsgiServer
 
 ROOT = Path(__file__).resolve().parents[2]

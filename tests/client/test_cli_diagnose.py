@@ -7,9 +7,9 @@ import httpx
 import pytest
 
 from client.api import ControlPlane
-from client.cli import main
+from client.cli.main import main
 from runs.diagnosis.engine import diagnose
-from tests.runs.diagnosis.made_up_runs import CONFIG, series, step_of
+from tests.support.made_up_runs import CONFIG, series, step_of
 
 CAP_HELD = step_of(12.4, 6.0, 1.0, other=0.6, async__blocked_by_inflight_cap=0.9, async__blocked_by_staleness=0.0,
                    async__ahead_bound=8)
@@ -48,7 +48,7 @@ def test_diagnose_json_prints_the_document_as_the_api_gave_it(grpo):
 
 
 def test_a_suggestion_that_changes_two_knobs_names_both():
-    from client.cli_runs import knob_change
+    from client.cli.runs import knob_change
 
     change = {"knob": "per_device_train_batch_size", "current": 2, "proposed": 4,
               "also_set": {"gradient_accumulation_steps": 4}}

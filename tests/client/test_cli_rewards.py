@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from client.api import ControlPlane
-from client.cli import main
+from client.cli.main import main
 from tests.support.asgi_server import SEED_RUN, AsgiServer
 
 KEY = "sk-cli-judge-key-0123456789abcdef"

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from client.api import ControlPlane
-from client.cli import main, parser
+from client.cli.main import main, parser
 from client.operations import CALLED_BY, EXCLUDED, NOT_ON_THE_COMMAND_LINE, OUTSIDE_THE_SCHEMA
 
 HTTP_METHODS = ("get", "post", "put", "patch", "delete")

@@ -5,7 +5,7 @@ import httpx
 import pytest
 
 from client.api import ControlPlane
-from client.cli import main
+from client.cli.main import main
 from client.downloads import DownloadBroken
 
 WHOLE = bytes(range(256)) * 64

@@ -1,8 +1,8 @@
-"""The command tree `client.cli.parser()` builds, which the CLI reference is generated from: every
+"""The command tree `client.cli.main.parser()` builds, which the CLI reference is generated from: every
 command and argument says what it is, and every command answers --json the same way."""
 import argparse
 
-from client.cli import parser
+from client.cli.main import parser
 
 
 def commands(command: argparse.ArgumentParser, path: tuple[str, ...] = ()):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from client.cli import parser
+from client.cli.main import parser
 
 ROOT = Path(__file__).resolve().parents[2]
 MARKDOWN_LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")

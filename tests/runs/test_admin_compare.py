@@ -1,21 +1,11 @@
 """The Run admin: columns, filters, the "Compare selected runs" action, read-only telemetry."""
 import pytest
-from django.contrib.auth import get_user_model
-from django.test import Client
 
 from runs.models import Alarm, Run, RunReward, Sample
 from tests.support.telemetry import add_points
 from worker.trainer.config import TrainingConfig as ConfigSchema
 
 CHANGELIST = "/admin/runs/run/"
-
-
-@pytest.fixture
-def admin_client_for_staff(db):
-    staff = get_user_model().objects.create_user("boss", password="boss-pass-123", is_staff=True, is_superuser=True)
-    client = Client()
-    client.force_login(staff)
-    return client
 
 
 @pytest.fixture

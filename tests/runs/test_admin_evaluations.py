@@ -1,10 +1,9 @@
 """Evaluation outcomes in the admin: listed with their prompt and pass counts, read-only."""
 from runs.models import EvalOutcome
-from tests.runs.test_admin_compare import admin_client_for_staff  # noqa: F401 (a fixture)
 from tests.support.evaluations import store_evaluations
 
 
-def test_evaluation_outcomes_are_listed_and_read_only(admin_client_for_staff, run):  # noqa: F811
+def test_evaluation_outcomes_are_listed_and_read_only(admin_client_for_staff, run):
     store_evaluations(run, {0: [True, False]})
     listed = admin_client_for_staff.get(f"/admin/runs/evaloutcome/?run__id__exact={run.pk}").content.decode()
     assert "What is 1 + 1?" in listed and "What is 2 + 2?" in listed

@@ -3,6 +3,7 @@ import pytest
 from django.utils import timezone
 
 from runs.models import Checkpoint, RewardFunction, Run, RunStatus
+from tests.support.ingest import post_events
 from worker.trainer.config import TrainingConfig as ConfigSchema
 
 
@@ -345,8 +346,6 @@ def test_the_allowed_actions_are_read_only(owner_api, run):
 
 def test_a_resumed_run_charts_each_step_once_and_keeps_the_earlier_attempts_values(
         owner_api, anon_api, started_run, broker, django_capture_on_commit_callbacks):
-    from tests.runs.test_ingest import post_events
-
     def report(steps, reward, source, token):
         events = [{"seq": i + 1, "type": "metrics", "step": step, "values": {"train/reward": reward}}
                   for i, step in enumerate(steps)]

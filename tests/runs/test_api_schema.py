@@ -2,18 +2,11 @@
 import re
 
 import jsonschema
-import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 
 from runs.models import Checkpoint
-
-
-@pytest.fixture
-def schema(owner_api):
-    response = owner_api.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
-    assert response.status_code == 200, response.content
-    return response.json()
+from tests.support.api_schema import assert_as_documented, documented_body
 
 
 def test_the_schema_lists_crud_and_run_actions(schema):
@@ -61,20 +54,6 @@ def test_the_schema_says_a_hub_push_is_accepted_for_later_and_never_returns_the_
     assert components["PushToHubRequest"]["properties"]["token"]["writeOnly"] is True
     assert "token" not in components["HubPush"]["properties"]
     assert "get" in schema["paths"]["/api/runs/{run_id}/pushes/"]
-
-
-def documented_body(schema, path: str, method: str, response) -> dict:
-    """The JSON schema the OpenAPI document gives for this response's status; fails when the
-    status is not listed. Its $refs resolve against the whole document."""
-    responses = schema["paths"][path][method]["responses"]
-    code = str(response.status_code)
-    assert code in responses, f"{method.upper()} {path} answered {code}, not listed in {sorted(responses)}"
-    assert response["Content-Type"].startswith("application/json")
-    return {**responses[code]["content"]["application/json"]["schema"], "components": schema["components"]}
-
-
-def assert_as_documented(schema, path: str, method: str, response) -> None:
-    jsonschema.validate(response.json(), documented_body(schema, path, method, response))
 
 
 def test_a_runs_checkpoints_come_back_in_the_shape_the_schema_gives(schema, owner_api, run):

@@ -8,7 +8,7 @@ import tarfile
 import pytest
 
 from runs.models import Checkpoint
-from tests.runs.test_api_checkpoint_upload import FILES, complete, manifest, upload_all
+from tests.support.checkpoint_uploads import FILES, complete, manifest, upload_all
 from worker.trainer.checkpoints.manifest import ARCHIVE_MANIFEST
 
 

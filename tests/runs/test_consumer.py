@@ -10,7 +10,7 @@ from controlplane.asgi import application
 from runs.consumers import NOT_FOUND
 from runs.events import LIVE_TYPES, publish
 from runs.live_messages import HelloMessage, PongMessage, live_message_adapter
-from tests.runs.live_examples import wire_messages
+from tests.support.live_examples import wire_messages
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -4,32 +4,28 @@ an unreachable Hub leave behind, which requests are refused before anything star
 and that the token shows nowhere, the task's message included. The queued task runs at once in the
 test's thread (pushes_at_once), except in the last test, where a real server queues it and a real
 consumer of the control plane's queue does it."""
-import base64
 import io
 import json
-import time
 from pathlib import Path, PurePosixPath
 from unittest import mock
 
-import httpx
 import pytest
 from django.conf import settings as django_settings
 
 from runs.actions import hub_push
 from runs.actions.hub_push import PushRequest, local_path, start_push
-from runs.api.views.checkpoint_download import files_of
+from runs.artifacts.readable_checkpoints import files_of
 from runs.artifacts import checkpoint_store as store
 from runs.artifacts.checkpoint_files import CheckpointFile, folder_files
 from runs.background.names import USER_QUEUE, task_name
 from runs.models import HubPush
 from tests.support.asgi_server import SEED_RUN, AsgiServer, free_port, logged_in_client
 from tests.support.controlplane_consumer import running_consumer
+from tests.support.hub_pushes import (FILES, HUB_USER, ON_DISK_CHECKPOINT, TOKEN, checkpoint_on_disk, queued_messages,
+                                      wait_for_push_to_end, write_files)
 from tests.support.hub_server import HubServer
 from tests.support.telemetry import add_checkpoint
 
-TOKEN, HUB_USER = "hf_test_token_0123456789abcdef", "tester"
-FILES = {"model.safetensors": bytes(range(256)) * 40, "config.json": b'{"model_type": "llama"}',
-         "tokenizer/tokenizer.json": b'{"vocab": {}}', "trainer_state.pt": b"optimizer state" * 50}
 SERVED = {path: data for path, data in FILES.items() if path != "trainer_state.pt"}
 
 
@@ -54,19 +50,6 @@ def pushes_at_once():
 
     with mock.patch.object(app, "send_task", side_effect=consume) as send:
         yield send
-
-
-def write_files(folder: Path, files: dict[str, bytes]) -> None:
-    for relative, data in files.items():
-        (folder / relative).parent.mkdir(parents=True, exist_ok=True)
-        (folder / relative).write_bytes(data)
-
-
-def checkpoint_on_disk(run, files=FILES, step=20):
-    """A checkpoint the trainer wrote on this machine, under the run's directory."""
-    folder = Path(django_settings.RUNS_DIR) / str(run.pk) / "checkpoints" / f"step-{step}"
-    write_files(folder, files)
-    return add_checkpoint(run, step, str(folder))
 
 
 def checkpoint_in_store(run, files=FILES, step=20):
@@ -296,21 +279,6 @@ def test_the_token_shows_in_no_answer_no_row_and_no_log(owner_api, run, hub, pus
     assert TOKEN not in caplog.text
 
 
-ON_DISK_CHECKPOINT = """
-import json
-from pathlib import Path
-from django.conf import settings
-from runs.models import Run
-from tests.support.telemetry import add_checkpoint
-run = Run.objects.get()
-folder = Path(settings.RUNS_DIR) / str(run.pk) / "checkpoints" / "step-20"
-for relative, data in FILES.items():
-    (folder / relative).parent.mkdir(parents=True, exist_ok=True)
-    (folder / relative).write_bytes(data)
-print(json.dumps({"checkpoint": add_checkpoint(run, 20, str(folder)).pk}))
-"""
-
-
 def test_a_live_server_answers_at_once_and_a_real_consumer_does_the_push(tmp_path):
     with HubServer(token=TOKEN, user=HUB_USER) as hub, \
             AsgiServer(tmp_path, env={"HF_HUB_ENDPOINT": hub.url}) as server:
@@ -331,20 +299,3 @@ def test_a_live_server_answers_at_once_and_a_real_consumer_does_the_push(tmp_pat
         assert (listed["files_done"], listed["bytes_done"]) == (3, sum(map(len, SERVED.values())))
         assert hub.repos[f"{HUB_USER}/live"].files == SERVED
         assert TOKEN not in "".join(path.read_text() for path in tmp_path.glob("*.log"))
-
-
-def queued_messages(server: AsgiServer) -> list[str]:
-    """The messages waiting on the control plane's queue of the server's filesystem broker, each with its
-    body decoded (kombu keeps it in base64, where a token in clear would not show as itself)."""
-    folder = Path(server.env["DATA_DIR"]) / "broker" / "out"
-    messages = [path.read_text() for path in folder.glob(f"*.{USER_QUEUE}.msg")]
-    return [message + base64.b64decode(json.loads(message)["body"]).decode() for message in messages]
-
-
-def wait_for_push_to_end(client: httpx.Client, run_id: int, timeout_s: float = 90) -> dict:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        [listed] = client.get(f"/api/runs/{run_id}/pushes/").json()
-        if listed["status"] != "pushing" or time.monotonic() > deadline:
-            return listed
-        time.sleep(0.2)

@@ -6,13 +6,7 @@ from channels.layers import get_channel_layer
 from runs.events import run_group
 from runs.live_messages import live_message_adapter
 from runs.models import Checkpoint, EventCursor, LogLine, MetricPoint, Run, Sample
-
-
-def post_events(client, run, events, token=None, source="trainer"):
-    return client.post(
-        f"/api/runs/{run.pk}/events/", {"source": source, "events": events}, format="json",
-        HTTP_AUTHORIZATION=f"Bearer {token if token is not None else run.test_token}",
-    )
+from tests.support.ingest import post_events
 
 
 def metrics(seq, step, **values):

@@ -23,7 +23,7 @@ from runs.live_messages import (
     message_type,
 )
 from runs.models import Alarm, Checkpoint, LogLine, Sample
-from tests.runs.live_examples import EPISODE_ROW, SAMPLE_ROW, all_message_types, wire_messages
+from tests.support.live_examples import EPISODE_ROW, SAMPLE_ROW, all_message_types, wire_messages
 
 RUN_ID = 42
 WIRE = wire_messages(RUN_ID)

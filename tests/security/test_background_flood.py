@@ -10,8 +10,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from runs.models import Dataset, Environment, EnvironmentDryRun, HubPush, RewardDryRun, RewardFunction
-from tests.runs.test_hub_push import HUB_USER, TOKEN, checkpoint_on_disk
-from tests.security import two_users
+from tests.support import two_users
+from tests.support.hub_pushes import HUB_USER, TOKEN, checkpoint_on_disk
 
 FLOOD = 20
 ROWS = b'{"prompt": "1+1", "answer": "2"}\n' * 20

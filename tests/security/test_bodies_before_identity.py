@@ -10,7 +10,7 @@ import json
 import httpx
 import pytest
 
-from tests.security.raw_http import announce_and_send_little, stream_until_answered
+from tests.support.raw_http import announce_and_send_little, stream_until_answered
 from tests.support.streamed_uploads import API_TOKEN
 from tests.support.asgi_server import SEED_RUN, AsgiServer
 

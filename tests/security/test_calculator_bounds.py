@@ -5,7 +5,7 @@ request froze the whole web server for seconds (one more level: hours)."""
 import httpx
 import pytest
 
-from tests.security import hostile_owner
+from tests.support import hostile_owner
 
 HOSTILE = "(((9**64)**64)**64)**64"
 

@@ -7,7 +7,7 @@ import socket
 import httpx
 import pytest
 
-from client.cli import main, parser
+from client.cli.main import main, parser
 
 TOKEN = "3f1c9a7e5b2d4c6a8e0f1a2b3c4d5e6f7a8b9c0d"
 FAR_AWAY = "http://203.0.113.7:8000"  # TEST-NET-3: documentation only, routed nowhere

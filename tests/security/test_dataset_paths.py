@@ -5,7 +5,7 @@ from unittest import mock
 
 import pytest
 
-from tests.security import two_users
+from tests.support import two_users
 
 
 @pytest.fixture(scope="module")

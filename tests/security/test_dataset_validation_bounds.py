@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from tests.security import hostile_owner
+from tests.support import hostile_owner
 from tests.support.controlplane_consumer import running_consumer
 
 ROW_MAX_KB = 256  # above the nested row (200 KB), so that its depth is what is refused

@@ -8,7 +8,7 @@ import time
 import httpx
 import pytest
 
-from tests.security import hostile_owner
+from tests.support import hostile_owner
 
 # About 0.3 s per completion here: well above 1/16 s and below the regex's 1 s on a slower machine.
 SLOW = "a" * 29 + "!"

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-import worker.supervisor as supervisor_module
+import worker.supervision.trainer_launch as trainer_launch
 from worker.settings import WorkerSettings
 from worker.supervisor import RunSupervisor
 from worker.trainer.config import TrainingConfig
@@ -37,7 +37,7 @@ def open_umask():
 
 
 def test_the_spec_file_is_the_owners_alone_from_its_first_byte(tmp_path, monkeypatch, open_umask):
-    monkeypatch.setattr(supervisor_module, "TrainerProcess",
+    monkeypatch.setattr(trainer_launch, "TrainerProcess",
                         lambda *args, **options: SimpleNamespace(start=lambda: None))
     modes_when_renamed = []
     real_replace = os.replace
@@ -49,12 +49,12 @@ def test_the_spec_file_is_the_owners_alone_from_its_first_byte(tmp_path, monkeyp
     monkeypatch.setattr(os, "replace", replace)
     spec = launch_spec(tmp_path)
     supervisor = RunSupervisor(spec, SETTINGS)
-    supervisor.server = SimpleNamespace(url="http://127.0.0.1:9", api_key="the-servers-key")
+    supervisor.servers.here = SimpleNamespace(url="http://127.0.0.1:9", api_key="the-servers-key")
     path = supervisor.output_dir / "spec-1.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("left from an earlier attempt")
     path.chmod(0o644)
-    supervisor._start_trainer()
+    supervisor.trainer.start(supervisor.servers.for_trainer(), shared_memory=None)
 
     assert stat.S_IMODE(path.stat().st_mode) == 0o600 and modes_when_renamed == [0o600]
     written = json.loads(path.read_text())
@@ -66,13 +66,13 @@ def test_the_spec_file_is_the_owners_alone_from_its_first_byte(tmp_path, monkeyp
 
 
 def test_each_attempt_gets_a_secret_of_its_own(tmp_path, monkeypatch):
-    monkeypatch.setattr(supervisor_module, "TrainerProcess",
+    monkeypatch.setattr(trainer_launch, "TrainerProcess",
                         lambda *args, **options: SimpleNamespace(start=lambda: None))
     secrets = set()
     for _ in range(2):
         supervisor = RunSupervisor(launch_spec(tmp_path), SETTINGS)
-        supervisor.server = SimpleNamespace(url="http://127.0.0.1:9", api_key="k")
-        supervisor._start_trainer()
+        supervisor.servers.here = SimpleNamespace(url="http://127.0.0.1:9", api_key="k")
+        supervisor.trainer.start(supervisor.servers.for_trainer(), shared_memory=None)
         secrets.add(json.loads((supervisor.output_dir / "spec-1.json").read_text())["orders_secret"])
     assert len(secrets) == 2
 
@@ -102,7 +102,7 @@ def test_the_spec_file_is_gone_when_the_attempt_ends(tmp_path, monkeypatch):
         def stop(self, grace_s):
             pass
 
-    monkeypatch.setattr(supervisor_module, "TrainerProcess", Trainer)
+    monkeypatch.setattr(trainer_launch, "TrainerProcess", Trainer)
     try:
         supervisor = RunSupervisor(launch_spec(tmp_path, control_plane.url), SETTINGS)
         assert supervisor.run() == "finished"

@@ -1,6 +1,6 @@
 """Attack: a run whose `model` is `--help`, `--config=<file>` or another of vLLM's options, so
 that `vllm serve` reads it as one. The config schema and the worker's path check refuse such a
-name first (worker/trainer/config.py, models/paths.py); whatever reaches the server's start
+name first (worker/trainer/config/, models/paths.py); whatever reaches the server's start
 anyway is refused there, before any process starts, with the reason."""
 import pytest
 

@@ -12,7 +12,7 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from tests.worker.trainer.checkpoints.test_saving import setup, tiny_model, train_one_step  # noqa: E402
+from tests.support.tiny_training import optimizer_and_scheduler, tiny_model, train_one_step  # noqa: E402
 from worker.trainer.checkpoints.plain_reading import CheckpointFileRefused, load_saved_state  # noqa: E402
 from worker.trainer.checkpoints.saving import (  # noqa: E402
     OPTIMIZER_DIR, STATE_FILE, TrainerState, load_trainer_state, save_checkpoint,
@@ -31,7 +31,7 @@ class RunsCode:
 
 def saved_checkpoint(tmp_path):
     model = tiny_model()
-    optimizer, scheduler = setup(model)
+    optimizer, scheduler = optimizer_and_scheduler(model)
     train_one_step(model, optimizer, scheduler)
     path = save_checkpoint(tmp_path / "run", TrainerState(step=1, model_version=1, data_position=16),
                            model, None, optimizer, scheduler)
@@ -40,7 +40,7 @@ def saved_checkpoint(tmp_path):
 
 def resume(path):
     model = transformers.LlamaForCausalLM.from_pretrained(path)
-    optimizer, scheduler = setup(model)
+    optimizer, scheduler = optimizer_and_scheduler(model)
     return load_trainer_state(path, model, optimizer, scheduler)
 
 
@@ -77,7 +77,7 @@ def test_an_optimizer_value_that_runs_code_is_refused(tmp_path):
 
 def test_a_saved_checkpoint_resumes_exactly(tmp_path):
     model = tiny_model()
-    optimizer, scheduler = setup(model)
+    optimizer, scheduler = optimizer_and_scheduler(model)
     train_one_step(model, optimizer, scheduler)
     random.seed(5), np.random.seed(5), torch.manual_seed(5)
     np.random.standard_normal()  # a cached Gaussian is part of numpy's state too
@@ -87,7 +87,7 @@ def test_a_saved_checkpoint_resumes_exactly(tmp_path):
     random.seed(0), np.random.seed(0), torch.manual_seed(0)
 
     restored = transformers.LlamaForCausalLM.from_pretrained(path)
-    optimizer2, scheduler2 = setup(restored)
+    optimizer2, scheduler2 = optimizer_and_scheduler(restored)
     state = load_trainer_state(path, restored, optimizer2, scheduler2)
     assert state == TrainerState(step=3, model_version=2, data_position=48, samples_seen=96)
     assert (random.random(), np.random.standard_normal(3).tolist(), torch.rand(2).tolist()) == expected

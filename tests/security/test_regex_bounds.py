@@ -5,7 +5,7 @@ a pattern that is not one, or too long to be one anybody means, is refused when 
 import httpx
 import pytest
 
-from tests.security import hostile_owner
+from tests.support import hostile_owner
 
 BACKTRACKS = "(a|aa)+$"
 

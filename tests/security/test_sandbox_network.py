@@ -7,7 +7,7 @@ import socket
 
 import pytest
 
-from tests.security import code_author, hostile_owner
+from tests.support import code_author, hostile_owner
 
 REACHES_OUT = '''
 import socket

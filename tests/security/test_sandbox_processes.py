@@ -8,7 +8,7 @@ import random
 import httpx
 import pytest
 
-from tests.security import code_author, hostile_owner
+from tests.support import code_author, hostile_owner
 from tests.support.sandbox import gone, leaves_a_sleeper, reward_source, started
 
 FORK_BOMB = reward_source("while True:\n    os.fork()", imports="import os")

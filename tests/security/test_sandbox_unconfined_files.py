@@ -7,7 +7,7 @@ and not a byte of it. Nothing stored changes."""
 import pytest
 
 from runs.models import RewardFunction
-from tests.security import code_author, hostile_owner
+from tests.support import code_author, hostile_owner
 from tests.support.reward_authors import grant_reward_authoring
 from tests.support.sandbox import one_pool_for_every_owner, reward_source
 from worker.trainer.rewards.sandbox import pool as pool_module

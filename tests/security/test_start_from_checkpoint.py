@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.security import two_users
+from tests.support import two_users
 
 MODEL = "tiny-llama"  # prepared under the server's DATA_DIR/models, named by name
 

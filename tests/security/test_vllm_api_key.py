@@ -9,14 +9,14 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.worker.conftest import missing_modules
+from tests.support.trainer_stack import missing_modules
 from worker.trainer.config import TrainingConfig
 from worker.trainer.inference.api_key_guard import bearer
+from worker.trainer.inference.completions_client import CompletionsClient
 from worker.trainer.inference.launch import new_api_key
 from worker.trainer.inference.readiness import wait_for_health
 from worker.trainer.inference.server import VLLMServer
-from worker.trainer.rollout.client import CompletionsClient
-from worker.trainer.weight_sync.server_api import VllmAdminClient
+from worker.trainer.inference.server_api import VllmAdminClient
 
 REFUSED = "asks the run's API key"
 

@@ -18,7 +18,7 @@ from runs.consumers import ACCESS_LOST
 from runs.events import publish
 from runs.live_messages import live_message_adapter
 from runs.models import Run
-from tests.runs.live_examples import wire_messages
+from tests.support.live_examples import wire_messages
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -100,7 +100,7 @@ class AsgiServer:
             self._log.close()
 
     def __enter__(self):
-        # A server already started (tests/security/two_users.start) is entered as it is: starting it
+        # A server already started (tests/support/two_users.start) is entered as it is: starting it
         # again would leave the first uvicorn running, unstopped, after the test.
         if self.process is not None and self.process.poll() is None:
             return self

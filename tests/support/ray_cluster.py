@@ -28,6 +28,7 @@ FAST_HEALTH_CHECK = {"RAY_health_check_period_ms": "1000", "RAY_health_check_fai
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TOKEN = secrets.token_hex(16)  # this test process's clusters'
 TOKEN_AUTH = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": TOKEN}
+TWO_NODES = ((0, 0), (1, 1))  # (CPUs, GPUs) of node-a (head) and node-b: the placement tests' cluster
 
 
 def free_port() -> int:

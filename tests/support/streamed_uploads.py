@@ -6,7 +6,7 @@ import socket
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.security.raw_http import Answer, _read_answer, head
+from tests.support.raw_http import Answer, _read_answer, head
 from tests.support.asgi_server import SEED_RUN, AsgiServer
 
 BODY_MB = 100

@@ -2,6 +2,8 @@
 database, the way the ingest would, for tests of what reads it."""
 import datetime
 
+from django.utils import timezone
+
 from runs.models import Checkpoint, LogLine, MetricPoint, Sample
 
 NOW = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
@@ -18,6 +20,13 @@ def add_sample(run, step: int, group: int = 0, completion: str = "#### 4", **fie
     defaults = {"prompt": "What is 2 + 2?", "rewards": {"acc": 1.0}, "total_reward": 1.0, "advantage": 0.5,
                 "model_version": step, "staleness": 0, "num_tokens": 3, "finish_reason": "stop"}
     return Sample.objects.create(run=run, step=step, group=group, completion=completion, **{**defaults, **fields})
+
+
+def add_steps(run, values: dict[str, float], steps, attempt: int = 1) -> None:
+    """The same metric values at each of `steps`, stored at once (the time: now)."""
+    now = timezone.now()
+    MetricPoint.objects.bulk_create([MetricPoint(run=run, name=name, step=step, value=value, time=now, attempt=attempt)
+                                     for step in steps for name, value in values.items()])
 
 
 def add_log(run, message: str, level: str = "info") -> LogLine:

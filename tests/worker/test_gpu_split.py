@@ -184,42 +184,42 @@ def gpu_build(monkeypatch):
 
 class TestSupervisor:
     def test_the_trainer_gets_its_share(self, tmp_path, monkeypatch, gpu_build):
-        import worker.supervisor as supervisor_module
+        from worker.supervision import trainer_launch
 
         started = {}
-        monkeypatch.setattr(supervisor_module, "trainer_command",
+        monkeypatch.setattr(trainer_launch, "trainer_command",
                             lambda spec_path, gpus, *rest, **options: started.update(gpus=gpus) or (["trainer"], {}))
-        monkeypatch.setattr(supervisor_module, "TrainerProcess",
+        monkeypatch.setattr(trainer_launch, "TrainerProcess",
                             lambda *args, **options: SimpleNamespace(start=lambda: None))
         supervisor = RunSupervisor(launch_spec(tmp_path, config(tp=2)), settings(gpus=["0", "1", "2", "3"]))
-        supervisor.server = SimpleNamespace(url="http://127.0.0.1:1", api_key="k")
-        supervisor._start_trainer()
-        assert started["gpus"] == "2,3" and supervisor.gpu_split.server_ids == "0,1"
+        supervisor.servers.here = SimpleNamespace(url="http://127.0.0.1:1", api_key="k")
+        supervisor.trainer.start(supervisor.servers.for_trainer(), shared_memory=None)
+        assert started["gpus"] == "2,3" and supervisor.gpus.split.server_ids == "0,1"
 
     def test_the_trainers_spec_says_where_its_served_judges_go(self, tmp_path, monkeypatch, gpu_build):
-        import worker.supervisor as supervisor_module
+        from worker.supervision import trainer_launch
 
         written = []
-        monkeypatch.setattr(supervisor_module, "trainer_command", lambda spec_path, *rest, **options: (["trainer"], {}))
-        monkeypatch.setattr(supervisor_module, "TrainerProcess",
+        monkeypatch.setattr(trainer_launch, "trainer_command", lambda spec_path, *rest, **options: (["trainer"], {}))
+        monkeypatch.setattr(trainer_launch, "TrainerProcess",
                             lambda *args, **options: SimpleNamespace(start=lambda: None))
-        monkeypatch.setattr(supervisor_module, "write_private", lambda path, text: written.append(json.loads(text)))
+        monkeypatch.setattr(trainer_launch, "write_private", lambda path, text: written.append(json.loads(text)))
         for judges, expected in ((1, "1"), (0, "0")):  # their own GPU, or the policy server's
             supervisor = RunSupervisor(launch_spec(tmp_path, config(judges=judges, processes=1)),
                                        settings(gpus=["0", "1", "2"]))
-            supervisor.server = SimpleNamespace(url="http://127.0.0.1:1", api_key="k")
-            supervisor._start_trainer()
+            supervisor.servers.here = SimpleNamespace(url="http://127.0.0.1:1", api_key="k")
+            supervisor.trainer.start(supervisor.servers.for_trainer(), shared_memory=None)
             assert LaunchSpec.model_validate(written[-1]).judge_gpu_ids == expected
 
     def test_the_overrides_still_decide_where_set(self, tmp_path, gpu_build):
         supervisor = RunSupervisor(launch_spec(tmp_path, config()), settings(gpus=["0", "1"], vllm_gpus="1",
                                                                             trainer_gpus="1"))
-        assert supervisor._gpus() == GpuSplit(("1",), ("1",))
+        assert supervisor.gpus.split == GpuSplit(("1",), ("1",))
 
     def test_a_cpu_worker_changes_nothing(self, tmp_path, monkeypatch):
         monkeypatch.setattr(launch_module, "installed_device", lambda: "cpu")
         supervisor = RunSupervisor(launch_spec(tmp_path, config()), settings(gpus=["0"]))
-        assert supervisor._gpus() == ON_CPU
+        assert supervisor.gpus.split == ON_CPU
 
     def test_too_few_gpus_fails_the_run_with_the_numbers_before_anything_starts(self, tmp_path, gpu_build):
         control_plane = StubControlPlane()
@@ -230,7 +230,7 @@ class TestSupervisor:
             assert supervisor.run() == "failed"
         finally:
             control_plane.close()
-        assert supervisor.server is None and supervisor.trainer is None
+        assert supervisor.servers.here is None and supervisor.trainer.process is None
         events = [json.loads(line) for line in (tmp_path / "out" / "events" / "events-supervisor-1.jsonl").open()]
         failed = [event for event in events if event["type"] == "status" and event["status"] == "failed"]
         assert failed and "the config needs 5 GPUs (vLLM 4 = tensor parallel 2 × data parallel 2, trainer 1); " \

@@ -41,7 +41,7 @@ def test_a_run_whose_model_is_missing_on_the_worker_fails_naming_the_model_befor
     missing = str(tmp_path / "not-on-this-worker")
     supervisor = RunSupervisor(launch_spec(tmp_path, control_plane.url, missing), SETTINGS)
     assert supervisor.run() == "failed"
-    assert supervisor.server is None and supervisor.trainer is None
+    assert supervisor.servers.here is None and supervisor.trainer.process is None
     last = reported_statuses(tmp_path)[-1]
     assert last["status"] == "failed" and last["message"] == (
         f"the run's config cannot train on this worker: config.model: model directory '{missing}' does not exist "
@@ -55,5 +55,5 @@ def test_a_run_whose_model_here_is_of_an_unknown_family_fails_naming_the_family(
     (tmp_path / "mamba" / "config.json").write_text(json.dumps({"model_type": "falcon_mamba"}))
     supervisor = RunSupervisor(launch_spec(tmp_path, control_plane.url, str(tmp_path / "mamba")), SETTINGS)
     assert supervisor.run() == "failed"
-    assert supervisor.server is None
+    assert supervisor.servers.here is None
     assert "config.model: model family 'falcon_mamba' is not supported" in reported_statuses(tmp_path)[-1]["message"]

@@ -4,6 +4,7 @@ import json
 import sys
 from pathlib import Path
 import time
+from types import SimpleNamespace
 
 import pytest
 
@@ -44,7 +45,7 @@ def test_redelivered_message_for_a_run_past_queued_does_nothing(tmp_path, contro
     control_plane.status = status
     supervisor = RunSupervisor(LaunchSpec.model_validate(spec(tmp_path, control_plane.url)), SETTINGS)
     assert supervisor.run() == "skipped"
-    assert supervisor.server is None and supervisor.trainer is None
+    assert supervisor.servers.here is None and supervisor.trainer.process is None
 
 
 def test_supervisor_reports_as_its_own_numbered_source(tmp_path, control_plane):
@@ -56,7 +57,7 @@ def test_supervisor_reports_as_its_own_numbered_source(tmp_path, control_plane):
 def test_the_trainer_is_told_the_supervisors_precision(tmp_path, monkeypatch):
     # The server was launched in the dtype the supervisor found fastest; the trainer must not
     # time its own answer (while that server loads) and write weights in another dtype.
-    import worker.supervisor as supervisor_module
+    from worker.supervision import trainer_launch
     from worker.trainer.training import precision
 
     started = {}
@@ -67,11 +68,11 @@ def test_the_trainer_is_told_the_supervisors_precision(tmp_path, monkeypatch):
 
         def start(self):
             return self
-    monkeypatch.setattr(supervisor_module, "TrainerProcess", Recorded)
+    monkeypatch.setattr(trainer_launch, "TrainerProcess", Recorded)
     monkeypatch.setattr(precision, "bf16_is_fast", lambda: True)
     supervisor = RunSupervisor(LaunchSpec.model_validate(spec(tmp_path)), SETTINGS)
-    supervisor.server = type("Server", (), {"url": "http://127.0.0.1:1", "api_key": "k"})()
-    supervisor._start_trainer()
+    supervisor.servers.here = type("Server", (), {"url": "http://127.0.0.1:1", "api_key": "k"})()
+    supervisor.trainer.start(supervisor.servers.for_trainer(), shared_memory=None)
     assert started["env"][precision.ANSWER_VARIABLE] == "1"
 
 
@@ -181,12 +182,12 @@ def test_a_child_that_ends_is_named_with_how_first_in_the_log_and_the_reason(tmp
                       "  exitcode  : -9 (pid: 4242)"]
         child = "trainer"
     if child == "trainer":
-        supervisor.trainer = SimpleNamespace(exit_code=lambda: code, tail=last_lines)
-        supervisor.server = SimpleNamespace(running=lambda: True)
+        supervisor.trainer.process = SimpleNamespace(exit_code=lambda: code, tail=last_lines)
+        supervisor.servers.here = SimpleNamespace(running=lambda: True)
     else:
-        supervisor.trainer = SimpleNamespace(exit_code=lambda: None)
-        supervisor.server = SimpleNamespace(running=lambda: False, exit_code=lambda: code,
-                                            output_tail=lambda lines: last_lines)
+        supervisor.trainer.process = SimpleNamespace(exit_code=lambda: None)
+        supervisor.servers.here = SimpleNamespace(running=lambda: False, exit_code=lambda: code,
+                                                  output_tail=lambda lines: last_lines)
     assert supervisor._watch() == "failed"
     supervisor.report.close(timeout_s=5)
     events = [json.loads(line) for line in (tmp_path / "out" / "events" / "events-supervisor-1.jsonl").open()]
@@ -196,6 +197,8 @@ def test_a_child_that_ends_is_named_with_how_first_in_the_log_and_the_reason(tmp
 
 
 def test_what_a_finished_trainer_could_not_deliver_is_sent_by_its_worker(tmp_path, control_plane):
+    from worker.supervision.leftovers import deliver_trainer_leftovers
+    from worker.supervision.watch import RunWatch
     from worker.trainer.reporting.reporter import Reporter
 
     supervisor = RunSupervisor(LaunchSpec.model_validate(spec(tmp_path, control_plane.url)), SETTINGS)
@@ -203,10 +206,12 @@ def test_what_a_finished_trainer_could_not_deliver_is_sent_by_its_worker(tmp_pat
     offline.emit({"type": "metrics", "step": 6, "values": {"train/loss": 0.5}})
     offline.emit({"type": "status", "status": "succeeded", "message": "trained 6 steps"})
     offline.outbox.close()
-    supervisor._deliver_trainer_leftovers(timeout_s=10)
-    assert control_plane.received == []  # only a trainer that exited 0 is trusted to have ended well
-    supervisor.trainer_finished = True
-    supervisor._deliver_trainer_leftovers(timeout_s=10)
+    supervisor.trainer.process = SimpleNamespace(tail=[])
+    watch = RunWatch(supervisor.trainer, supervisor.servers, supervisor.report.cancel_requested, 5)
+    # Only a trainer that exited 0 is trusted to have ended well: the supervisor delivers its leftovers.
+    assert watch.trainer_ended(0).trainer_finished and not watch.trainer_ended(1).trainer_finished
+    assert control_plane.received == []
+    deliver_trainer_leftovers(supervisor.spec, supervisor.report, timeout_s=10)
     assert control_plane.received == [1, 2]
 
 
@@ -233,7 +238,7 @@ def test_a_trainer_over_several_machines_sent_to_a_plain_worker_fails_saying_it_
     launch["config"] = TrainingConfig(trainer_machines=2, gradient_accumulation_steps=2).model_dump()
     supervisor = RunSupervisor(LaunchSpec.model_validate(launch), SETTINGS)
     assert supervisor.run() == "failed"
-    assert supervisor.server is None and supervisor.trainer is None  # nothing started
+    assert supervisor.servers.here is None and supervisor.trainer.process is None  # nothing started
     events = (tmp_path / "out" / "events" / "events-supervisor-1.jsonl").read_text().splitlines()
     failed = [event for event in map(json.loads, events) if event["type"] == "status" and event["status"] == "failed"]
     assert failed[0]["message"].startswith("config.trainer_machines is 2: a run over several machines runs on a "
@@ -246,7 +251,7 @@ def test_vllm_on_machines_of_its_own_sent_to_a_plain_worker_fails_with_nothing_s
     launch["config"] = TrainingConfig(inference_machines=2).model_dump()
     supervisor = RunSupervisor(LaunchSpec.model_validate(launch), SETTINGS)
     assert supervisor.run() == "failed"
-    assert supervisor.server is None and supervisor.trainer is None
+    assert supervisor.servers.here is None and supervisor.trainer.process is None
     events = (tmp_path / "out" / "events" / "events-supervisor-1.jsonl").read_text().splitlines()
     failed = [event for event in map(json.loads, events) if event["type"] == "status" and event["status"] == "failed"]
     assert failed[0]["message"] == ("config.inference_machines is 2: a run over several machines runs on a pool that "
@@ -291,12 +296,13 @@ KILLED_WRITING = ("import os, pathlib, signal; folder = pathlib.Path(os.environ[
 def test_a_killed_trainers_weights_in_shared_memory_are_removed_when_the_run_ends(tmp_path, monkeypatch,
                                                                                  control_plane):
     import worker.supervisor as supervisor_module
+    from worker.supervision import trainer_launch
 
     control_plane.status = "queued"
     supervisor = RunSupervisor(LaunchSpec.model_validate(spec(tmp_path, control_plane.url)), SETTINGS)
-    monkeypatch.setattr(supervisor, "_config_problems_here", lambda: [])
-    monkeypatch.setattr(supervisor, "_start_server", lambda: setattr(supervisor, "server", ServerStandIn()))
-    monkeypatch.setattr(supervisor_module, "trainer_command",
+    monkeypatch.setattr(supervisor_module, "refusal_here", lambda *args, **kwargs: None)
+    monkeypatch.setattr(supervisor.servers, "start", lambda: setattr(supervisor.servers, "here", ServerStandIn()))
+    monkeypatch.setattr(trainer_launch, "trainer_command",
                         lambda *args, **kwargs: ([sys.executable, "-c", KILLED_WRITING], {}))
     assert supervisor.run() == "failed"
     folder = supervisor.shared_memory.path

@@ -44,7 +44,7 @@ def _ask_without_token(gcs_address: str, timeout_s: float) -> Door:
 
     with grpc.insecure_channel(gcs_address) as channel:
         ask = gcs_service_pb2_grpc.NodeInfoGcsServiceStub(channel).GetClusterId
-        answer = ask(gcs_service_pb2.GetClusterIdRequest(), timeout=timeout_s)
+        answer = ask(gcs_service_pb2.GetClusterIdRequest(), timeout=timeout_s)  # type: ignore[attr-defined]
     if not answer.cluster_id:
         raise ValueError("the answer holds no cluster id")
     return Door.OPEN

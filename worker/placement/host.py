@@ -47,7 +47,7 @@ def stop_hosts(hosts: list, timeout_s: float = 60.0) -> None:
             pass  # gone with its machine, or stuck: the placement group's removal ends it
 
 
-@ray.remote(max_concurrency=2)
+@ray.remote(max_concurrency=2)  # type: ignore[call-overload]  # ray's overloads omit actor options
 class RunHost:
     def run(self, launch: dict, settings: dict, supervisor: str, peers=None, inference=None) -> str:
         """The run's outcome word, as RunSupervisor.run returns it. `peers`: the hosts of the

@@ -11,6 +11,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import ray
 from ray.exceptions import ActorUnavailableError, GetTimeoutError, RayActorError, RayTaskError
@@ -22,6 +23,9 @@ from worker.trainer.weight_sync.filesystem import shared_memory_root
 from worker.trainer.checkpoints.run_folder import on_this_worker
 from worker.trainer.processes.groups import ended_how
 from worker.trainer.spec import LaunchSpec
+
+if TYPE_CHECKING:
+    from worker.trainer.inference.server import VLLMServer  # imported where a server starts: vLLM is heavy
 
 ASK_TIMEOUT_S = 10.0
 START_TIMEOUT_S = 900.0  # the default model is prepared once on a machine that never had it
@@ -38,12 +42,12 @@ def upload_parent() -> Path:
     return shared_memory_root() or Path(tempfile.gettempdir())
 
 
-@ray.remote(max_concurrency=2)
+@ray.remote(max_concurrency=2)  # type: ignore[call-overload]  # ray's overloads omit actor options
 class InferenceHost:
     def __init__(self, settings: dict):
         drop_rays_thread_cap()
         self.settings = settings_on_machine(settings, tuple(str(gpu) for gpu in ray.get_gpu_ids()))
-        self.server = None
+        self.server: VLLMServer | None = None
         self.upload_folder: Path | None = None
 
     def start(self, spec: dict, engine: int, api_key: str, environment: dict[str, str]) -> str:
@@ -73,8 +77,10 @@ class InferenceHost:
         """How the server ended, with its last lines; None while it runs."""
         if self.server is None or self.server.running():
             return None
-        return {"text": f"the vLLM server {ended_how(self.server.exit_code())}",
-                "tail": self.server.output_tail(TAIL_LINES)}
+        code = self.server.exit_code()
+        if code is None:  # never started
+            return None
+        return {"text": f"the vLLM server {ended_how(code)}", "tail": self.server.output_tail(TAIL_LINES)}
 
     def stop(self) -> None:
         """The weights' folder goes first: the caller waits 60 s at most (stop_hosts), then the placement

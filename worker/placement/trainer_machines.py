@@ -29,7 +29,7 @@ from worker.trainer_process import TrainerProcess, trainer_command
 ASK_TIMEOUT_S = 10.0
 
 
-@ray.remote(max_concurrency=2)
+@ray.remote(max_concurrency=2)  # type: ignore[call-overload]  # ray's overloads omit actor options
 class TrainerMachineHost:
     def __init__(self, settings: dict):
         drop_rays_thread_cap()
@@ -54,7 +54,8 @@ class TrainerMachineHost:
 
     def _forward(self, line: str) -> None:
         level, source, message = log_parts(line)
-        self.report.log(message, level=level, source=source)
+        if self.report is not None:  # made before the trainer that forwards its lines
+            self.report.log(message, level=level, source=source)
 
     def failure(self) -> dict | None:
         """How this machine's trainer processes ended, where they failed (None while they run or
@@ -62,7 +63,7 @@ class TrainerMachineHost:
         code = self.trainer.exit_code() if self.trainer else None
         if not code:
             return None
-        rank = first_failure(list(self.trainer.tail))
+        rank = first_failure(list(self.trainer.tail)) if self.trainer else None
         if rank is None:
             return {"text": f"the trainer {ended_how(code)}", "killed": code < 0}
         return {"text": rank.describe(), "killed": rank.exit_code < 0 and rank.exit_code != SIGTERM}

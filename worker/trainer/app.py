@@ -15,7 +15,7 @@ from pathlib import Path
 from worker.trainer.checkpoints.keeping import keeper_for
 from worker.trainer.distributed.crew import Crew
 from worker.trainer.distributed.peer_loss import lost_a_peer
-from worker.trainer.rollout.client import lost_its_server
+from worker.trainer.inference.completions_client import lost_its_server
 from worker.trainer.distributed.topology import SINGLE, Topology
 from worker.trainer.follower import Follower
 from worker.trainer.lifecycle import Lifecycle

@@ -12,7 +12,7 @@ from pathlib import Path
 from worker.trainer.checkpoints.fetch import local_checkpoint
 from worker.trainer.checkpoints.saving import load_trainer_state, partial_dir, write_shared_parts
 from worker.trainer.distributed.crew import OrderChannel
-from worker.trainer.distributed.gathered_weights import gather_in_turn
+from worker.trainer.weights.gathered import gather_in_turn
 from worker.trainer.distributed.order_codec import Order, OrderRefused
 from worker.trainer.distributed.topology import Topology
 from worker.trainer.spec import LaunchSpec

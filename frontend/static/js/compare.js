@@ -11,6 +11,7 @@
   "use strict";
 
   const { element, fetchJson, formatNumber, formatDuration } = window.PageKit;
+  const Metric = window.MetricNames;
   const COLORS = ["#3556d8", "#d8553b", "#2f9e6e", "#9b51e0", "#c29100", "#0095b6", "#e0457b", "#5b6475"];
   const READY_MARK = "grpo:compare-ready";
   const CHART_HEIGHT = 220;
@@ -155,7 +156,7 @@
 
   function chartOptions(name) {
     // An evaluation every few hundred steps: its values drawn as dots, not only a line.
-    const points = name.startsWith("eval/");
+    const points = name.startsWith(Metric.EVAL_PREFIX);
     const series = state.comparison.runs.map((run) => ({ key: String(run.id), label: run.name, color: colorOf(run.id), points }));
     return { series, height: CHART_HEIGHT, syncKey: SYNC_KEY, x: xAxis(state.comparison) };
   }

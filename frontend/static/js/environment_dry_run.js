@@ -1,31 +1,25 @@
-// Environment dry run panel: choose a row, type the assistant's turns (or let the model play), call
-// the API's dry-run (a model-played one is queued: followed every second, queued → loading → turn k
-// of n → done), and show the episode turn by turn (episode_view.js), the way it ended, each
-// sandbox call's time and output, and an error with its traceback and line (marked in the editor).
+// An environment's dry run panel (dry_run_panel.js): choose a row, type the assistant's turns (or let
+// the model play: queued, followed queued → loading → turn k of n → done), and show the episode turn
+// by turn (episode_view.js), the way it ended, each sandbox call's time and output, and an error
+// with its traceback and line (marked in the editor).
 (function () {
   "use strict";
 
-  const { element, fetchJson, problemLines, saveEditedSource } = window.PageKit;
-  const config = JSON.parse(document.getElementById("dry-run-config").textContent);
-  const panel = $("dry-run");
+  const { element, fetchJson, problemLines } = window.PageKit;
+  const { $, option, milliseconds } = window.DryRunPanel;
+  const { config, root: panel } = window.DryRunPanel.start({
+    requestBody,
+    render,
+    runningText: () => (player() === "model" ? "Asking the model to play…" : "Playing…"),
+    followingText: (answer) => `The model is playing: ${answer.progress}`,
+  });
   const END_TEXT = {
     done: "the environment ended the episode", max_turns: "it reached the turn limit (or the typed turns ran out)",
     max_tokens: "it reached the token budget", context: "the context is full",
     environment_error: "the environment failed", environment_timeout: "the environment took too long",
   };
 
-  function $(id) {
-    return document.getElementById(id);
-  }
-
-  function option(value, text) {
-    return element("option", { value, text });
-  }
-
   // --- choices -------------------------------------------------------------------------------
-  config.datasets.forEach((dataset) => $("dry-dataset").append(option(dataset.id, dataset.name)));
-  if (!config.datasets.length) $("dry-dataset").append(option("", "no datasets yet: create one first"));
-  if (config.dataset) $("dry-dataset").value = String(config.dataset);
   config.models.forEach((model) => $("dry-model-select").append(option(model.value, model.label)));
   $("dry-max-turns").max = config.maxTurns;
   if (!config.models.length) {
@@ -91,41 +85,7 @@
     return { ...body, turns, max_turns: turns.length };
   }
 
-  async function run() {
-    $("dry-errors").textContent = "";
-    $("dry-status").textContent = player() === "model" ? "Asking the model to play…" : "Playing…";
-    $("dry-run-button").disabled = true;
-    try {
-      const body = requestBody();
-      await saveEditedSource(config.sourceApi);
-      const answer = await fetchJson(config.url, { method: "POST", body });
-      // The model plays on the control plane's consumer: the answer is where to follow it.
-      render(answer.url && answer.state ? await followed(answer) : answer);
-    } catch (error) {
-      $("dry-status").textContent = "";
-      $("dry-errors").textContent = problemLines(error);
-    } finally {
-      $("dry-run-button").disabled = false;
-    }
-  }
-
-  /* Polls a queued dry run every second, showing how far it is, until it is done (its result) or failed. */
-  async function followed(dryRun) {
-    const QUEUED_HINT = " (waiting for the control plane's consumer, which `make run` starts)";
-    for (let answer = dryRun; ; answer = await fetchJson(dryRun.url)) {
-      if (answer.state === "done") return answer.result;
-      if (answer.state === "failed") throw new Error(`The dry run failed: ${answer.error}`);
-      $("dry-status").textContent = `The model is playing: ${answer.progress}`
-        + (answer.state === "queued" ? QUEUED_HINT : "…");
-      await new Promise((resolve) => { setTimeout(resolve, 1000); });
-    }
-  }
-
   // --- results -------------------------------------------------------------------------------
-  function milliseconds(seconds) {
-    return `${(seconds * 1000).toFixed(seconds < 0.01 ? 2 : 1)} ms`;
-  }
-
   function errorBlock(error) {
     const where = error.line ? ` (line ${error.line})` : "";
     const box = element("div", { class: "dry-error", id: "dry-episode-error" },
@@ -183,10 +143,6 @@
     showRow().catch((error) => { $("dry-errors").textContent = problemLines(error); });
   });
   $("dry-add-turn").addEventListener("click", () => addTurn());
-  $("dry-run-button").addEventListener("click", run);
-  panel.addEventListener("keydown", (event) => {
-    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) { event.preventDefault(); run(); }
-  });
   addTurn();
   addTurn();
 })();

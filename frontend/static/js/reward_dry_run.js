@@ -1,28 +1,22 @@
-// Dry run panel: pick rows, type completions (or take a run's samples), call the API, show scores.
-// A judge's or a reward model's dry run is scored by the control plane's consumer: the API answers
-// where to follow it, and the panel polls it to its rows; a judge's raw answer shows beside the
-// number parsed from it. Model output is written with textContent (untrusted text).
+// A reward's dry run panel (dry_run_panel.js): pick rows, type completions (or take a run's samples),
+// and show the scores. A judge's or a reward model's dry run is scored by the control plane's
+// consumer, which the panel follows to its rows; a judge's raw answer shows beside the number
+// parsed from it. Model output is written with textContent (untrusted text).
 (function () {
   "use strict";
 
-  const { element, fetchJson, problemLines, saveEditedSource } = window.PageKit;
-  const POLL_MS = 1000;
+  const { element, fetchJson, problemLines } = window.PageKit;
+  const { $, option, milliseconds } = window.DryRunPanel;
   const ANSWER_FOLD_CHARS = 200;
-  const config = JSON.parse(document.getElementById("dry-run-config").textContent);
-  const panel = $("dry-run");
   const typedValues = {}; // row index → text typed, kept when the rows are shown again
-
-  function $(id) {
-    return document.getElementById(id);
-  }
-
-  function option(value, text) {
-    return element("option", { value, text });
-  }
+  const { config, root: panel } = window.DryRunPanel.start({
+    requestBody,
+    render,
+    runningText: () => "Running…",
+    followingText: (answer) => `Dry run ${answer.state === "queued" ? "queued" : "running"}: ${answer.progress}`,
+  });
 
   // --- choices -------------------------------------------------------------------------------
-  config.datasets.forEach((dataset) => $("dry-dataset").append(option(dataset.id, dataset.name)));
-  if (!config.datasets.length) $("dry-dataset").append(option("", "no datasets yet: create one first"));
   $("dry-rows").max = config.maxRows;
   config.runs.forEach((run) => $("dry-run-select").append(option(run.id, `${run.name} (#${run.id})`)));
   $("dry-no-runs").hidden = config.runs.length > 0;
@@ -100,43 +94,10 @@
     return { dataset: Number($("dry-dataset").value), rows: rowCount(), completions: typedCompletions() };
   }
 
-  async function run() {
-    $("dry-errors").textContent = "";
-    $("dry-status").textContent = "Running…";
-    $("dry-run-button").disabled = true;
-    try {
-      const body = await requestBody();
-      await saveEditedSource(config.sourceApi);
-      const answer = await fetchJson(config.url, { method: "POST", body });
-      render(answer.url && answer.state ? await followed(answer) : answer);
-    } catch (error) {
-      $("dry-status").textContent = "";
-      $("dry-errors").textContent = problemLines(error);
-    } finally {
-      $("dry-run-button").disabled = false;
-    }
-  }
-
-  /* Polls a queued dry run, showing how far it is, until it is done (its result) or failed. */
-  async function followed(dryRun) {
-    const QUEUED_HINT = " (waiting for the control plane's consumer, which `make run` starts)";
-    for (let answer = dryRun; ; answer = await fetchJson(dryRun.url)) {
-      if (answer.state === "done") return answer.result;
-      if (answer.state === "failed") throw new Error(`The dry run failed: ${answer.error}`);
-      $("dry-status").textContent = `Dry run ${answer.state === "queued" ? "queued" : "running"}: ${answer.progress}`
-        + (answer.state === "queued" ? QUEUED_HINT : "…");
-      await new Promise((resolve) => { setTimeout(resolve, POLL_MS); });
-    }
-  }
-
   // --- results ---------------------------------------------------------------------------------
   function shownScore(score) {
     if (score === null) return "None";
     return Number.isInteger(score) ? score.toFixed(1) : String(Number(score.toPrecision(6)));
-  }
-
-  function milliseconds(seconds) {
-    return `${(seconds * 1000).toFixed(seconds < 0.01 ? 2 : 1)} ms`;
   }
 
   function errorBlock(error) {
@@ -210,9 +171,5 @@
   $("dry-load-rows").addEventListener("click", () => {
     $("dry-errors").textContent = "";
     loadRows().catch((error) => { $("dry-errors").textContent = problemLines(error); });
-  });
-  $("dry-run-button").addEventListener("click", run);
-  panel.addEventListener("keydown", (event) => {
-    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) { event.preventDefault(); run(); }
   });
 })();

@@ -1,46 +1,47 @@
 // Run page: which metric goes in which chart, and the charts themselves (charts.js).
-// The names are those the trainer emits (worker/trainer/rollout/metrics.py, step.py, app.py,
-// algorithm/loss.py). A chart appears once one of its metrics has data; a metric no chart
-// claims gets a chart of its own under "More metrics", so every reported series is shown.
+// The names are those the trainer emits, from metric_names.js (generated from
+// worker/trainer/metric_names.py). A chart appears once one of its metrics has data; a metric no
+// chart claims gets a chart of its own under "More metrics", so every reported series is shown.
 (function (RunPage) {
   "use strict";
 
   const { element } = window.PageKit;
-  const REWARD_FN = /^rollout\/reward\/(.+)_mean$/;
-  const EVAL_REWARD_FN = /^eval\/reward\/(.+)_mean$/;
-  const PASS_AT_K = /^eval\/pass@(\d+)$/;
-  const END_REASON = /^episode\/end\/(.+)$/;
-  const JUDGE_METRIC = /^judge\/(.+)\/([a-z_]+)$/;
+  const Metric = window.MetricNames;
+  const REWARD_FN = Metric.ROLLOUT_REWARD_FN_MEAN.pattern;
+  const EVAL_REWARD_FN = Metric.EVAL_REWARD_FN_MEAN.pattern;
+  const PASS_AT_K = Metric.EVAL_PASS_AT_K.pattern;
+  const END_REASON = Metric.EPISODE_END.pattern;
+  const JUDGE_METRIC = Metric.JUDGE_MEASURE.pattern;
   const PLAN = [
     { id: "reward", title: "Reward (mean ± std)", series: rewardSeries },
     { id: "eval", title: "Evaluation (dots) beside the training reward", series: evalSeries },
-    { id: "loss", title: "Loss", series: fixed([["train/loss", "loss"]]) },
-    { id: "kl", title: "KL divergence", series: fixed([["train/kl_to_reference", "to reference"], ["train/kl_to_sampler", "to sampler"]]) },
+    { id: "loss", title: "Loss", series: fixed([[Metric.TRAIN_LOSS, "loss"]]) },
+    { id: "kl", title: "KL divergence", series: fixed([[Metric.TRAIN_KL_TO_REFERENCE, "to reference"], [Metric.TRAIN_KL_TO_SAMPLER, "to sampler"]]) },
     { id: "clip", title: "Clip ratios", series: fixed([
-      ["train/clip_ratio_low", "low"], ["train/clip_ratio_high", "high"], ["train/clip_ratio_region", "either"],
-      ["rollout/clipped_ratio", "truncated completions"]]) },
+      [Metric.TRAIN_CLIP_RATIO_LOW, "low"], [Metric.TRAIN_CLIP_RATIO_HIGH, "high"], [Metric.TRAIN_CLIP_RATIO_REGION, "either"],
+      [Metric.ROLLOUT_CLIPPED_RATIO, "truncated completions"]]) },
     { id: "length", title: "Completion length (tokens; band: min–max)", series: fixed([
-      ["rollout/completion_length_mean", "mean", { range: ["rollout/completion_length_min", "rollout/completion_length_max"] }]]) },
+      [Metric.ROLLOUT_COMPLETION_LENGTH_MEAN, "mean", { range: [Metric.ROLLOUT_COMPLETION_LENGTH_MIN, Metric.ROLLOUT_COMPLETION_LENGTH_MAX] }]]) },
     // Multi-turn rollouts (an environment): what an episode holds, and how episodes end.
     { id: "episodes", title: "Episodes: turns and tool calls per episode (mean)", series: fixed([
-      ["episode/turns_mean", "turns"], ["episode/tool_calls_mean", "tool calls"],
-      ["episode/tokens_mean", "tokens (right axis)", { axis: "right" }]]) },
+      [Metric.EPISODE_TURNS_MEAN, "turns"], [Metric.EPISODE_TOOL_CALLS_MEAN, "tool calls"],
+      [Metric.EPISODE_TOKENS_MEAN, "tokens (right axis)", { axis: "right" }]]) },
     { id: "episode-ends", title: "Tool use, tool errors and why episodes ended (share of episodes)", series: episodeEndSeries },
-    { id: "entropy", title: "Entropy", series: fixed([["train/entropy", "entropy"]]) },
+    { id: "entropy", title: "Entropy", series: fixed([[Metric.TRAIN_ENTROPY, "entropy"]]) },
     { id: "staleness", title: "Staleness (versions) and dropped samples", series: fixed([
-      ["async/staleness_mean", "staleness mean"], ["async/staleness_max", "staleness max"],
-      ["async/dropped_stale", "dropped, total (right axis)", { axis: "right" }]]) },
+      [Metric.ASYNC_STALENESS_MEAN, "staleness mean"], [Metric.ASYNC_STALENESS_MAX, "staleness max"],
+      [Metric.ASYNC_DROPPED_STALE, "dropped, total (right axis)", { axis: "right" }]]) },
     // The in-flight cap is a line of its own: with max_inflight_tasks: auto it moves with the measured rates.
     { id: "queue", title: "Groups in flight and queued, against the in-flight cap", series: fixed([
-      ["async/in_flight", "groups in flight"], ["async/queue_depth", "scored groups queued"],
-      ["async/max_inflight", "in-flight cap"]]) },
+      [Metric.ASYNC_IN_FLIGHT, "groups in flight"], [Metric.ASYNC_QUEUE_DEPTH, "scored groups queued"],
+      [Metric.ASYNC_MAX_INFLIGHT, "in-flight cap"]]) },
     { id: "throughput", title: "Tokens per second", series: fixed([
-      ["system/generation_tokens_per_s", "generation"], ["system/training_tokens_per_s", "training"]]) },
+      [Metric.SYSTEM_GENERATION_TOKENS_PER_S, "generation"], [Metric.SYSTEM_TRAINING_TOKENS_PER_S, "training"]]) },
     { id: "sync", title: "Weight sync time (s)", series: fixed([
-      ["system/weight_sync_s", "weight sync"], ["system/weight_sync_write_s", "of which writing the file"],
-      ["system/weight_sync_server_reload_s", "of which the server's reload"],
-      ["system/weight_sync_upload_s", "of which sending it to vLLM's machines"],
-      ["system/weight_sync_send_s", "of which the NCCL broadcast"]]) },
+      [Metric.SYSTEM_WEIGHT_SYNC_S, "weight sync"], [Metric.SYSTEM_WEIGHT_SYNC_WRITE_S, "of which writing the file"],
+      [Metric.SYSTEM_WEIGHT_SYNC_SERVER_RELOAD_S, "of which the server's reload"],
+      [Metric.SYSTEM_WEIGHT_SYNC_UPLOAD_S, "of which sending it to vLLM's machines"],
+      [Metric.SYSTEM_WEIGHT_SYNC_SEND_S, "of which the NCCL broadcast"]]) },
     // Judges and reward models (worker/trainer/rewards/judges/): one line per judge and measure.
     { id: "judge-agreement", title: "Judges against the verifiers (share of completions)", series: judgeSeries([
       ["disagreement", "disagrees"], ["pays_refused", "pays for what the verifier refuses"]]) },
@@ -53,10 +54,10 @@
       ["prompt_tokens", "prompt tokens"], ["answer_tokens", "answer tokens"],
       ["cost_usd_total", "cost so far", { axis: "right" }]]) },
     { id: "step-time", title: "Where a step's time goes (s)", series: fixed([
-      ["system/step_time_s", "whole step"], ["system/train_seconds", "training"],
-      ["system/train_seconds_beside_generation", "of which beside generation, on fewer cores"],
-      ["async/wait_for_rollouts_s", "waiting for rollouts"],
-      ["async/wait_for_expiring_s", "of which for a group about to expire"]]) },
+      [Metric.SYSTEM_STEP_TIME_S, "whole step"], [Metric.SYSTEM_TRAIN_SECONDS, "training"],
+      [Metric.SYSTEM_TRAIN_SECONDS_BESIDE_GENERATION, "of which beside generation, on fewer cores"],
+      [Metric.ASYNC_WAIT_FOR_ROLLOUTS_S, "waiting for rollouts"],
+      [Metric.ASYNC_WAIT_FOR_EXPIRING_S, "of which for a group about to expire"]]) },
   ];
 
   function fixed(lines) {
@@ -66,10 +67,10 @@
 
   function rewardSeries(names) {
     const series = [];
-    if (names.has("rollout/reward_mean")) series.push({ key: "rollout/reward_mean", label: "total", std: "rollout/reward_std" });
+    if (names.has(Metric.ROLLOUT_REWARD_MEAN)) series.push({ key: Metric.ROLLOUT_REWARD_MEAN, label: "total", std: Metric.ROLLOUT_REWARD_STD });
     for (const name of [...names].sort()) {
       const match = REWARD_FN.exec(name);
-      if (match) series.push({ key: name, label: match[1], std: `rollout/reward/${match[1]}_std` });
+      if (match) series.push({ key: name, label: match[1], std: Metric.ROLLOUT_REWARD_FN_STD.name({ reward: match[1] }) });
     }
     return series;
   }
@@ -90,7 +91,7 @@
   /* Clean tool use (a tool called, every call working) and the tool error rate, then one line
      per end reason reported (episode/end/<reason>). */
   function episodeEndSeries(names) {
-    const series = fixed([["episode/clean_tool_use", "clean tool use"], ["episode/tool_error_rate", "tool error rate"]])(names);
+    const series = fixed([[Metric.EPISODE_CLEAN_TOOL_USE, "clean tool use"], [Metric.EPISODE_TOOL_ERROR_RATE, "tool error rate"]])(names);
     for (const name of [...names].sort()) {
       const match = END_REASON.exec(name);
       if (match) series.push({ key: name, label: `ended: ${match[1]}` });
@@ -104,13 +105,13 @@
     const sorted = [...names].sort();
     const series = sorted.filter((name) => PASS_AT_K.test(name))
       .sort((a, b) => Number(PASS_AT_K.exec(a)[1]) - Number(PASS_AT_K.exec(b)[1]))
-      .map((name) => ({ key: name, label: name.slice("eval/".length), points: true }));
-    if (names.has("eval/reward_mean")) series.push({ key: "eval/reward_mean", label: "eval reward", points: true });
+      .map((name) => ({ key: name, label: name.slice(Metric.EVAL_PREFIX.length), points: true }));
+    if (names.has(Metric.EVAL_REWARD_MEAN)) series.push({ key: Metric.EVAL_REWARD_MEAN, label: "eval reward", points: true });
     for (const name of sorted) {
       const match = EVAL_REWARD_FN.exec(name);
       if (match) series.push({ key: name, label: `eval ${match[1]}`, points: true });
     }
-    if (series.length && names.has("rollout/reward_mean")) series.push({ key: "rollout/reward_mean", label: "training reward" });
+    if (series.length && names.has(Metric.ROLLOUT_REWARD_MEAN)) series.push({ key: Metric.ROLLOUT_REWARD_MEAN, label: "training reward" });
     return series;
   }
 
@@ -140,7 +141,7 @@
     const placed = new Set();
     for (const [id, spec] of plan) {
       for (const s of spec.series) {
-        const batch = spec.more ? 2 : id === "reward" && s.key === "rollout/reward_mean" ? 0 : 1;
+        const batch = spec.more ? 2 : id === "reward" && s.key === Metric.ROLLOUT_REWARD_MEAN ? 0 : 1;
         for (const key of [s.key, s.std, ...(s.range || [])]) {
           if (key && names.includes(key) && !placed.has(key)) { batches[batch].push(key); placed.add(key); }
         }

@@ -13,6 +13,7 @@
   "use strict";
 
   const { element, fetchJson, formatFixed } = window.PageKit;
+  const Metric = window.MetricNames;
   const panel = document.getElementById("evaluation");
   if (!panel) return;
   const page = JSON.parse(document.getElementById("run-data").textContent);
@@ -58,7 +59,7 @@
   }
 
   function renderEvaluations() {
-    const passK = data.eval_samples > 1 ? `eval/pass@${data.eval_samples}` : null;
+    const passK = data.eval_samples > 1 ? Metric.EVAL_PASS_AT_K.name({ k: data.eval_samples }) : null;
     $("eval-empty").hidden = state.rows.length > 0 || !data.configured;
     $("eval-body").hidden = state.rows.length === 0;
     $("eval-passk-head").hidden = !passK;

@@ -9,10 +9,11 @@
   "use strict";
 
   const { element, fetchJson } = window.PageKit;
+  const Metric = window.MetricNames;
   const Z = 1.96; // standard errors either side: a 95% interval
   const ACCURACY = "heldout/pass@1", LOW = "heldout/pass@1:low", HIGH = "heldout/pass@1:high";
-  const HELD_OUT_TOOL_USE = "eval/episode/clean_tool_use";
-  const TRAINING_TOOL_USE = "episode/clean_tool_use";
+  const HELD_OUT_TOOL_USE = Metric.EVAL_EPISODE.name({ metric: Metric.EPISODE_CLEAN_TOOL_USE });
+  const TRAINING_TOOL_USE = Metric.EPISODE_CLEAN_TOOL_USE;
 
   /* The Wilson score interval [low, high] of a pass rate over n examples; null without n. */
   function wilsonInterval(rate, n) {

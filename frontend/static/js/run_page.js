@@ -10,6 +10,7 @@
   "use strict";
 
   const { element, fetchJson, formatBytes } = window.PageKit;
+  const Metric = window.MetricNames;
   const data = JSON.parse(document.getElementById("run-data").textContent);
   const MAX_POINTS = data.max_points; // about one per horizontal pixel of a chart
   const MAX_NAMES = 100; // runs/api/serializers/queries.py MetricsQuery.MAX_NAMES
@@ -118,7 +119,7 @@
     for (const [name, columns] of Object.entries(response.series)) {
       const steps = columns.step;
       if (steps.length) lastMetricStep = Math.max(lastMetricStep ?? 0, steps[steps.length - 1]);
-      if (name === "system/step_time_s") noteStepTimes(steps, columns.value.slice(-10));
+      if (name === Metric.SYSTEM_STEP_TIME_S) noteStepTimes(steps, columns.value.slice(-10));
     }
     if (lastMetricStep !== null) showProgress(lastMetricStep);
   }
@@ -147,7 +148,7 @@
     charts.addPoints(points);
     for (const point of points) {
       lastMetricStep = Math.max(lastMetricStep ?? 0, point.step);
-      if ("system/step_time_s" in point.values) noteStepTimes([point.step], [point.values["system/step_time_s"]]);
+      if (Metric.SYSTEM_STEP_TIME_S in point.values) noteStepTimes([point.step], [point.values[Metric.SYSTEM_STEP_TIME_S]]);
     }
     showProgress(lastMetricStep);
   }

@@ -5,6 +5,7 @@ from rest_framework import serializers
 
 from runs.diagnosis.bottleneck import BOTTLENECKS
 from runs.diagnosis.time_split import OTHER, PARTS
+from worker.trainer.metric_names import SYSTEM_STEP_TIME_S
 
 ANY_KNOB_VALUE = {"description": "A knob's value: a number, a boolean, text or null, as the config holds it."}
 MEAN = "Mean over the window's steps that logged it; null where none did (runs before the metric existed)."
@@ -25,7 +26,7 @@ class KnobValueField(serializers.JSONField):
 # named "part" with an enum of its own would collide with the hub push's in the schema's enums.)
 @extend_schema_field({"type": "string", "oneOf": [
     *({"enum": [part], "description": f"{metric}, mean per step"} for part, metric in PARTS.items()),
-    {"enum": [OTHER], "description": "system/step_time_s less the parts above (never negative)"}]})
+    {"enum": [OTHER], "description": f"{SYSTEM_STEP_TIME_S} less the parts above (never negative)"}]})
 class TimePartField(serializers.CharField):
     pass
 

@@ -1,8 +1,8 @@
 """What an environment's dry run is asked (a dataset row, and typed assistant turns or the model),
 and how a model-played one, queued for the consumer, is shown while it plays."""
-from django.urls import reverse
 from rest_framework import serializers
 
+from runs.api.serializers.dry_run import DryRunStatus, progress_field, result_field
 from runs.api.serializers.fields import StrictCharField, StrictRequestSerializer, VisiblePrimaryKeyField
 from runs.environments.dry_run import MAX_TURNS
 from runs.models import Dataset, EnvironmentDryRun
@@ -33,24 +33,20 @@ class EnvironmentDryRunRequest(StrictRequestSerializer):
                   "turns: where they contain <tool_call>), else text.")
 
 
-class EnvironmentDryRunStatus(serializers.ModelSerializer):
+class EnvironmentDryRunStatus(DryRunStatus):
     """A model-played dry run as its page polls it: queued → loading → playing (turn k of n) → done/failed."""
-    url = serializers.SerializerMethodField(help_text="Where to poll it (GET).")
-    progress = serializers.CharField(source="progress_text", read_only=True,
-                                     help_text="In words: queued, loading the model, turn 2 of 4, done, failed.")
+    status_route = "environment-dry-run-status"
+    progress = progress_field("In words: queued, loading the model, turn 2 of 4, done, failed.")
     max_turns = serializers.SerializerMethodField()
-    result = serializers.JSONField(read_only=True, allow_null=True, help_text=(
+    result = result_field(
         "When done: what a dry run with typed turns answers (the episode's turns, end reason, sandbox calls, "
-        "rubric and reward)."))
+        "rubric and reward).")
 
     class Meta:
         model = EnvironmentDryRun
         fields = ["id", "url", "environment", "state", "progress", "turn", "max_turns", "result", "error",
                   "created_at", "updated_at"]
         read_only_fields = fields
-
-    def get_url(self, dry_run) -> str:
-        return reverse("environment-dry-run-status", args=[dry_run.environment_id, dry_run.pk])
 
     def get_max_turns(self, dry_run) -> int:
         return dry_run.asked["max_turns"]

@@ -1,8 +1,9 @@
-"""What a dry run is asked: rows of a dataset with typed completions, or a finished run's samples."""
-from django.urls import reverse
+"""What a reward's dry run is asked (rows of a dataset with typed completions, or a finished run's
+samples), and how a judge's or a reward model's, queued for the consumer, is shown while it scores."""
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from runs.api.serializers.dry_run import DryRunStatus, progress_field, result_field
 from runs.api.serializers.fields import StrictRequestSerializer, VisiblePrimaryKeyField
 from runs.models import Dataset, RewardDryRun, RewardDryRunState, RewardFunction, Run
 
@@ -73,25 +74,21 @@ class DryRunRequest(StrictRequestSerializer):
         return attrs
 
 
-class RewardDryRunStatus(serializers.ModelSerializer):
+class RewardDryRunStatus(DryRunStatus):
     """A judge's or a reward model's dry run as its page polls it: queued → loading → scoring (row k of n) →
     done/failed."""
-    url = serializers.SerializerMethodField(help_text="Where to poll it (GET).")
-    progress = serializers.SerializerMethodField(help_text=(
-        "In words: queued, starting the judge's model, scoring: row 2 of 4, done, failed."))
-    result = serializers.JSONField(read_only=True, allow_null=True, help_text=(
+    status_route = "rewardfunction-dry-run-status"
+    progress = progress_field("In words: queued, starting the judge's model, scoring: row 2 of 4, done, failed.")
+    result = result_field(
         "When done: what a built-in's dry run answers (rows with their completions and scores); a judge's rows "
         "add `answers`, per completion: its raw answer, the number parsed from it (`value`), any error, whether "
-        "the cache answered, and seconds."))
+        "the cache answered, and seconds.")
 
     class Meta:
         model = RewardDryRun
         fields = ["id", "url", "reward", "state", "progress", "rows_done", "rows_total", "result", "error",
                   "created_at", "updated_at"]
         read_only_fields = fields
-
-    def get_url(self, dry_run) -> str:
-        return reverse("rewardfunction-dry-run-status", args=[dry_run.reward_id, dry_run.pk])
 
     def get_progress(self, dry_run) -> str:
         if dry_run.state != RewardDryRunState.LOADING:

@@ -1,23 +1,13 @@
 """`GET /api/runs/<id>/checkpoints/<checkpoint id>/download/`: a checkpoint folder as a tar stream.
 
 Asked by a user (token or session): any checkpoint of a run they may see. Asked with a run's own
-bearer token and `?for_run=<that run>`: the one checkpoint that run starts from (its config's
-init_checkpoint), for its worker, with the manifest beside it as a resume's archive has it; any
-other checkpoint is a 404, as for one that does not exist.
-
-Checkpoints are folders (model, tokenizer, trainer state). One a worker uploaded is served from
-the artifact store (runs/artifacts/stores.py: this disk or a bucket). Otherwise it is where the
-trainer wrote it, under RUNS_DIR/<run id>/: only folders inside that run's own directory here
-are served: a checkpoint whose worker ran elsewhere, or a reported path outside the run's
-folder, is a 404 that says so, never a file from somewhere else.
-
-The tar streams with bounded memory and takes HTTP Range (runs/api/file_responses.py), so an
-interrupted download of a checkpoint of tens of GB goes on where it stopped (`curl -C -`); from a
-bucket, the files are read with ranged GETs through the control plane, which authorises first.
-`?file=<path>` gives one file of it alone, also with Range; from a bucket, where
-ARTIFACT_PRESIGNED_URL_S is set, as a redirect to a presigned URL of the bucket instead.
+bearer token and `?for_run=<that run>`: only the checkpoint that run starts from, for its worker.
+Served from the artifact store, or from the run's own folder under RUNS_DIR, never from elsewhere;
+streamed with bounded memory and HTTP Range (runs/api/file_responses.py). `?file=<path>` gives
+one file, from a bucket as a redirect to a presigned URL where ARTIFACT_PRESIGNED_URL_S is set.
+Details: docs/capabilities/checkpoints.md#downloads-of-any-size.
 """
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
@@ -32,52 +22,16 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
-from runs.artifacts import checkpoint_store as store
-from runs.artifacts.checkpoint_files import CheckpointFile, folder_files
-from runs.api.views.ingest import run_of_token
+from runs.api.checkpoint_responses import checkpoint_tar, files_or_404, store_unavailable
 from runs.api.file_responses import RANGE_PARAMETERS, layout_etag, pieces_response, range_responses
-from runs.artifacts.export import PARTS, Exported, NoSuchPart, export_files, tar_member, tar_pieces
+from runs.api.run_tokens import run_of_token
+from runs.artifacts.export import PARTS, Exported, NoSuchPart, export_files
 from runs.artifacts.pieces import of_file
-from runs.artifacts.stores import StoreUnavailable, artifact_store, step_folder
+from runs.artifacts.readable_checkpoints import folder_name, manifest_members
+from runs.artifacts.stores import StoreUnavailable, artifact_store
 from runs.models import Checkpoint, Run
 from runs.record_ids import whole_number
 from runs.starting_checkpoint import starts_from
-from worker.trainer.checkpoints.manifest import ARCHIVE_MANIFEST, CheckpointManifest
-
-
-def checkpoint_folder(run: Run, reported_path: str) -> Path:
-    """The checkpoint's folder if it lies inside this run's directory here and exists; else Http404."""
-    run_dir = (Path(settings.RUNS_DIR) / str(run.pk)).resolve()
-    folder = Path(reported_path).resolve()
-    if not folder.is_relative_to(run_dir):
-        raise Http404("this checkpoint was written outside this control plane's run directory "
-                      "(on a worker on another machine?); fetch it from there")
-    if not folder.is_dir():
-        raise Http404("this checkpoint's files are no longer on disk (pruned by save_total_limit, or removed)")
-    return folder
-
-
-def stored_files(run_id: int, step: int) -> list[CheckpointFile]:
-    """An uploaded checkpoint's files in the artifact store; Http404 when they are gone."""
-    if not (files := store.checkpoint_files(run_id, step)):
-        raise Http404("this checkpoint's files are no longer in the control plane's store")
-    return files
-
-
-def files_of(checkpoint: Checkpoint) -> list[CheckpointFile]:
-    """The checkpoint's files wherever this control plane can read them; Http404 saying why not."""
-    if checkpoint.in_store:
-        return stored_files(checkpoint.run_id, checkpoint.step)
-    return folder_files(checkpoint_folder(checkpoint.run, checkpoint.path))
-
-
-def folder_name(checkpoint: Checkpoint) -> str:
-    return step_folder(checkpoint.step) if checkpoint.in_store else Path(checkpoint.path).name
-
-
-def store_unavailable(exc: StoreUnavailable) -> Response:
-    return Response({"detail": f"the artifact store is unavailable; try again later ({exc})"},
-                    status=status.HTTP_503_SERVICE_UNAVAILABLE)
 
 
 class StartingRunToken(BaseAuthentication):
@@ -129,16 +83,6 @@ def checkpoint_for(request, run_id: int, checkpoint_id: int) -> Checkpoint:
     return checkpoint
 
 
-def manifest_members(checkpoint: Checkpoint) -> list[bytes]:
-    """The manifest the checkpoint's files were checked against on upload, as the worker's fetch
-    reads it beside the folder (worker/trainer/checkpoints/fetch.py); none when not kept."""
-    if not (checkpoint.in_store and checkpoint.files):
-        return []
-    kept = CheckpointManifest(step=checkpoint.step, model_version=checkpoint.model_version,
-                              local_path=checkpoint.path or "?", files=checkpoint.files)
-    return [tar_member(ARCHIVE_MANIFEST, kept.model_dump_json().encode())]
-
-
 class CheckpointDownloadView(APIView):
     authentication_classes = [StartingRunToken, *api_settings.DEFAULT_AUTHENTICATION_CLASSES]
     permission_classes = [UserOrStartingRun]
@@ -173,7 +117,7 @@ class CheckpointDownloadView(APIView):
                             status=status.HTTP_400_BAD_REQUEST)
         checkpoint = checkpoint_for(request, run_id, checkpoint_id)
         try:
-            exported = export_files(files_of(checkpoint), part)
+            exported = export_files(files_or_404(checkpoint), part)
         except NoSuchPart as exc:
             raise Http404(str(exc)) from None
         except StoreUnavailable as exc:
@@ -202,9 +146,3 @@ def one_file(request, checkpoint: Checkpoint, exported: Exported, wanted: str):
     return pieces_response(request, [piece], etag=layout_etag([piece]), last_modified=found.mtime,
                            content_type="application/octet-stream", filename=PurePosixPath(wanted).name)
 
-
-def checkpoint_tar(request, exported: Exported, name: str, before: list[bytes], filename: str):
-    """The tar of `exported` under a folder `name`, after the members `before`: streamed, with Range."""
-    pieces = tar_pieces(exported, name, before=before)
-    return pieces_response(request, pieces, etag=layout_etag(pieces), content_type="application/x-tar",
-                           last_modified=max((file.mtime for _, file in exported), default=None), filename=filename)

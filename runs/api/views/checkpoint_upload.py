@@ -1,27 +1,12 @@
 """A worker uploads a checkpoint with the run's token: declares its files, sends each in chunks,
 then completes with the manifest, and polls until the control plane has finished it.
 
-- `POST /api/runs/<id>/uploads/<step>/begin`: the files it will send (path, size); a file it did not
-  declare is refused at every chunk, naming it. Again for a step saved again: the upload reopens;
-- `GET  /api/runs/<id>/uploads/<step>/files/<path>`: how many bytes of the file arrived (0: none);
-- `PUT  /api/runs/<id>/uploads/<step>/files/<path>`: a chunk, at the offset in `Upload-Offset`, with
-  its sha256 in `Upload-Chunk-Sha256`: hashed as it arrives, a chunk that arrived otherwise is a 422
-  to send again; 409 with `received` when the offset is not where the file ends;
-- `POST /api/runs/<id>/uploads/<step>/complete`: the manifest (worker/trainer/checkpoints/manifest.py).
-  It answers at once, whatever the size: 202 `finishing` while a background task
-  (runs/actions/checkpoints.py) reads every file once against the manifest and moves the folder
-  into the store; a second complete meanwhile gets the same answer, not a second finish;
-- `GET  /api/runs/<id>/uploads/<step>/`: the upload's state: `done` (listed), `failed` with the
-  files to send again (`send_again`, or none: complete again), `finishing`, `receiving`;
-- `GET  /api/runs/<id>/uploads/<step>/archive`: a listed checkpoint as a tar, for a worker that
-  resumes the run without having written it; beside its folder, the manifest it was checked
-  against on arrival (ARCHIVE_MANIFEST), so the worker checks every file it unpacks.
-A full disk is a 507 that says so, an artifact store (bucket) that is away a 503; what arrived
-before stays in both cases. A chunk that would take the run's checkpoints past their quota
-(RUN_CHECKPOINT_QUOTA_GB) is a 507 too, before it is written: the worker keeps its copy and
-tries again, so an operator who raises the quota lets it go on. A chunk over
-CHECKPOINT_CHUNK_MAX_MB, or a token that is not the run's, is refused before its bytes are read
-(runs/api/request_guard.py).
+Routes under `/api/runs/<id>/uploads/<step>/`: `begin`, `files/<path>` (GET: bytes arrived; PUT:
+a chunk at `Upload-Offset`, checked against `Upload-Chunk-Sha256` as it arrives), `complete`
+(202 at once; a background task, runs/actions/checkpoints.py, checks and stores the files), the
+upload's state, and `archive` (a listed checkpoint for a worker that resumes). A full disk is a
+507, a bucket away a 503, a chunk past the run's quota a 507 before it is written; what arrived
+stays. Details: docs/capabilities/checkpoints.md#the-upload-route-by-route.
 """
 import errno
 
@@ -36,12 +21,12 @@ from rest_framework.views import APIView
 
 from runs.actions.checkpoints import ManifestRefused, announce_listed, complete_upload
 from runs.api.file_responses import RANGE_PARAMETERS, range_responses
+from runs.api.checkpoint_responses import checkpoint_tar, store_unavailable, stored_files_or_404
 from runs.api.json_bodies import BoundedJSONParser
-from runs.api.strict_bodies import pydantic_body
-from runs.api.views.checkpoint_download import checkpoint_tar, manifest_members, stored_files, store_unavailable
-from runs.api.views.ingest import schema_problems
-from runs.api.views.run_dataset import run_for_token
+from runs.api.run_tokens import run_for_token
+from runs.api.strict_bodies import pydantic_body, schema_problems
 from runs.artifacts import checkpoint_store as store
+from runs.artifacts.readable_checkpoints import manifest_members
 from runs.artifacts.stores import StoreUnavailable, step_folder
 from runs.models import CheckpointUpload, UploadBusy, UploadState
 from worker.trainer.checkpoints.manifest import ARCHIVE_MANIFEST, CheckpointManifest, DeclaredFile, UploadDeclaration
@@ -285,7 +270,7 @@ class CheckpointArchiveView(_RunTokenView):
         if checkpoint is None:
             raise Http404(f"no uploaded checkpoint of step {step} in the control plane's store")
         try:
-            files = stored_files(run.pk, step)
+            files = stored_files_or_404(run.pk, step)
         except StoreUnavailable as exc:
             return store_unavailable(exc)
         # Streamed with bounded memory, and resumable with Range (runs/api/file_responses.py).

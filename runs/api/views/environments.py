@@ -1,18 +1,17 @@
 """Environments in the library, and the dry run that plays one episode of one."""
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import status
 from rest_framework.decorators import action
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from runs.api.errors import TOO_MUCH_UNFINISHED
 from runs.api.serializers.environment_dry_run import EnvironmentDryRunRequest, EnvironmentDryRunStatus
 from runs.api.serializers.environments import EnvironmentSerializer
-from runs.api.views.code_authoring import CodeAuthoringChecked
-from runs.api.views.owned import OwnedViewSet
-from runs.background.limits import ENVIRONMENT_DRY_RUNS, place_for
-from runs.environments import dry_run_job
+from runs.api import dry_run_answers
+from runs.api.code_authoring import CodeAuthoringChecked
+from runs.api.owned_viewset import OwnedViewSet
+from runs.environments import model_dry_run
 from runs.environments.dry_run import Play, play_episode
 from runs.environments.model_play import model_play_problem
 from runs.models import Environment
@@ -54,10 +53,8 @@ class EnvironmentViewSet(CodeAuthoringChecked, OwnedViewSet):
             raise ValidationError({"dataset": problem})
         row = _row(dataset, params["row"])
         if "turns" not in params:  # a model is never loaded here: the consumer plays it
-            with place_for(ENVIRONMENT_DRY_RUNS, request.user):
-                dry_run = dry_run_job.ask(environment, request.user, dataset, params["row"], row, params)
-            shown = EnvironmentDryRunStatus(dry_run, context=self.get_serializer_context()).data
-            return Response(shown, status=status.HTTP_202_ACCEPTED, headers={"Location": shown["url"]})
+            dry_run = model_dry_run.ask(environment, request.user, dataset, params["row"], row, params)
+            return dry_run_answers.queued(EnvironmentDryRunStatus, dry_run, self.get_serializer_context())
         played = play_episode(environment, Play(
             row=row, prompt_column=dataset.prompt_column, turns=params.get("turns"), model=params["model"],
             max_turns=params["max_turns"], tool_call_format=params["tool_call_format"]), requested_by=request.user.pk)
@@ -70,12 +67,7 @@ class EnvironmentViewSet(CodeAuthoringChecked, OwnedViewSet):
     def dry_run_status(self, request, pk=None, dry_run=None):
         """How far a model-played dry run is (queued, loading, turn k of n), and its result when done.
         Only the user who asked it (or staff) sees it."""
-        asked = self.get_object().dry_runs.filter(pk=dry_run)
-        if not request.user.is_staff:
-            asked = asked.filter(requested_by=request.user)
-        shown = asked.first()
-        if shown is None:
-            raise NotFound(f"no dry run {dry_run} of this environment asked by you")
+        shown = dry_run_answers.asked_by(request.user, self.get_object(), dry_run)
         return Response(EnvironmentDryRunStatus(shown, context=self.get_serializer_context()).data)
 
 

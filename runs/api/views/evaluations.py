@@ -17,7 +17,7 @@ from runs.api.serializers.evaluations import (
 )
 from runs.api.serializers.compare import RunSelectionQuery
 from runs.api.serializers.queries import parsed
-from runs.api.views.compare import RUNS_PARAMETER, visible_runs
+from runs.api.compared_runs import RUNS_PARAMETER, visible_runs
 from runs.evaluation.across_runs import example_across_runs, shared_examples
 from runs.evaluation.history import evaluated_steps, evaluation_at, run_evaluations
 from runs.evaluation.trajectories import examples_overview, followed, outcome_at

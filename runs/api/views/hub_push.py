@@ -13,9 +13,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from runs.actions.hub_push import PushRequest, start_push
+from runs.api.checkpoint_responses import files_or_404, store_unavailable
 from runs.api.errors import TOO_MUCH_UNFINISHED
 from runs.api.serializers.hub_push import PushToHubSerializer, HubPushSerializer
-from runs.api.views.checkpoint_download import files_of, store_unavailable
 from runs.artifacts.export import NoSuchPart
 from runs.artifacts.stores import StoreUnavailable
 from runs.models import Checkpoint, Run
@@ -54,7 +54,7 @@ class CheckpointPushView(APIView):
         body = PushToHubSerializer(data=request.data, context={"request": request})
         body.is_valid(raise_exception=True)
         try:
-            push = start_push(checkpoint, files_of(checkpoint), PushRequest(**body.validated_data), request.user)
+            push = start_push(checkpoint, files_or_404(checkpoint), PushRequest(**body.validated_data), request.user)
         except NoSuchPart as exc:
             raise Http404(str(exc)) from None
         except StoreUnavailable as exc:

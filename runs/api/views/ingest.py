@@ -7,21 +7,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from runs.actions.ingest import ingest_batch
-from runs.api.run_tokens import BEARER_REALM, WRONG_TOKEN_FOR_EVENTS, bearer_of, run_of_bearer
-from runs.api.strict_bodies import pydantic_body
+from runs.api.run_tokens import BEARER_REALM, WRONG_TOKEN_FOR_EVENTS, run_of_token
+from runs.api.strict_bodies import pydantic_body, schema_problems
 from runs.models import Run
 from worker.trainer.events import EventBatch
-
-
-def bearer_token(request) -> str:
-    return bearer_of(request.META.get("HTTP_AUTHORIZATION", ""))
-
-
-def run_of_token(request, run_id: int) -> Run | None:
-    """Run `run_id` if the request's bearer token is its own; None for a wrong token and for an
-    unknown run alike, so ids don't leak; a 401 for the token of a run that ended
-    (runs/api/run_tokens.py, which the request guard asks too)."""
-    return run_of_bearer(run_id, request.META.get("HTTP_AUTHORIZATION", ""))
 
 
 def authorized_run(request, run_id: int) -> Run:
@@ -30,10 +19,6 @@ def authorized_run(request, run_id: int) -> Run:
     if run is None:
         raise AuthenticationFailed(WRONG_TOKEN_FOR_EVENTS)
     return run
-
-
-def schema_problems(exc: SchemaError) -> list[str]:
-    return [f"{'.'.join(map(str, e['loc'])) or 'batch'}: {e['msg']}" for e in exc.errors()[:20]]
 
 
 class RunEventsView(APIView):

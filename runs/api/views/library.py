@@ -2,9 +2,8 @@
 from django.conf import settings
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
-from rest_framework import status
 from rest_framework.decorators import action
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
@@ -14,9 +13,9 @@ from runs.api.serializers.configs import ConfigPresetSerializer, TrainingConfigS
 from runs.api.serializers.datasets import DatasetSerializer, too_large_message
 from runs.api.serializers.reward_dry_run import DryRunRequest, RewardDryRunStatus
 from runs.api.serializers.rewards import RewardFunctionSerializer
-from runs.api.views.code_authoring import CodeAuthoringChecked
-from runs.api.views.owned import OwnedViewSet
-from runs.background.limits import REWARD_DRY_RUNS, place_for
+from runs.api import dry_run_answers
+from runs.api.code_authoring import CodeAuthoringChecked
+from runs.api.owned_viewset import OwnedViewSet
 from runs.models import Dataset, RewardFunction, TrainingConfig
 from runs.rewards import model_dry_run
 from runs.rewards.dry_run import score_rows
@@ -86,10 +85,8 @@ class RewardFunctionViewSet(CodeAuthoringChecked, OwnedViewSet):
         except RowsUnavailable as exc:
             raise ValidationError({exc.field: str(exc)}) from None
         if model_dry_run.is_queued(reward):  # a model is never served or loaded here
-            with place_for(REWARD_DRY_RUNS, request.user):
-                dry_run = model_dry_run.ask(reward, request.user, params["dataset"].pk, rows)
-            shown = RewardDryRunStatus(dry_run, context=self.get_serializer_context()).data
-            return Response(shown, status=status.HTTP_202_ACCEPTED, headers={"Location": shown["url"]})
+            dry_run = model_dry_run.ask(reward, request.user, params["dataset"].pk, rows)
+            return dry_run_answers.queued(RewardDryRunStatus, dry_run, self.get_serializer_context())
         return Response({**score_rows(reward, rows, requested_by=request.user.pk), "dataset": params["dataset"].pk})
 
     @extend_schema(responses={200: RewardDryRunStatus}, parameters=[
@@ -98,12 +95,7 @@ class RewardFunctionViewSet(CodeAuthoringChecked, OwnedViewSet):
     def dry_run_status(self, request, pk=None, dry_run=None):
         """How far a judge's or a reward model's dry run is, and its rows when done. Only the user who
         asked it (or staff) sees it."""
-        asked = self.get_object().dry_runs.select_related("reward").filter(pk=dry_run)
-        if not request.user.is_staff:
-            asked = asked.filter(requested_by=request.user)
-        shown = asked.first()
-        if shown is None:
-            raise NotFound(f"no dry run {dry_run} of this reward asked by you")
+        shown = dry_run_answers.asked_by(request.user, self.get_object(), dry_run)
         return Response(RewardDryRunStatus(shown, context=self.get_serializer_context()).data)
 
 

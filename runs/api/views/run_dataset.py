@@ -13,22 +13,12 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework.views import APIView
 
 from runs.api.file_responses import RANGE_PARAMETERS, layout_etag, pieces_response, range_responses
-from runs.api.run_tokens import WRONG_TOKEN_FOR_FILES
-from runs.api.views.ingest import run_of_token
+from runs.api.run_tokens import run_for_token
 from runs.artifacts.checkpoint_files import CheckpointFile
 from runs.artifacts.pieces import of_file
-from runs.models import Dataset, Run
+from runs.models import Dataset
 
 CHECKSUM_HEADER = "X-Content-SHA256"
-
-
-def run_for_token(request, run_id: int) -> Run:
-    """The run this token belongs to, if it is run `run_id`; else Http404 (files, unlike events,
-    are answered as not found). The token of a run that ended is a 401 that says so."""
-    run = run_of_token(request, run_id)
-    if run is None:
-        raise Http404(WRONG_TOKEN_FOR_FILES)
-    return run
 
 
 class RunDatasetView(APIView):

@@ -11,8 +11,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from runs.api.run_tokens import BEARER_REALM
-from runs.api.views.run_dataset import run_for_token
+from runs.api.run_tokens import BEARER_REALM, run_for_token
 from runs.models import RewardFunction, Run
 from runs.models.run import ACTIVE
 from runs.rewards.secrets import KeyUnreadable, unseal_api_key

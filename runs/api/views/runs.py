@@ -17,7 +17,7 @@ from runs.api.serializers.runs import ResumeRequest, RunSerializer
 from runs.api.pagination import TelemetryPagination
 from runs.api.sample_pagination import SamplePagination
 from runs.api.serializers.telemetry import CheckpointSerializer, LogLineSerializer, SampleSerializer
-from runs.api.views.owned import OwnedViewSet
+from runs.api.owned_viewset import OwnedViewSet
 from runs.models import IllegalTransition, Run
 
 

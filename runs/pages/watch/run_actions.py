@@ -11,7 +11,7 @@ from pydantic import ValidationError as SchemaError
 from runs.actions.lifecycle import cancel_run, clone_run, resume_run, start_run
 from runs.api.serializers.runs import ResumeRequest
 from runs.models import IllegalTransition
-from runs.pages.watch.run_page import visible_run
+from runs.pages.watch.visible_runs import visible_run
 from runs.rewards import authoring
 from worker.trainer.config import TrainingConfig as ConfigSchema
 

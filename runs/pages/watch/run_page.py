@@ -7,28 +7,24 @@ from django.shortcuts import render
 from django.urls import path, reverse
 
 from runs import metrics_query
-from runs.actions.liveness import mark_lost_runs
 from runs.api.serializers.hub_push import HubPushSerializer
 from runs.api.serializers.telemetry import CheckpointSerializer, LogLineSerializer
 from runs.events import status_payload
 from runs.fleet.pools import waiting_note
-from runs.models import Run, RunStatus, Sample
+from runs.models import RunStatus, Sample
 from runs.models.run import ACTIVE
 from runs.pages.config_form import config_field_groups
 from runs.pages.watch.run_alarms import alarm_page_data
 from runs.pages.watch.run_evaluation import evaluation_page_data
 from runs.pages.watch.sample_keeping import samples_kept
+from runs.pages.watch.visible_runs import visible_run
+from worker.trainer.metric_names import ROLLOUT_REWARD_MEAN, ROLLOUT_REWARD_STD
 
 LOG_TAIL = 300
 # The first chart's series travel with the page, so that it is drawn without waiting for a
 # request; the page's script fetches the others over REST. Same sizing as the script asks for.
-FIRST_SERIES = ("rollout/reward_mean", "rollout/reward_std")
+FIRST_SERIES = (ROLLOUT_REWARD_MEAN, ROLLOUT_REWARD_STD)
 MAX_POINTS = 600
-
-
-def visible_run(request, pk: int) -> Run:
-    mark_lost_runs(Run.objects.visible_to(request.user).filter(pk=pk))  # "on read", like the API's detail
-    return Run.objects.select_related("dataset", "owner", "config_template").visible_or_404(request.user, pk)
 
 
 def checkpoint_rows(run) -> list[dict]:

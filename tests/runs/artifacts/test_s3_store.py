@@ -6,7 +6,7 @@ from django.core.exceptions import ImproperlyConfigured
 from runs.artifacts import checkpoint_store as store
 from runs.artifacts.stores import artifact_store
 from runs.models import Checkpoint
-from tests.runs.test_api_checkpoint_upload import FILES, complete, manifest, upload_all
+from tests.support.checkpoint_uploads import FILES, complete, manifest, upload_all
 from tests.support.asgi_server import free_port
 
 

@@ -1,6 +1,6 @@
 import pytest
 
-from tests.runs.background.live import SEED
+from tests.support.background_work import SEED
 from tests.support.asgi_server import AsgiServer
 from tests.support.controlplane_consumer import running_consumer
 

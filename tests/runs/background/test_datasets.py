@@ -3,7 +3,7 @@
 checked is refused with that message."""
 import json
 
-from tests.runs.background.live import owner_client, polled
+from tests.support.background_work import owner_client, polled
 
 ROWS = 60_000  # about 5 MB: spooled to disk, so checked by the consumer
 

@@ -1,7 +1,7 @@
 """A model-played dry run on a live server answers 202 at once and is played by the real consumer,
 through loading and its turns, to the result a typed dry run has; the web server's process never
 maps torch, the consumer's does."""
-from tests.runs.background.live import maps_libtorch, owner_client, polled, process_tree
+from tests.support.background_work import maps_libtorch, owner_client, polled, process_tree
 
 
 def ask(client, server, **body):

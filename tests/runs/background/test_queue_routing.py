@@ -4,11 +4,11 @@ plane where it is, and the control plane's consumer takes it."""
 import time
 
 from runs.background.names import USER_QUEUE, task_name
-from tests.runs.test_hub_push import (FILES, HUB_USER, ON_DISK_CHECKPOINT, TOKEN, queued_messages,
-                                      wait_for_push_to_end)
 from tests.support.asgi_server import SEED_RUN, AsgiServer, logged_in_client
 from tests.support.celery_worker import start_worker, stop_worker
 from tests.support.controlplane_consumer import running_consumer
+from tests.support.hub_pushes import (FILES, HUB_USER, ON_DISK_CHECKPOINT, TOKEN, queued_messages,
+                                      wait_for_push_to_end)
 from tests.support.hub_server import HubServer
 
 PROBE = "tests.probe.after_the_push"  # a task no one registers: a worker logs it as unregistered

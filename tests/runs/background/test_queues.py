@@ -4,8 +4,8 @@ from runs.actions.checkpoints import FINALIZE_TASK
 from runs.actions.hub_push import PUSH_TASK
 from runs.background.names import QUEUE, USER_QUEUE, queue_for
 from runs.datasets import deferred_check
-from runs.environments import dry_run_job
-from runs.rewards import model_dry_run
+from runs.environments import model_dry_run as environment_dry_run
+from runs.rewards import model_dry_run as reward_dry_run
 
 
 def test_checkpoint_finishing_has_the_control_planes_own_queue():
@@ -13,5 +13,5 @@ def test_checkpoint_finishing_has_the_control_planes_own_queue():
 
 
 def test_work_users_start_goes_to_the_other_queue():
-    for name in (PUSH_TASK, deferred_check.TASK, dry_run_job.TASK, model_dry_run.TASK):
+    for name in (PUSH_TASK, deferred_check.TASK, environment_dry_run.TASK, reward_dry_run.TASK):
         assert queue_for(name) == USER_QUEUE, name

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.runs.background.live import maps_libtorch, owner_client, polled, process_tree
+from tests.support.background_work import maps_libtorch, owner_client, polled, process_tree
 from tests.support.asgi_server import AsgiServer
 from tests.support.controlplane_consumer import running_consumer
 

@@ -158,10 +158,10 @@ def test_picked_wall_times_keep_their_microseconds(make_run):
 
 def test_the_summary_metrics_read_with_the_bounds_do_not_move_the_wall_clock_origin(make_run):
     from runs.compare.comparison import build_comparison
-    from runs.compare.summary import TOKENS_METRIC
+    from worker.trainer.metric_names import SYSTEM_GENERATION_TOKENS_PER_S
 
     run, other = make_run("a"), make_run("b")
-    add_points(run, TOKENS_METRIC, range(0, 5))        # from T0
+    add_points(run, SYSTEM_GENERATION_TOKENS_PER_S, range(0, 5))        # from T0
     add_points(run, "r", range(10, 13))               # from T0 + 100 s
     comparison = build_comparison([run, other], ["r"], "time", 500)
     assert comparison["series"]["r"]["x"] == [0.0, 10.0, 20.0]

@@ -1,6 +1,6 @@
 """Each bottleneck named from the time split and the rollout metrics, with its sentence."""
 from runs.diagnosis.engine import diagnose
-from tests.runs.diagnosis.made_up_runs import CONFIG, series, step_of
+from tests.support.made_up_runs import CONFIG, series, step_of
 
 
 def test_waiting_for_rollouts_while_the_cap_held_submission_back_is_generation_with_the_cap_in_the_sentence():

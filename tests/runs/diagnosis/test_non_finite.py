@@ -4,7 +4,7 @@ import json
 import math
 
 from runs.diagnosis.engine import diagnose
-from tests.runs.diagnosis.made_up_runs import CONFIG, series, step_of
+from tests.support.made_up_runs import CONFIG, series, step_of
 
 
 def test_non_finite_values_are_left_out_of_the_window():

@@ -1,7 +1,7 @@
 """Runs from before the pipeline's new metrics (the blocked shares, the cap in force, the
 rollout timings) are still diagnosed: what they did not log is null, not a guess."""
 from runs.diagnosis.engine import diagnose
-from tests.runs.diagnosis.made_up_runs import CONFIG, series, step_of
+from tests.support.made_up_runs import CONFIG, series, step_of
 
 
 def test_without_the_new_metrics_the_sections_hold_nulls_and_the_bottleneck_is_still_named():

@@ -3,14 +3,11 @@ than any live worker of the pool has: runs/fleet/gpu_check.py), or one the worke
 start (split_cores with no core left for the trainer: worker/trainer/inference/cpu_sharing.py).
 Where the pool's workers have not reported their devices, the suggestion stays and says what it
 needs. The fleet is stubbed at Celery's broadcast, as tests/runs/fleet does."""
-from tests.runs.diagnosis.made_up_runs import step_of
-from tests.runs.diagnosis.test_api_diagnosis import store
-from tests.runs.fleet import conftest as fleet_stub
-from tests.runs.fleet.conftest import Workers
+from tests.support.fleet import Workers
+from tests.support.made_up_runs import step_of
+from tests.support.telemetry import add_steps
 from worker.announcement import Announcement
 from worker.devices import Devices
-
-fleet = fleet_stub.fleet  # the fixture: the fleet stubbed at Celery's broadcast
 
 SERVER_SLOW = step_of(12.0, 6.0, async__blocked_by_inflight_cap=0.05, async__blocked_by_staleness=0.05,
                       system__generation_tokens_per_s=100, system__training_tokens_per_s=900)
@@ -24,7 +21,7 @@ def cpu_worker(fleet: Workers, name: str, pool: str, cores: int) -> None:
 def suggested(api, run, **config) -> list[dict]:
     run.config = {**run.config, **config}
     run.save(update_fields=["config"])
-    store(run, SERVER_SLOW, range(1, 11))
+    add_steps(run, SERVER_SLOW, range(1, 11))
     return api.get(f"/api/runs/{run.pk}/diagnosis/").json()["suggestions"]
 
 

@@ -2,7 +2,7 @@
 value the run already has."""
 from runs.diagnosis.engine import diagnose
 from runs.diagnosis.run_config import setting
-from tests.runs.diagnosis.made_up_runs import CONFIG, series, step_of
+from tests.support.made_up_runs import CONFIG, series, step_of
 
 CAP_HELD = step_of(12.0, 6.0, async__blocked_by_inflight_cap=0.9, async__blocked_by_staleness=0.0,
                    async__ahead_bound=8)

@@ -2,7 +2,7 @@
 import pytest
 
 from runs.diagnosis.engine import diagnose
-from tests.runs.diagnosis.made_up_runs import CONFIG, series, step_of
+from tests.support.made_up_runs import CONFIG, series, step_of
 
 
 def test_the_split_gives_each_part_its_mean_seconds_and_the_rest_to_other():

@@ -1,6 +1,6 @@
 """A run too short to diagnose says so instead of guessing."""
 from runs.diagnosis.engine import MIN_STEPS, diagnose
-from tests.runs.diagnosis.made_up_runs import CONFIG, series, step_of
+from tests.support.made_up_runs import CONFIG, series, step_of
 
 
 def test_fewer_than_five_steps_after_the_first_is_too_short_and_says_how_many():

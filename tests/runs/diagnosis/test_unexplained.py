@@ -2,7 +2,7 @@
 parts was logged), no bottleneck is guessed: status ok, bottleneck null, a sentence saying so and
 the share unexplained, no suggestion."""
 from runs.diagnosis.engine import diagnose
-from tests.runs.diagnosis.made_up_runs import CONFIG, series, step_of
+from tests.support.made_up_runs import CONFIG, series, step_of
 
 
 def test_a_step_mostly_outside_the_logged_parts_names_no_bottleneck_and_says_how_much():

@@ -1,11 +1,12 @@
 """A dry run against a model prepared on this machine: its greedy turns, through the chat template,
 answered by the environment; a model outside MODELS_DIR is never loaded. The request only queues it
-(202): the consumer's task (dry_run_job.play, called here directly) plays it and the status answers."""
+(202): the consumer's task (dry_run_jobs.run, called here directly) plays it and the status answers."""
 import pytest
 
 pytest.importorskip("transformers")
 
-from runs.environments import dry_run_job  # noqa: E402
+from runs.background import dry_run_jobs  # noqa: E402
+from runs.environments import model_dry_run  # noqa: E402
 from runs.environments.model_play import local_model_path, model_play_problem  # noqa: E402
 
 
@@ -28,7 +29,7 @@ def test_the_model_plays_each_turn_and_the_environment_answers(owner_api, feedba
                               format="json")
     assert response.status_code == 202, response.content
     assert response.json()["state"] == "queued" and response["Location"] == response.json()["url"]
-    dry_run_job.play(response.json()["id"])
+    dry_run_jobs.run(model_dry_run.JOB, response.json()["id"])
     status = owner_api.get(response["Location"]).json()
     assert (status["state"], status["progress"], status["turn"], status["error"]) == ("done", "done", 2, "")
     body = status["result"]

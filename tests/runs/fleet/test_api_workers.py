@@ -1,7 +1,7 @@
 """GET /api/workers/: each live worker with its pools, devices, runs and when it was heard; the
 runs of other accounts stay anonymous; a broker that is down is a 503 that says so."""
 from runs.models import Run
-from tests.runs.fleet.conftest import machine, ray_cluster
+from tests.support.fleet import machine, ray_cluster
 
 
 def test_each_live_worker_with_its_pools_devices_and_when_it_was_heard(owner_api, fleet):

@@ -2,7 +2,7 @@
 broker that is down, and one broadcast for requests in quick succession."""
 
 from runs.fleet import asking
-from tests.runs.fleet.conftest import H100
+from tests.support.fleet import H100
 
 
 def test_each_answer_becomes_a_live_worker(fleet):

@@ -5,7 +5,7 @@ from runs.diagnosis.startable import pool_can_start
 from runs.fleet.cluster_check import cluster_problems
 from runs.fleet.gpu_check import gpu_problems
 from runs.models import Run
-from tests.runs.fleet.conftest import machine, ray_cluster
+from tests.support.fleet import machine, ray_cluster
 from worker.cluster_view import ClusterView
 from worker.trainer.config import TrainingConfig as ConfigSchema
 

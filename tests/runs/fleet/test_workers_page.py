@@ -5,7 +5,7 @@ from dataclasses import replace
 from django.contrib.auth import get_user_model
 
 from runs.models import Run, RunStatus
-from tests.runs.fleet.conftest import machine, ray_cluster
+from tests.support.fleet import machine, ray_cluster
 from worker.cluster_view import ClusterView
 
 

@@ -47,7 +47,7 @@ def test_the_panel_follows_a_queued_dry_run_to_its_episode(page, live_server, li
     page.click("#dry-run-button")
     page.wait_for_function("document.getElementById('dry-status').textContent.includes('queued')")
     assert "waiting for the control plane's consumer" in page.inner_text("#dry-status")
-    consumer_does(live_server, "dry_run.mark_loading(); dry_run.mark_turn(2)")
+    consumer_does(live_server, "dry_run.mark_loading(); dry_run.mark_progress(2)")
     page.wait_for_function("document.getElementById('dry-status').textContent.includes('turn 2 of 2')")
     consumer_does(live_server, f"dry_run.finish(json.loads({json.dumps(json.dumps(library['played']))}))")
     page.wait_for_function("document.getElementById('dry-status').textContent.startsWith('Ended:')")

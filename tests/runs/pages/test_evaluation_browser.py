@@ -5,7 +5,8 @@ followed as new ones arrive. On the compare page, one example is followed in eac
 side, with each run's example classes. Screenshots of both are saved."""
 import pytest
 
-from tests.runs.pages.test_run_page_browser import LIBRARY, Trainer, wait_live
+from tests.support.ingest import Trainer
+from tests.support.run_pages import LIBRARY, wait_live
 from tests.support.evaluations import FIVE_CLASSES, evaluation_events
 
 SEED = """

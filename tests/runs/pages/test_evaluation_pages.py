@@ -6,7 +6,7 @@ import json
 import pytest
 
 from runs.models import Run
-from tests.runs.pages.test_run_page import page_data
+from tests.support.run_pages import page_data
 from tests.support.evaluations import FIVE_CLASSES, store_evaluations
 
 

@@ -4,7 +4,8 @@ raw answer beside its number, and the run page's completion browser shows a judg
 its score, as text, folded when long."""
 import pytest
 
-from tests.runs.pages.test_run_page_browser import LIBRARY, Trainer, started_run
+from tests.support.ingest import Trainer
+from tests.support.run_pages import LIBRARY, started_run
 from tests.support.stub_judge import KEY, stub_judge
 from tests.support.controlplane_consumer import running_consumer
 

@@ -6,7 +6,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from runs.models import Alarm, Run
-from tests.runs.pages.test_run_page import page_data
+from tests.support.run_pages import page_data
 
 
 def alarm(run, kind, step, message, stopped=False):

@@ -2,7 +2,8 @@
 marked as having stopped the run when the run's config says so, and the runs list marks the run."""
 import pytest
 
-from tests.runs.pages.test_run_page_browser import LIBRARY, Trainer, wait_live
+from tests.support.ingest import Trainer
+from tests.support.run_pages import LIBRARY, wait_live
 
 HEALTHY = {"rollout/reward_mean": 0.2, "train/entropy": 0.6, "train/kl_to_sampler": 0.01,
            "train/importance_ratio_max": 1.3, "rollout/clipped_ratio": 0.0}

@@ -1,17 +1,12 @@
 """The run page (/runs/<id>/) as the server renders it: access, what it embeds for its
 scripts, and its buttons (start, cancel, resume, clone) calling the lifecycle actions."""
-import json
 import re
 
 import pytest
 
 from runs.models import Run, RunStatus
+from tests.support.run_pages import page_data
 from tests.support.telemetry import add_checkpoint, add_log, add_metrics, add_sample
-
-
-def page_data(response) -> dict:
-    match = re.search(r'<script id="run-data" type="application/json">(.*?)</script>', response.content.decode(), re.S)
-    return json.loads(match.group(1))
 
 
 def test_the_owner_sees_the_run_page(logged_in, run):

@@ -4,81 +4,16 @@ charts gain points, the completions browser shows samples (an environment's epis
 conversations), the log and checkpoints fill in, the status badge follows, the buttons follow
 what the server allows, cancel works; and after a dropped websocket the page re-fetches what
 it missed and says it is live again. Screenshots of the run page and of an episode are saved."""
-import itertools
 import re
 
-import httpx
 import pytest
 
-LIBRARY = """
-import json
-from django.contrib.auth import get_user_model
-from runs.models import Dataset, RewardFunction, TrainingConfig
-from worker.trainer.config import TrainingConfig as Schema
-owner = get_user_model().objects.get(username="owner")
-dataset = Dataset.objects.create(owner=owner, name="arith", source="generator", generator="arithmetic",
-                                 generator_params={"count": 10}, columns=["prompt", "answer"], row_count=10)
-acc = RewardFunction.objects.create(owner=owner, name="accuracy", kind="builtin", builtin="accuracy")
-fmt = RewardFunction.objects.create(owner=owner, name="format", kind="builtin", builtin="format")
-config = TrainingConfig.objects.create(owner=owner, name="tiny", values=Schema(max_steps=10).model_dump(mode="json"))
-print(json.dumps({"dataset": dataset.pk, "rewards": [acc.pk, fmt.pk], "config": config.pk}))
-"""
-TOKEN = """
-import json
-from runs.models import Run
-run = Run.objects.get(pk={run_id})
-token = run.issue_ingest_token()
-run.save()
-print(json.dumps({{"token": token}}))
-"""
-
+from tests.support.ingest import Trainer
+from tests.support.run_pages import LIBRARY, started_run, wait_live
 
 @pytest.fixture(scope="module")
 def library(live_server):
     return live_server.shell_json(LIBRARY)
-
-
-class Trainer:
-    """Sends events to a run's ingest API the way worker/trainer/reporting does."""
-
-    def __init__(self, server, run_id: int):
-        self.url = f"{server.url}/api/runs/{run_id}/events/"
-        self.token = server.shell_json(TOKEN.format(run_id=run_id))["token"]
-        self.seq = itertools.count(1)
-
-    def send(self, *events) -> dict:
-        batch = [{"seq": next(self.seq), **event} for event in events]
-        response = httpx.post(self.url, json={"source": "trainer", "events": batch},
-                              headers={"Authorization": f"Bearer {self.token}"}, timeout=10)
-        response.raise_for_status()
-        return response.json()
-
-    def status(self, status: str, message: str = ""):
-        return self.send({"type": "status", "status": status, "message": message})
-
-    def metrics(self, step: int, reward: float):
-        return self.send({"type": "metrics", "step": step, "values": {
-            "rollout/reward_mean": reward, "rollout/reward_std": 0.1, "rollout/reward/accuracy_mean": reward,
-            "rollout/reward/accuracy_std": 0.2, "train/loss": 1.0 / step, "train/kl_to_sampler": 0.01,
-            "system/step_time_s": 2.0, "train/grad_norm": 0.5}})
-
-    def samples(self, step: int, completion: str, prompt: str = "What is 2 + 2?"):
-        return self.send({"type": "samples", "step": step, "samples": [
-            {"group": 0, "prompt": prompt, "completion": completion,
-             "rewards": {"accuracy": 1.0, "format": 0.0}, "total_reward": 1.0, "advantage": 0.7,
-             "model_version": step, "staleness": 1, "num_tokens": 4, "finish_reason": "stop"},
-            {"group": 0, "prompt": prompt, "completion": "five\n" * 40,
-             "rewards": {"accuracy": 0.0, "format": 0.0}, "total_reward": 0.0, "advantage": -0.7,
-             "model_version": step, "staleness": 1, "num_tokens": 80, "finish_reason": "length"}]})
-
-    def episodes(self, step: int, *records):
-        return self.send({"type": "samples", "step": step, "samples": list(records)})
-
-    def log(self, message: str, level: str = "info"):
-        return self.send({"type": "log", "level": level, "message": message})
-
-    def checkpoint(self, step: int, path: str):
-        return self.send({"type": "checkpoint", "step": step, "path": path, "size_bytes": 2048, "model_version": step})
 
 
 PROMPT_TURNS = [{"role": "system", "content": "You may call calc(expr) to compute."},
@@ -113,17 +48,6 @@ GUESSING = episode(
     + [assistant("I give up", 6, trained=False)], "max_turns", 0.0, -0.8)
 
 
-def started_run(live_server, library, name: str) -> int:
-    api = live_server.api("owner")
-    created = api.post("/api/runs/", json={
-        "name": name, "dataset": library["dataset"], "config_template": library["config"],
-        "rewards": [{"reward_function": library["rewards"][0], "weight": 1.0}]})
-    assert created.status_code == 201, created.text
-    run_id = created.json()["id"]
-    assert api.post(f"/api/runs/{run_id}/start/").status_code == 200
-    return run_id
-
-
 def chart_points(page, chart_id: str) -> int:
     box = page.locator(f'.chart-box[data-chart="{chart_id}"]')
     return int(box.get_attribute("data-points") or 0)
@@ -133,10 +57,6 @@ def wait_for_points(page, chart_id: str, count: int):
     page.wait_for_function(
         "([id, n]) => { const el = document.querySelector(`.chart-box[data-chart=\"${id}\"]`);"
         " return el && Number(el.dataset.points || 0) >= n; }", arg=[chart_id, count])
-
-
-def wait_live(page):
-    page.wait_for_selector("#live-indicator[data-state=live]")
 
 
 def test_a_run_started_from_the_new_run_page_opens_its_live_page(page, live_server, library):

@@ -3,7 +3,7 @@ interval, as the server renders it: the diagnosis URL (the endpoint's, answering
 the panel and its script, an anchor per config knob for a suggestion to link to, the in-flight
 series among the metric names, and per evaluation the examples counted (n) and the tool use."""
 from runs.models import Run
-from tests.runs.pages.test_run_page import page_data
+from tests.support.run_pages import page_data
 from tests.support.evaluations import store_evaluations
 from tests.support.telemetry import add_metrics
 

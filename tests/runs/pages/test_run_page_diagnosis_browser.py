@@ -14,7 +14,8 @@ import math
 
 import pytest
 
-from tests.runs.pages.test_run_page_browser import LIBRARY, Trainer, wait_live
+from tests.support.ingest import Trainer
+from tests.support.run_pages import LIBRARY, wait_live
 
 # Each step waits 7 of its 10 seconds for rollouts, a tiny in-flight cap (2, of 4 groups the
 # staleness bound allows ahead) full and holding submission back.

@@ -26,7 +26,7 @@ def consumed_at_once(django_capture_on_commit_callbacks):
     """Asks a dry run; the queued one is scored in the test's thread when the request's transaction
     commits, by the registered task with the message's arguments after a JSON trip, as a consumer would."""
     from controlplane.celery import app
-    import runs.background.reward_dry_runs  # noqa: F401  registers the task, as a consumer's start does
+    import runs.background.dry_runs  # noqa: F401  registers the task, as a consumer's start does
 
     def consume(name, args, queue):
         assert queue == USER_QUEUE

@@ -2,7 +2,7 @@
 clusters ask for (tests/support/ray_cluster.py), from the environment it inherits."""
 import pytest
 
-from tests.support.ray_cluster import TOKEN_AUTH, start_ray_cluster
+from tests.support.ray_cluster import TOKEN_AUTH, TWO_NODES, start_ray_cluster
 
 
 @pytest.fixture(scope="package", autouse=True)
@@ -11,9 +11,6 @@ def ray_token_in_the_environment():
         for name, value in TOKEN_AUTH.items():
             env.setenv(name, value)
         yield
-
-
-TWO_NODES = ((0, 0), (1, 1))  # (CPUs, GPUs) of node-a (head) and node-b
 
 
 @pytest.fixture(scope="package")

@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.ray_cluster import start_ray_cluster
-from tests.worker.placement.conftest import TWO_NODES
+from tests.support.ray_cluster import TWO_NODES, start_ray_cluster
 from tests.support.stub_control_plane import StubControlPlane
 from worker.placement.child import run_placed
 from worker.placement.cluster_door import open_cluster_message

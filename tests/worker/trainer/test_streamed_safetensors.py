@@ -6,7 +6,7 @@ torch = pytest.importorskip("torch")
 from safetensors import safe_open  # noqa: E402
 from safetensors.torch import load_file  # noqa: E402
 
-from worker.trainer.weight_sync.streamed_safetensors import SafetensorsRewriter  # noqa: E402
+from worker.trainer.weights.streamed_safetensors import SafetensorsRewriter  # noqa: E402
 
 
 def test_floats_are_cast_and_other_dtypes_kept(tmp_path):

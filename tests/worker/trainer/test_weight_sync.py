@@ -7,10 +7,11 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from worker.trainer.weight_sync.backends import make_weight_sync  # noqa: E402
-from worker.trainer.weight_sync.interface import WeightSyncError  # noqa: E402
-from worker.trainer.weight_sync.filesystem import FilesystemWeightSync, unique_state_dict  # noqa: E402
+from worker.trainer.inference.server_api import WeightSyncError  # noqa: E402
+from worker.trainer.weight_sync.filesystem import FilesystemWeightSync  # noqa: E402
+from worker.trainer.weights.state_dict import unique_state_dict  # noqa: E402
 from worker.trainer.weight_sync.nccl import NcclWeightSync  # noqa: E402
-from worker.trainer.weight_sync.server_api import ServerPause, VllmAdminClient  # noqa: E402
+from worker.trainer.inference.server_api import ServerPause, VllmAdminClient  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

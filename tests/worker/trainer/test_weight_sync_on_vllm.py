@@ -121,8 +121,8 @@ def test_the_direct_reload_serves_what_vllms_own_reload_serves(server, sync, mod
 def test_weights_missing_from_the_file_fail_the_reload_by_name(server, sync, model, ids, tmp_path):
     from safetensors.torch import save_file
 
-    from worker.trainer.weight_sync.interface import WeightSyncError
-    from worker.trainer.weight_sync.filesystem import unique_state_dict
+    from worker.trainer.inference.server_api import WeightSyncError
+    from worker.trainer.weights.state_dict import unique_state_dict
 
     tensors = unique_state_dict(model)
     del tensors["model.layers.0.mlp.down_proj.weight"]

@@ -11,10 +11,10 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("vllm.distributed.weight_transfer.nccl_engine")
 
 from worker.trainer.weight_sync.backends import make_weight_sync  # noqa: E402
-from worker.trainer.weight_sync.interface import WeightSyncError  # noqa: E402
+from worker.trainer.inference.server_api import WeightSyncError  # noqa: E402
 from worker.trainer.weight_sync.filesystem import FilesystemWeightSync  # noqa: E402
 from worker.trainer.weight_sync.nccl import NcclWeightSync  # noqa: E402
-from worker.trainer.weight_sync.server_api import ServerPause, VllmAdminClient  # noqa: E402
+from worker.trainer.inference.server_api import ServerPause, VllmAdminClient  # noqa: E402
 
 
 class StubServer:

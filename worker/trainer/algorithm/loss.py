@@ -13,6 +13,7 @@ Tokens are then aggregated by loss_type.
 from dataclasses import dataclass
 
 import torch
+from worker.trainer import metric_names as names
 
 LOSS_TYPES = ("dapo", "grpo", "dr_grpo", "bnpo")
 
@@ -105,13 +106,13 @@ def diagnostics(x: LossInputs, ratio: torch.Tensor, s: LossSettings) -> dict[str
     real = x.mask.bool()
     picked = is_ratio[real] if real.any() else torch.ones(1)
     return {
-        "train/clip_ratio_low": masked_mean(low_clip, x.mask),
-        "train/clip_ratio_high": masked_mean(high_clip, x.mask),
-        "train/clip_ratio_region": masked_mean(low_clip + high_clip, x.mask),
-        "train/kl_to_sampler": masked_mean(k3_kl(x.old_logp, x.sampler_logp), x.mask),
-        "train/importance_ratio_min": picked.min().item(),
-        "train/importance_ratio_mean": picked.mean().item(),
-        "train/importance_ratio_max": picked.max().item(),
+        names.TRAIN_CLIP_RATIO_LOW: masked_mean(low_clip, x.mask),
+        names.TRAIN_CLIP_RATIO_HIGH: masked_mean(high_clip, x.mask),
+        names.TRAIN_CLIP_RATIO_REGION: masked_mean(low_clip + high_clip, x.mask),
+        names.TRAIN_KL_TO_SAMPLER: masked_mean(k3_kl(x.old_logp, x.sampler_logp), x.mask),
+        names.TRAIN_IMPORTANCE_RATIO_MIN: picked.min().item(),
+        names.TRAIN_IMPORTANCE_RATIO_MEAN: picked.mean().item(),
+        names.TRAIN_IMPORTANCE_RATIO_MAX: picked.max().item(),
     }
 
 
@@ -122,5 +123,5 @@ def grpo_loss(x: LossInputs, s: LossSettings, tokens_in_batch: float | None = No
     with torch.no_grad():
         metrics = diagnostics(x, ratio.detach(), s)
         if s.beta > 0 and x.ref_logp is not None:  # clipped_token_loss refused beta > 0 without it
-            metrics["train/kl_to_reference"] = masked_mean(k3_kl(x.logp.detach(), x.ref_logp), x.mask)
+            metrics[names.TRAIN_KL_TO_REFERENCE] = masked_mean(k3_kl(x.logp.detach(), x.ref_logp), x.mask)
     return loss, metrics

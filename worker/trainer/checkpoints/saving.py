@@ -109,7 +109,7 @@ def write_shared_parts(folder: Path, model, optimizer, leads: bool) -> None:
     from torch.distributed.checkpoint.state_dict import get_optimizer_state_dict
 
     from worker.trainer.checkpoints.relay import relay_to_leader
-    from worker.trainer.distributed.gathered_weights import write_whole_model
+    from worker.trainer.weights.gathered import write_whole_model
     from worker.trainer.distributed.sharding import is_sharded
     from worker.trainer.distributed.topology import Topology
 

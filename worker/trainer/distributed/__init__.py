@@ -1,5 +1,5 @@
 """The pieces a trainer in several processes is made of: who does what (topology, strategy),
-how the model is shared (sharding, gathered weights), the leader's orders (crew, order codec)
+how the model is shared (sharding; its weights gathered whole: weights/), the leader's orders (crew, order codec)
 and how torchrun is started and read (loopback torchrun, launch failure).
 
 Rank 0 leads: it alone owns the rollout worker, the vLLM client, the reporter, the evaluator

@@ -7,6 +7,8 @@ other half for activations; a LoRA adapter's state is tiny, so LoRA replicates.
 """
 from dataclasses import dataclass
 
+from worker.trainer.config.layout import impossible_setting
+
 TRAINING_BYTES_A_PARAMETER = 16
 REFERENCE_BYTES_A_PARAMETER = 4  # the frozen fp32 base the KL term compares with (beta > 0, no LoRA)
 SHARE_OF_DEVICE_FOR_STATE = 0.5
@@ -50,19 +52,6 @@ def choose_strategy(setting: str, processes: int, *, parameters: int, lora: bool
 def _refuse_impossible(setting: str, processes: int, lora: bool) -> None:
     if problem := impossible_setting(setting, processes, lora):
         raise DistributedSettingError(problem)
-
-
-def impossible_setting(setting: str, processes: int | None, lora: bool) -> str | None:
-    """Why `distributed=setting` cannot run on `processes` (None: not known yet) with or without
-    LoRA; None where it can. Refused at creation (config.py) and again where the count is known."""
-    if setting in ("ddp", "fsdp2") and processes == 1:
-        return (f"distributed={setting} needs at least 2 trainer processes; this trainer has 1 (one per trainer "
-                f"GPU, or trainer_processes)")
-    if setting == "none" and processes and processes > 1:
-        return f"distributed=none trains in one process; this trainer has {processes} (use auto, ddp or fsdp2)"
-    if setting == "fsdp2" and lora:
-        return "distributed=fsdp2 with LoRA: the frozen base is replicated and the adapter is small; use ddp"
-    return None
 
 
 def _gib(size: float) -> str:

@@ -1,16 +1,12 @@
 """A verifiers environment named by id (README: Environments): its dataset, rollout and rubric.
 
-verifiers (0.1.10, pinned in requirements-trainer-*.txt) loads an id by importing the module
-named like it ("vf-math" and "owner/vf-math" → vf_math; verifiers_check.module_name) and calling
-that module's load_environment(**params). The environment must be a MultiTurnEnv (SingleTurnEnv,
-ToolEnv and StatefulToolEnv are). Its own rollout() would sample through an OpenAI client and
-give up the worker's tokens, masks and budgets, so its turns are driven here instead, each
-episode with a state of its own (verifiers_episode.py); its rubric is scored with the run's
-rewards (verifiers_rubric.py).
-
-Every verifiers call is a coroutine. They all run on the environment's own event loop thread, so
-the episodes of a group, whose steps come from worker threads, interleave there as they would in
-verifiers' own rollouts.
+verifiers (pinned in requirements-trainer-*.txt) loads an id by importing the module named like
+it ("vf-math" and "owner/vf-math" → vf_math; verifiers_check.module_name) and calling its
+load_environment(**params); it must be a MultiTurnEnv (SingleTurnEnv, ToolEnv and StatefulToolEnv
+are). Its turns are driven here, not by its own rollout(), each episode with a state of its own
+(verifiers_episode.py); its rubric is scored with the run's rewards (verifiers_rubric.py). Every
+verifiers call runs on the environment's own event loop thread.
+Details: docs/capabilities/environments.md#verifiers.
 """
 import atexit
 import json

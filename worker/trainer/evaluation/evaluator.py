@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING
 
 from worker.trainer.evaluation.eval_set import EvalExample
 from worker.trainer.evaluation.outcomes import answer_records, summary
-from worker.trainer.rollout.client import CompletionsClient
+from worker.trainer.inference.completions_client import CompletionsClient
 from worker.trainer.rollout.groups import Group
 from worker.trainer.rollout.scoring import Scorer
+from worker.trainer.metric_names import EVAL_PASS_AT_1, EVAL_REWARD_MEAN, EVAL_SECONDS
 
 if TYPE_CHECKING:
     from worker.trainer.environments import episodes as episode_play
@@ -83,9 +84,9 @@ class Evaluator:
             self.report.evaluation(step, model_version, [
                 {"index": example.index, "key": example.key, "prompt": example.prompt_text, "answers": per_example}
                 for example, per_example in zip(self.examples, answers)], metrics)
-            self.report.log(f"evaluation at step {step}: pass@1 {metrics['eval/pass@1']:.3f}, mean reward "
-                            f"{metrics['eval/reward_mean']:.3f} on {len(groups)} examples "
-                            f"({metrics['eval/seconds']:.1f} s)")
+            self.report.log(f"evaluation at step {step}: pass@1 {metrics[EVAL_PASS_AT_1]:.3f}, mean reward "
+                            f"{metrics[EVAL_REWARD_MEAN]:.3f} on {len(groups)} examples "
+                            f"({metrics[EVAL_SECONDS]:.1f} s)")
         except Exception as exc:  # an evaluation never fails the run
             if self._stopped.is_set():
                 return

@@ -4,6 +4,7 @@ import statistics
 
 from worker.trainer.rollout.groups import Group
 from worker.trainer.rollout.metrics import episode_metrics
+from worker.trainer import metric_names as names
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -31,18 +32,18 @@ def _scored(group: Group, i: int) -> bool:
 def summary(groups: list[Group], answers: list[list[dict]], k: int, seconds: float) -> dict[str, float]:
     """The eval/ metrics of one evaluation."""
     totals = [a["total_reward"] for per_example in answers for a in per_example if a["total_reward"] is not None]
-    metrics = {"eval/reward_mean": statistics.fmean(totals) if totals else 0.0,
-               "eval/pass@1": statistics.fmean(sum(a["passed"] for a in per_example) / len(per_example)
+    metrics = {names.EVAL_REWARD_MEAN: statistics.fmean(totals) if totals else 0.0,
+               names.EVAL_PASS_AT_1: statistics.fmean(sum(a["passed"] for a in per_example) / len(per_example)
                                                for per_example in answers),
-               "eval/examples": float(len(answers)), "eval/seconds": seconds,
-               "eval/truncated": statistics.fmean(a["finish_reason"] == "length"
+               names.EVAL_EXAMPLES: float(len(answers)), names.EVAL_SECONDS: seconds,
+               names.EVAL_TRUNCATED: statistics.fmean(a["finish_reason"] == "length"
                                                   for per_example in answers for a in per_example)}
     if k > 1:
-        metrics[f"eval/pass@{k}"] = statistics.fmean(
+        metrics[names.EVAL_PASS_AT_K.name(k=k)] = statistics.fmean(
             pass_at_k(len(per_example), sum(a["passed"] for a in per_example), k) for per_example in answers)
     for name in groups[0].rewards:
         values = [v for g in groups for v in g.rewards[name] if v is not None]
         if values:
-            metrics[f"eval/reward/{name}_mean"] = statistics.fmean(values)
-    metrics.update({f"eval/{name}": value for name, value in episode_metrics(groups).items()})
+            metrics[names.EVAL_REWARD_FN_MEAN.name(reward=name)] = statistics.fmean(values)
+    metrics.update({names.EVAL_EPISODE.name(metric=name): value for name, value in episode_metrics(groups).items()})
     return metrics

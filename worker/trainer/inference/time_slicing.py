@@ -3,11 +3,11 @@
 vLLM is paused (`/pause?mode=keep`, which freezes requests in flight) while a step trains and
 resumed after, so neither competes for the cores (inference/cpu_sharing.py says why that
 matters; `python -m bench.trainer` measures it). The weight sync at the end of the step shares
-the same hold (weight_sync/server_api.ServerPause), so the server resumes once.
+the same hold (inference/server_api.ServerPause), so the server resumes once.
 """
 from contextlib import contextmanager
 
-from worker.trainer.weight_sync.server_api import ServerPause
+from worker.trainer.inference.server_api import ServerPause
 
 
 class GenerationPause:

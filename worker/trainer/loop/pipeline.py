@@ -12,6 +12,7 @@ from worker.trainer.rollout.gathering import Gathered
 from worker.trainer.rollout.inflight_control import InflightController, StepOutcome, cap_bounds
 from worker.trainer.rollout.pipeline_window import INFLIGHT_CAP, PipelineWindow
 from worker.trainer.rollout.staleness import StalenessPolicy
+from worker.trainer.metric_names import ASYNC_AHEAD_BOUND, ASYNC_MAX_INFLIGHT
 
 
 class Pipeline(Protocol):
@@ -36,8 +37,8 @@ class PipelineReadings:
         """The step's pipeline metrics (the cap is the one in force during the step); then the
         auto cap moves for the next."""
         window = self.rollout.take_window()
-        metrics = {**window.metrics(), "async/max_inflight": float(self.rollout.max_inflight),
-                   "async/ahead_bound": float(self.staleness.useful_ahead)}
+        metrics = {**window.metrics(), ASYNC_MAX_INFLIGHT: float(self.rollout.max_inflight),
+                   ASYNC_AHEAD_BOUND: float(self.staleness.useful_ahead)}
         if self.controller is not None:
             outcome = StepOutcome(step_s=step_s, waited_s=gathered.waited_s - gathered.waited_for_expiring_s,
                                   groups_trained=len(gathered.groups), dropped_stale=len(gathered.dropped),

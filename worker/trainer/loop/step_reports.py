@@ -9,6 +9,7 @@ from worker.trainer.rewards.judges.disagreement import disagreement_metrics
 from worker.trainer.rollout.metrics import sample_records
 from worker.trainer.rollout.sample_keeping import kept_groups
 from worker.trainer.rollout.scoring import RewardFunction
+from worker.trainer.metric_names import JUDGE_MEASURE
 
 log = logging.getLogger("worker.trainer")
 
@@ -47,7 +48,8 @@ class StepReports:
                 log.exception("taking the metrics of reward %r", function.name)
                 self.report.log(f"reward {function.name!r}: its metrics could not be taken: {exc}", level="warning")
                 continue
-            metrics.update({f"judge/{function.name}/{key}": value for key, value in measured.items()})
+            metrics.update({JUDGE_MEASURE.name(judge=function.name, measure=key): value
+                            for key, value in measured.items()})
             self._say_judge_faults(function.name, measured)
         if groups and any(function.pass_threshold is not None for function in self.rewards):
             metrics.update(disagreement_metrics(groups, self.rewards))

@@ -12,6 +12,7 @@ from worker.trainer.rollout.gathering import Cancelled, Gathered, gather
 from worker.trainer.rollout.metrics import rollout_metrics
 from worker.trainer.startup.ready import ReadyParts
 from worker.trainer.training.step import batch_advantages, train_step
+from worker.trainer import metric_names as names
 
 
 class TrainingLoop:
@@ -73,12 +74,13 @@ class TrainingLoop:
             # Taking turns: the refill is sampled with the new weights, after the pause.
             ready.rollout.free_taken_slots()
         now = time.perf_counter()
-        metrics.update(rollout_metrics(groups), **pipeline, **self.pipeline.after_step(gathered, now - step_started),
-                       **{"system/generation_tokens_per_s": throughput.since_last(ready.rollout.generated_tokens, now),
-                          "system/step_time_s": now - step_started,
-                          "system/model_version": state.model_version})
+        readings = self.pipeline.after_step(gathered, now - step_started)
+        generated = throughput.since_last(ready.rollout.generated_tokens, now)
+        metrics.update(rollout_metrics(groups), **pipeline, **readings,
+                       **{names.SYSTEM_GENERATION_TOKENS_PER_S: generated, names.SYSTEM_STEP_TIME_S: now - step_started,
+                          names.SYSTEM_MODEL_VERSION: state.model_version})
         if handover is not None:
-            metrics["system/train_seconds_beside_generation"] = handover.step_done()
+            metrics[names.SYSTEM_TRAIN_SECONDS_BESIDE_GENERATION] = handover.step_done()
         self.reports.metrics(state.step, metrics, groups)
         self.reports.samples(state.step, groups, advantages.values.tolist(), trained_version)
         last = state.step == self.config.max_steps
@@ -100,24 +102,25 @@ class TrainingLoop:
     def _async_metrics(self, gathered: Gathered) -> dict[str, float]:
         rollout = self.ready.rollout
         staleness = [self.state.model_version - g.model_version for g in gathered.groups]
-        return {"async/staleness_mean": sum(staleness) / len(staleness), "async/staleness_max": max(staleness),
-                "async/dropped_stale": self.dropped_stale, "async/queue_depth": rollout.queue_depth,
-                "async/in_flight": rollout.in_flight, "async/wait_for_rollouts_s": gathered.waited_s,
-                "async/wait_for_expiring_s": gathered.waited_for_expiring_s}
+        return {names.ASYNC_STALENESS_MEAN: sum(staleness) / len(staleness), names.ASYNC_STALENESS_MAX: max(staleness),
+                names.ASYNC_DROPPED_STALE: self.dropped_stale, names.ASYNC_QUEUE_DEPTH: rollout.queue_depth,
+                names.ASYNC_IN_FLIGHT: rollout.in_flight, names.ASYNC_WAIT_FOR_ROLLOUTS_S: gathered.waited_s,
+                names.ASYNC_WAIT_FOR_EXPIRING_S: gathered.waited_for_expiring_s}
 
     def _maybe_sync(self) -> dict[str, float]:
         """The sync's seconds as metrics: 0 on a step without one; its parts only with one."""
         ready = self.ready
         if self.state.step % self.config.weight_sync_steps:
-            return {"system/weight_sync_s": 0.0}
+            return {names.SYSTEM_WEIGHT_SYNC_S: 0.0}
         # An evaluation answers with the weights it started on: it ends before they change.
         waited = ready.evaluator.wait() if ready.evaluator is not None else 0.0
         self.state.model_version += 1
         ready.crew.gather_weights()
-        seconds = ready.weight_sync.push(ready.training.served_model(), self.state.model_version)
+        pushed = ready.weight_sync.push(ready.training.served_model(), self.state.model_version)
         self._note_how_the_server_reloads()
-        parts = {f"system/weight_sync_{name}_s": part for name, part in ready.weight_sync.last_push_parts().items()}
-        return {"system/weight_sync_s": seconds, "system/wait_for_evaluation_s": waited, **parts}
+        parts = {names.SYSTEM_WEIGHT_SYNC_PART.name(part=name): seconds
+                 for name, seconds in ready.weight_sync.last_push_parts().items()}
+        return {names.SYSTEM_WEIGHT_SYNC_S: pushed, names.SYSTEM_WAIT_FOR_EVALUATION_S: waited, **parts}
 
     def _note_how_the_server_reloads(self) -> None:
         """Once a run, which way the server took the weights (inference/direct_reload.py):

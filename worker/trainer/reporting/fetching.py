@@ -1,17 +1,12 @@
 """Files a worker fetches from the control plane with the run's token: an uploaded dataset
 (data/fetch.py), a checkpoint to resume from (checkpoints/fetch.py).
 
-What is tried again, and for how long:
-- the control plane away (no connection, a stream broken off) or answering 5xx or 429 (busy):
-  tried again with a pause that doubles from 1 s up to 30 s, for up to FETCH_PATIENCE_S in all.
-  Each pause is said, in the run's log: through the caller's `on_wait`, else as a warning of
-  this module's logger, which the worker forwards to the run's log with the trainer's output;
-- bytes that arrived wrong (a checksum that differs, a broken archive): fetched once more only,
-  as bytes wrong twice are wrong where they are kept;
-- a refusal (401, 403, 404 and any other 4xx: no token, not this run's, gone): final at once,
-  with the control plane's reason.
-A connection cut mid-download goes on from the bytes already on disk (Download: HTTP Range), so a
-file of many GB is not fetched again from its start; the result is checked as a whole all the same.
+The control plane away or busy (no connection, a stream broken off, 5xx, 429): tried again, the
+pause doubling from 1 s to 30 s, for up to FETCH_PATIENCE_S; each pause is said through the
+caller's `on_wait`, else as a warning of this module's logger, which the worker forwards to the
+run's log. Bytes that arrived wrong: fetched once more only. A refusal (any other 4xx): final at
+once. A cut download goes on from the bytes on disk (HTTP Range); the whole is checked all the same.
+Details: docs/capabilities/datasets.md#how-a-worker-gets-an-uploaded-dataset.
 """
 import hashlib
 import logging

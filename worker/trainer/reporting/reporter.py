@@ -122,11 +122,11 @@ class Reporter:
             log.error("control plane refused %d events (seq %d-%d), skipping them: %s",
                       len(batch), batch[0]["seq"], batch[-1]["seq"], exc)
             reply = None
+        if reply is not None:  # before the batch leaves the queue: flush() returns once it has
+            self.last_reply = reply
+            if self.on_reply:
+                self.on_reply(reply)
         with self._lock:
             for _ in batch:
                 self._pending.popleft()
         self.outbox.mark_acked(batch[-1]["seq"])
-        if reply is not None:
-            self.last_reply = reply
-            if self.on_reply:
-                self.on_reply(reply)

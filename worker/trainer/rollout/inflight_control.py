@@ -1,28 +1,15 @@
 """max_inflight_tasks: auto. The rollout worker's in-flight cap, set after each step from what
 the step measured, within the staleness bound.
 
-Little's law says how many groups must be in flight for the trainer never to wait: the rate
-at which groups are wanted (a step's groups over the step's seconds spent not waiting) times a
-group's latency (submission until scored). Both are averaged over steps, so that one slow
-step does not swing the cap. The latency leaves out a group's wait for a free scoring thread,
-and the rate is at most what the scoring threads get through (threads over a group's scoring
-seconds): that wait grows with the groups in flight, so a latency holding it would call for
-more in flight the more there were, and a cap raised on it would climb to the ceiling while
-scoring, not the cap, held the trainer back.
-
-The cap moves only on evidence:
-- the trainer waited for rollouts and the cap was what held submissions back: raised, by half
-  at least, and up to what Little's law calls for; but not past HEADROOM times that, once it
-  is measured (beyond it, more in flight only queues for whatever is slow);
-- groups were dropped stale: lowered by a quarter (they were generated too far ahead);
-- the trainer never waited and the queue holds more than OVERFULL_STEPS steps' groups:
-  lowered by a quarter (fresher groups, same pace).
-Neither lowering goes below what Little's law calls for, nor (hysteresis) to a cap the trainer
-starved behind within the last REMEMBER_STEPS steps: a cap lowered into starvation is raised by
-half again at once, and would saw up and down for as long as the load held.
-Otherwise it holds. It never goes above the staleness bound (useful_ahead) or the queue's
-size, and never below `floor`: 1, or the worker's wave where vLLM generates in waves (a cap
-below a wave would never let one go).
+Little's law gives the groups that must be in flight for the trainer never to wait: the rate at
+which groups are wanted (at most what the scoring threads get through) times a group's latency
+(submission until scored, less any wait for a scoring thread), both averaged over steps. The cap
+moves only on evidence: raised (by half at least, up to Little's law, not past HEADROOM times it)
+when the trainer waited behind it; lowered by a quarter when groups were dropped stale or the
+queue held more than OVERFULL_STEPS steps' groups unwaited for, but never below Little's law nor
+to a cap starved behind within REMEMBER_STEPS steps (hysteresis). Otherwise it holds, between
+`floor` (1, or a wave) and the staleness bound or the queue's size.
+Details: docs/capabilities/trainer.md#groups-in-flight-max_inflight_tasks.
 """
 import math
 from dataclasses import dataclass

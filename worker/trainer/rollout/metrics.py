@@ -5,6 +5,7 @@ import statistics
 from collections import Counter
 
 from worker.trainer.rollout.groups import Group
+from worker.trainer import metric_names as names
 
 
 def _mean_std(values: list[float]) -> tuple[float, float]:
@@ -19,15 +20,16 @@ def rollout_metrics(groups: list[Group]) -> dict[str, float]:
     truncated = [c.finish_reason == "length" for g in groups for c in g.completions]
     mean, std = _mean_std(totals)
     metrics = {
-        "rollout/reward_mean": mean, "rollout/reward_std": std,
-        "rollout/completion_length_mean": statistics.fmean(lengths), "rollout/completion_length_min": min(lengths),
-        "rollout/completion_length_max": max(lengths), "rollout/clipped_ratio": sum(truncated) / len(truncated),
+        names.ROLLOUT_REWARD_MEAN: mean, names.ROLLOUT_REWARD_STD: std,
+        names.ROLLOUT_COMPLETION_LENGTH_MEAN: statistics.fmean(lengths),
+        names.ROLLOUT_COMPLETION_LENGTH_MIN: min(lengths), names.ROLLOUT_COMPLETION_LENGTH_MAX: max(lengths),
+        names.ROLLOUT_CLIPPED_RATIO: sum(truncated) / len(truncated),
     }
     for name in groups[0].rewards:
         applicable = [v for g in groups for v in g.rewards[name] if v is not None]
         fn_mean, fn_std = _mean_std(applicable)
-        metrics[f"rollout/reward/{name}_mean"] = fn_mean
-        metrics[f"rollout/reward/{name}_std"] = fn_std
+        metrics[names.ROLLOUT_REWARD_FN_MEAN.name(reward=name)] = fn_mean
+        metrics[names.ROLLOUT_REWARD_FN_STD.name(reward=name)] = fn_std
     metrics.update(episode_metrics(groups))
     return metrics
 
@@ -42,13 +44,13 @@ def episode_metrics(groups: list[Group]) -> dict[str, float]:
     calls = sum(e.tool_calls for e in episodes)
     ended = Counter(e.end_reason for e in episodes)
     lengths = [len(c.token_ids) for g in groups for c in g.completions if c.episode is not None]
-    return {"episode/turns_mean": statistics.fmean(e.assistant_turns for e in episodes),
-            "episode/tool_calls_mean": calls / len(episodes),
-            "episode/tool_error_rate": sum(e.tool_errors for e in episodes) / calls if calls else 0.0,
-            "episode/tokens_mean": statistics.fmean(lengths),
+    return {names.EPISODE_TURNS_MEAN: statistics.fmean(e.assistant_turns for e in episodes),
+            names.EPISODE_TOOL_CALLS_MEAN: calls / len(episodes),
+            names.EPISODE_TOOL_ERROR_RATE: sum(e.tool_errors for e in episodes) / calls if calls else 0.0,
+            names.EPISODE_TOKENS_MEAN: statistics.fmean(lengths),
             # Called a tool and every call worked: the correct-tool-use rate the calculator learns.
-            "episode/clean_tool_use": statistics.fmean(e.tool_calls > 0 and not e.tool_errors for e in episodes),
-            **{f"episode/end/{reason}": ended[reason] / len(episodes) for reason in END_REASONS}}
+            names.EPISODE_CLEAN_TOOL_USE: statistics.fmean(e.tool_calls > 0 and not e.tool_errors for e in episodes),
+            **{names.EPISODE_END.name(reason=reason): ended[reason] / len(episodes) for reason in END_REASONS}}
 
 
 def sample_records(groups: list[Group], advantages: list[float], kept: list[int], current_version: int) -> list[dict]:

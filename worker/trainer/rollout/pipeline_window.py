@@ -4,16 +4,15 @@ submissions back, and how long its groups took to generate and to score.
 The training loop reports it with each step (async/blocked_by_*, async/paused_share,
 rollout/group_*_s) and the in-flight controller reads it (rollout/inflight_control.py). The
 worker's thread counts, the loop's thread takes: a few integers and sums under a lock, reset at
-each take.
-
-Polls while generation is paused (cpu_sharing take_turns: the server is paused while a step
-trains, and the step's taken groups hold their places until the pause ends) are counted apart,
-as paused, and left out of the blocked_by_* shares: no bound held generation back then, the pause
-did, and a bound blamed for it would send the person tuning to the wrong knob. So the shares are
-of the polls while the server could generate; paused_share is of all polls.
+each take. Polls while generation is paused (cpu_sharing take_turns) are counted apart and left
+out of the blocked_by_* shares: the pause, not a bound, held generation back then.
+Details: docs/capabilities/diagnosis.md#what-it-looks-at.
 """
 import threading
 from dataclasses import dataclass
+
+from worker.trainer.metric_names import (ASYNC_BLOCKED_BY, ASYNC_PAUSED_SHARE, ROLLOUT_GROUP_GENERATION_S,
+                                          ROLLOUT_GROUP_SCORING_S)
 
 # The bounds of StalenessPolicy.submit_budget, as the metrics name them.
 STALENESS, INFLIGHT_CAP, QUEUE = "staleness", "inflight_cap", "queue"
@@ -69,13 +68,13 @@ class PipelineWindow:
         finished, and the paused share only where generation was paused (take_turns)."""
         metrics: dict[str, float] = {}
         if self.polls:
-            metrics.update({f"async/blocked_by_{bound}": self.share_held_by(bound)
+            metrics.update({ASYNC_BLOCKED_BY.name(bound=bound): self.share_held_by(bound)
                             for bound in (STALENESS, INFLIGHT_CAP, QUEUE)})
         if self.paused_polls:
-            metrics["async/paused_share"] = self.paused_share
+            metrics[ASYNC_PAUSED_SHARE] = self.paused_share
         if self.group_generation_s is not None and self.group_scoring_s is not None:
-            metrics["rollout/group_generation_s"] = self.group_generation_s
-            metrics["rollout/group_scoring_s"] = self.group_scoring_s
+            metrics[ROLLOUT_GROUP_GENERATION_S] = self.group_generation_s
+            metrics[ROLLOUT_GROUP_SCORING_S] = self.group_scoring_s
         return metrics
 
 

@@ -1,21 +1,13 @@
 """Staleness accounting: how much may be generated ahead, and what is too old to train on.
 
-A group sampled with weights of version v is trained on when the policy is at
-version v' >= v; its staleness is v' - v. The policy advances one version per
-weight sync, every `weight_sync_steps` steps, consuming `groups_per_step`
-groups each step. A group submitted while the trainer is busy with a step, with
-`ahead` groups before it, is trained ceil((ahead + 1) / groups_per_step) steps
-later, when every one of those steps (the current one included) has synced. So
-with `max_staleness` s, at most
+A group sampled with weights of version v and trained at version v' >= v has staleness v' - v.
+The policy advances one version per weight sync, so with `max_staleness` s at most
     groups_per_step * weight_sync_steps * s
-groups can usefully be ahead of the trainer (queued or in flight); anything
-beyond would be dropped on arrival. Submission is throttled to that bound, but
-never below one step's worth, or s = 0 would never generate at all.
-
-Where vLLM has a CPU core of its own (inference/cpu_sharing.py), it generates in waves:
-a refill is held back until half of that bound is free, because one core decodes 32
-sequences at once far faster per token than a trickle of 16 (bench/LOG.md, 2026-11-23).
-A wave is never waited for while the trainer lacks a step's groups.
+groups can usefully be ahead of the trainer (queued or in flight); anything beyond would be
+dropped on arrival. Submission is throttled to that bound, but never below one step's worth.
+Where vLLM has a CPU core of its own (inference/cpu_sharing.py), it generates in waves: a refill
+is held back until half of that bound is free, never while the trainer lacks a step's groups.
+Details: docs/concepts.md#staleness; waves: docs/capabilities/trainer.md#vllm-and-the-trainer-share-the-cores.
 """
 from dataclasses import dataclass
 

@@ -1,17 +1,15 @@
 """The rollout worker: an asyncio loop in a background thread that keeps vLLM busy.
 
-It submits prompts while the staleness budget allows, scores each finished
-group (in a thread pool, so scoring never blocks generation, and a judge's
-network waits never block another group's scoring) and puts it on a
-queue the training loop reads, oldest policy version first. It knows the
-versions of the groups still in flight, so that the training loop can wait for
-one that would otherwise expire (rollout/gathering.py), and whether the server has
-work, so that a trainer splitting the CPU's cores with it knows when it may take them
-all (inference/cpu_sharing.py). A dead server stops the worker with an error the trainer
-reports; it never leaves the trainer waiting forever. It counts, for each step's metrics,
-which bound held its submissions back (or that the training loop had paused generation) and
-how long its groups took (rollout/pipeline_window.py);
+It submits prompts while the staleness budget allows, scores each finished group in a thread pool
+(scoring never blocks generation, nor a judge's network wait another group's scoring) and queues
+it for the training loop, oldest policy version first. It knows the versions of the groups still
+in flight, so the loop can wait for one that would otherwise expire (rollout/gathering.py), and
+whether the server has work, so a trainer splitting the CPU's cores with it knows when it may take
+them all (inference/cpu_sharing.py). A dead server stops it with an error the trainer reports,
+never leaving the trainer waiting. It counts, for each step's metrics, which bound held its
+submissions back (or that generation was paused) and how long its groups took (pipeline_window.py);
 its in-flight cap may be set while it runs (max_inflight_tasks: auto, rollout/inflight_control.py).
+Details: docs/concepts.md#the-async-loop.
 """
 import asyncio
 import threading
@@ -45,7 +43,7 @@ def scoring_threads(waits_on_network: bool, groups_in_flight: int) -> int:
 
 
 class Sampler(Protocol):
-    """What the worker samples groups from: the completions client (rollout/client.py), or an
+    """What the worker samples groups from: the completions client (inference/completions_client.py), or an
     environment's episode sampler over it (environments/episodes.py)."""
 
     async def sample(self, prompt_ids: list[int], n: int, columns: dict | None = None,

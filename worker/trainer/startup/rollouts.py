@@ -7,8 +7,8 @@ from worker.trainer.config import TrainingConfig
 from worker.trainer.data.loading import render_prompt, reward_columns
 from worker.trainer.data.order import ConsumedFrontier, PromptOrder
 from worker.trainer.environments.episodes import EpisodeSampler
-from worker.trainer.rollout.client import CompletionsClient, sampling_params
-from worker.trainer.rollout.spread_client import SpreadClient
+from worker.trainer.inference.completions_client import CompletionsClient, sampling_params
+from worker.trainer.inference.spread_client import SpreadClient
 from worker.trainer.rollout.groups import task_prompt_text
 from worker.trainer.rollout.inflight_control import cap_bounds, starting_cap
 from worker.trainer.rollout.scoring import RewardFunction, Scorer

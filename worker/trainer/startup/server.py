@@ -14,7 +14,7 @@ from worker.trainer.inference.time_slicing import GenerationPause
 from worker.trainer.models.paths import resolve_model_path
 from worker.trainer.spec import LaunchSpec
 from worker.trainer.startup.starting_run import StartingRun
-from worker.trainer.weight_sync.server_api import ServerPause, VllmAdminClient
+from worker.trainer.inference.server_api import ServerPause, VllmAdminClient
 
 
 @dataclass(frozen=True)
@@ -23,7 +23,7 @@ class ServerConnection:
     served_name: str  # the model the server serves, as requests name it
     api_key: str | None  # the server asks it of every request but /health
     # One hold on the server's generation for the time slicing of a step and the weight sync
-    # inside it, so that the server resumes once (weight_sync/server_api.py).
+    # inside it, so that the server resumes once (inference/server_api.py).
     pause: ServerPause
     # Servers on machines of their own (inference_machines), url first: rollouts spread over them
     # and weights go to each over HTTP. Empty: the one server at url, on this machine.

@@ -5,7 +5,8 @@ from worker.trainer.startup.server import ServerConnection
 from worker.trainer.startup.starting_run import StartingRun
 from worker.trainer.training.setup import TrainingParts
 from worker.trainer.weight_sync.backends import make_weight_sync
-from worker.trainer.weight_sync.interface import WeightSync, WeightSyncError
+from worker.trainer.inference.server_api import WeightSyncError
+from worker.trainer.weight_sync.interface import WeightSync
 from worker.trainer.weight_sync.lora_adapter import ADAPTER_NAME, LoraAdapterSync
 
 

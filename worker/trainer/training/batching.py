@@ -1,19 +1,14 @@
 """Groups to training tensors, with a prompt's completions packed behind one copy of the prompt.
 
-The completions of a group share their prompt; trained one per row, that prompt is run
-forward and backward once per completion (GSM8K prompts are longer than the completions,
-so most of the work). Packed, a row holds the prompt once and then several completions:
+Packed (share_prompts), a row holds the prompt once and then several completions:
 
     [p p p p | a a a | b b | c c c c]      positions 0 1 2 3 | 4 5 6 | 4 5 | 4 5 6 7
 
-Each completion attends to the prompt and to itself only (a 4D mask) and its positions
-continue from the prompt, so every completion token sees exactly what it would see in a
-row of its own: same log-probabilities, a fraction of the tokens. The first token of each
-completion is predicted from the prompt's last position, the others from the previous
-token of the same completion: `sources` says where each completion token is predicted.
-
-Without packing (one completion per row) the mask is the usual 2D padding mask, which
-keeps FlashAttention available on GPUs.
+Each completion attends to the prompt and to itself only (a 4D mask) and its positions continue
+from the prompt's. The first token of each completion is predicted from the prompt's last
+position, the others from the previous token of the same completion: `sources` says where each
+completion token is predicted. Without packing (one completion per row) the mask is the usual 2D
+padding mask. Why: docs/capabilities/trainer.md#a-prompt-trained-once-per-group-share_prompts.
 """
 from dataclasses import dataclass
 from itertools import groupby

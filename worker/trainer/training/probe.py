@@ -22,6 +22,7 @@ from worker.trainer.config import TrainingConfig
 from worker.trainer.distributed.sharding import full_tensor, local_part
 from worker.trainer.distributed.topology import Topology
 from worker.trainer.rollout.groups import Completion, Group
+from worker.trainer.metric_names import TRAIN_ENTROPY, TRAIN_GRAD_NORM, TRAIN_LOSS
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel
@@ -102,11 +103,11 @@ def main(argv=None) -> None:
 
 
 def run_probe(args, topology: Topology) -> dict:
-    from worker.trainer.distributed.gathered_weights import gather_in_turn
+    from worker.trainer.weights.gathered import gather_in_turn
     from worker.trainer.training.setup import build_training_parts
     from worker.trainer.training.step import batch_advantages, train_step
-    from worker.trainer.weight_sync.filesystem import unique_state_dict
-    from worker.trainer.weight_sync.streamed_safetensors import SafetensorsRewriter
+    from worker.trainer.weights.state_dict import unique_state_dict
+    from worker.trainer.weights.streamed_safetensors import SafetensorsRewriter
 
     torch.manual_seed(0)
     config = probe_config(args.model, args.distributed, topology.world_size, bf16=args.bf16,
@@ -123,8 +124,8 @@ def run_probe(args, topology: Topology) -> dict:
     metrics = train_step(ctx, groups, advantages)
     result = {"strategy": parts.sharing.strategy, "processes": topology.world_size,
               "device": str(parts.accelerator.device),
-              "loss": metrics["train/loss"], "grad_norm": metrics["train/grad_norm"],
-              "entropy": metrics["train/entropy"],
+              "loss": metrics[TRAIN_LOSS], "grad_norm": metrics[TRAIN_GRAD_NORM],
+              "entropy": metrics[TRAIN_ENTROPY],
               "parameter_bytes": local_bytes(model.parameters()), "gradient_bytes": capture.local_bytes,
               "optimizer_bytes": local_bytes(t for state in parts.optimizer.state.values()
                                              for t in state.values() if torch.is_tensor(t) and t.dim() > 0)}

@@ -19,6 +19,7 @@ from worker.trainer.distributed.topology import SINGLE, Topology
 from worker.trainer.training.lora import reference_forward
 from worker.trainer.training.policy import step_logprobs
 from worker.trainer.rollout.groups import Group
+from worker.trainer import metric_names as names
 
 if TYPE_CHECKING:
     from accelerate import Accelerator
@@ -73,7 +74,7 @@ def train_step(ctx: StepContext, groups: list[Group], advantages) -> dict[str, f
                                  share_prompts=ctx.share_prompts, shape_multiple=ctx.shape_multiple)
     step_tokens = sum(b.completion_tokens for b in step_batches)
     batches = share_of(step_batches, ctx.topology)
-    sums: dict[str, float] = {"train/loss": 0.0, "train/entropy": 0.0, "tokens": 0.0}
+    sums: dict[str, float] = {names.TRAIN_LOSS: 0.0, names.TRAIN_ENTROPY: 0.0, "tokens": 0.0}
     ctx.model.train()
     for index, batch in enumerate(batches):
         if ctx.before_micro_batch is not None:
@@ -88,8 +89,8 @@ def train_step(ctx: StepContext, groups: list[Group], advantages) -> dict[str, f
                 loss = loss / len(step_batches)  # the others average per micro-batch
             ctx.accelerator.backward(loss * ctx.topology.world_size)
         weight = batch.completion_tokens / max(step_tokens, 1)
-        sums["train/loss"] += loss.item()
-        sums["train/entropy"] += entropy * weight
+        sums[names.TRAIN_LOSS] += loss.item()
+        sums[names.TRAIN_ENTROPY] += entropy * weight
         sums["tokens"] += batch.tokens
         _accumulate(sums, diagnostics, weight)
     sums = summed_over_processes(sums)
@@ -100,10 +101,10 @@ def train_step(ctx: StepContext, groups: list[Group], advantages) -> dict[str, f
     seconds = time.perf_counter() - started
     tokens = sums.pop("tokens")
     return {
-        **sums, "train/grad_norm": grad_norm,
-        "train/learning_rate": ctx.scheduler.get_last_lr()[0], "train/advantage_std": advantages.values.std().item(),
-        "rollout/frac_reward_zero_std": advantages.frac_zero_std,
-        "system/train_seconds": seconds, "system/training_tokens_per_s": tokens / seconds,
+        **sums, names.TRAIN_GRAD_NORM: grad_norm, names.TRAIN_LEARNING_RATE: ctx.scheduler.get_last_lr()[0],
+        names.TRAIN_ADVANTAGE_STD: advantages.values.std().item(),
+        names.ROLLOUT_FRAC_REWARD_ZERO_STD: advantages.frac_zero_std,
+        names.SYSTEM_TRAIN_SECONDS: seconds, names.SYSTEM_TRAINING_TOKENS_PER_S: tokens / seconds,
     }
 
 

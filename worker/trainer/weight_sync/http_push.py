@@ -9,7 +9,7 @@ from pathlib import Path
 
 from worker.trainer.inference.weight_upload import FILE_NAME, ROUTE
 from worker.trainer.weight_sync.filesystem import FilesystemWeightSync
-from worker.trainer.weight_sync.server_api import ServerPause, VllmAdminClient
+from worker.trainer.inference.server_api import ServerPause, VllmAdminClient
 
 
 class HttpWeightPush(FilesystemWeightSync):

@@ -1,5 +1,6 @@
-"""What every way of pushing weights into the vLLM server is, and how it fails: the one
-interface the trainer calls and the backends (filesystem, nccl, lora_adapter) meet."""
+"""What every way of pushing weights into the vLLM server is: the one interface the trainer
+calls and the backends (filesystem, nccl, lora_adapter) meet. How a push fails, WeightSyncError,
+is inference/server_api.py's, the vLLM admin client every backend talks through."""
 from typing import Protocol
 
 
@@ -16,7 +17,3 @@ class WeightSync(Protocol):
 
     def close(self) -> None:
         ...
-
-
-class WeightSyncError(RuntimeError):
-    """The server did not take the new weights. It may be unusable: treat as fatal for it."""

@@ -1,27 +1,21 @@
 """Weight sync for LoRA runs: the adapter alone, loaded in place by vLLM's LoRA support.
 
-Each version is written, in the server's dtype, to a folder of its own in shared memory, and the
-server loads it under the same name (`/v1/load_lora_adapter`, `load_inplace`), so requests keep
-naming ADAPTER_NAME. Generation is paused around the load (`keep`: requests in flight go on
-with the new adapter): on a busy CPU server an unpaused load waited 21-23 s, a paused one
-0.3-3 s (bench/LOG.md). A new folder per version keeps the prefix cache right without a reset:
-vLLM keys cached blocks by the adapter's path, so no request reuses blocks of an older adapter.
-
-After the first load the server is told to keep adapters in memory (inference/lora_serving.py);
-a server without our worker extension still works, reading the files at every step, so the
-folder before the newest is kept too. Where the server does not take adapters (not started
-with --enable-lora, or a rank above what it serves), the first push fails with the server's
-answer and the trainer falls back to merged weights (weight_sync/filesystem.py).
-`python -m bench.lora` times a push and its parts.
+Each version goes, in the server's dtype, to a folder of its own in shared memory, loaded under
+the same name (ADAPTER_NAME, `load_inplace`) with generation paused around the load (`keep`); a
+new folder per version keeps the prefix cache right without a reset. After the first load the
+server keeps adapters in memory (inference/lora_serving.py); the folder before the newest is kept
+for a server without that extension. A server that does not take adapters fails the first push,
+and the trainer falls back to merged weights (weight_sync/filesystem.py). `python -m bench.lora`
+times a push and its parts. Details: docs/capabilities/models.md#what-vllm-is-given-lora_serving.
 """
 import shutil
 import time
 from pathlib import Path
 
 from worker.trainer.training.precision import local_serving_device, served_dtype
-from worker.trainer.weight_sync.interface import WeightSyncError
+from worker.trainer.inference.server_api import WeightSyncError
 from worker.trainer.weight_sync.filesystem import shared_memory_dir
-from worker.trainer.weight_sync.server_api import ServerPause, VllmAdminClient
+from worker.trainer.inference.server_api import ServerPause, VllmAdminClient
 
 ADAPTER_NAME = "policy-lora"  # what rollout requests name once the adapter is loaded
 

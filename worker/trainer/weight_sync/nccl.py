@@ -1,25 +1,12 @@
 """Weight sync over NCCL through vLLM's weight transfer engine (GPU only).
 
-The trainer (rank 0) and the server's workers form one NCCL group; each push
-broadcasts every parameter while the server receives them in place. The server
-must be started with `--weight-transfer-config '{"backend": "nccl"}'`.
-
-A server over several GPUs is still one group. vLLM's workers take ranks 1.. in the order
-data parallel engine, then rank within it (dp_index × tensor parallel + tp_rank + 1, in
-vllm/distributed/weight_transfer/nccl_common.py: worker_init_process_group), and the server's
-/init_weight_transfer_engine and /update_weights reach every worker of every engine
-(vllm/v1/engine/core_client.py: DPLBAsyncMPClient.call_utility_async). So the group's size is
-1 + tensor parallel × data parallel, and every worker receives the whole checkpoint and loads
-its own shard of it. The size is checked against the server's own count (GET /get_world_size)
-first: a wrong one would leave the rendezvous waiting until it timed out.
-
-With several engines the push holds the server paused: engines that generate step in lockstep
-and meet every few steps (vllm/v1/engine/core.py: DPEngineCoreProc), so one engine caught in
-the broadcast while another waits at such a meeting would wait on each other for ever. A
-paused engine (mode keep) stops stepping; its requests go on with the new weights on resume.
-
-Floating-point weights travel in the server's dtype: it would round the fp32 master weights
-the same way on load, so casting first changes nothing but the bytes sent (half, in bf16).
+The trainer (rank 0) and the server's workers form one NCCL group, however many GPUs the server
+spans (1 + tensor parallel × data parallel, checked against GET /get_world_size first); each push
+broadcasts every parameter, in the server's dtype, while every worker receives it in place and
+loads its own shard. The server must be started with `--weight-transfer-config '{"backend":
+"nccl"}'`. With several engines the push holds the server paused (mode keep): engines meeting in
+lockstep would otherwise wait on one caught in the broadcast for ever.
+Details: docs/deploying/gpus.md#weight-sync-on-gpus.
 """
 import socket
 import time
@@ -28,9 +15,9 @@ from typing import TYPE_CHECKING, Any, cast
 
 from worker.trainer.distributed.sharding import full_tensor
 from worker.trainer.training.precision import served_dtype
-from worker.trainer.weight_sync.interface import WeightSyncError
-from worker.trainer.weight_sync.filesystem import unique_state_dict
-from worker.trainer.weight_sync.server_api import ServerPause, VllmAdminClient
+from worker.trainer.inference.server_api import WeightSyncError
+from worker.trainer.weights.state_dict import unique_state_dict
+from worker.trainer.inference.server_api import ServerPause, VllmAdminClient
 
 if TYPE_CHECKING:
     from vllm.distributed.weight_transfer.base import WeightSource

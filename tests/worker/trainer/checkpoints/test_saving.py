@@ -6,35 +6,15 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
+from tests.support.tiny_training import optimizer_and_scheduler, tiny_model, train_one_step  # noqa: E402
 from worker.trainer.checkpoints.saving import (  # noqa: E402
     TrainerState, checkpoint_dir, checkpoint_size, load_trainer_state, save_checkpoint,
 )
 
 
-def tiny_model():
-    config = transformers.LlamaConfig(vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
-                                      num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=64)
-    torch.manual_seed(0)
-    return transformers.LlamaForCausalLM(config)
-
-
-def train_one_step(model, optimizer, scheduler):
-    loss = model(input_ids=torch.tensor([[1, 2, 3, 4]]), labels=torch.tensor([[1, 2, 3, 4]])).loss
-    loss.backward()
-    optimizer.step()
-    scheduler.step()
-    optimizer.zero_grad()
-
-
-def setup(model):
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1.0 / (step + 1))
-    return optimizer, scheduler
-
-
 def test_round_trip_restores_everything(tmp_path):
     model = tiny_model()
-    optimizer, scheduler = setup(model)
+    optimizer, scheduler = optimizer_and_scheduler(model)
     train_one_step(model, optimizer, scheduler)
     random.seed(5)
     torch.manual_seed(5)
@@ -45,7 +25,7 @@ def test_round_trip_restores_everything(tmp_path):
     continued = [p.detach().clone() for p in model.parameters()]
 
     restored = transformers.LlamaForCausalLM.from_pretrained(path)
-    optimizer2, scheduler2 = setup(restored)
+    optimizer2, scheduler2 = optimizer_and_scheduler(restored)
     state = load_trainer_state(path, restored, optimizer2, scheduler2)
     assert state == TrainerState(step=1, model_version=1, data_position=16, samples_seen=64)
     assert (random.random(), torch.rand(1)) == (expected_random, expected_torch)
@@ -57,7 +37,7 @@ def test_round_trip_restores_everything(tmp_path):
 
 def test_checkpoint_is_a_servable_model_folder(tmp_path):
     model = tiny_model()
-    optimizer, scheduler = setup(model)
+    optimizer, scheduler = optimizer_and_scheduler(model)
     path = save_checkpoint(tmp_path, TrainerState(2, 2, 0), model, None, optimizer, scheduler)
     assert path == checkpoint_dir(tmp_path, 2)
     assert (path / "config.json").exists() and (path / "model.safetensors").exists()
@@ -67,7 +47,7 @@ def test_checkpoint_is_a_servable_model_folder(tmp_path):
 
 def test_only_the_newest_checkpoints_are_kept(tmp_path):
     model = tiny_model()
-    optimizer, scheduler = setup(model)
+    optimizer, scheduler = optimizer_and_scheduler(model)
     for step in (1, 2, 3, 4):
         save_checkpoint(tmp_path, TrainerState(step, step, 0), model, None, optimizer, scheduler, keep_last=2)
     assert sorted(p.name for p in (tmp_path / "checkpoints").iterdir()) == ["step-0000003", "step-0000004"]

@@ -239,7 +239,7 @@ def test_a_rank_that_dies_ends_the_trainer_within_seconds_and_the_run_resumes(tr
     assert code != 0
     spec_path = trainers.started[-1][1]
     wait_until(lambda: trainers.running(spec_path) == [], 10, "end of every rank")
-    # What the supervisor makes the run's reason (worker/supervisor.py): torchrun's root cause.
+    # What the supervisor makes the run's reason (worker/supervision/endings.py): torchrun's root cause.
     wait_until(lambda: first_failure(trainers.log_lines(1)) is not None, 10, "torchrun's summary")
     assert first_failure(trainers.log_lines(1)).describe() == "the trainer's rank 1 was killed by SIGKILL (signal 9)"
     assert all(status != "succeeded" for status, _ in statuses(trainers.events(1)))

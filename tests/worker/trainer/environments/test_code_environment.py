@@ -4,7 +4,7 @@ import asyncio
 
 import pytest
 
-from tests.worker.trainer.environments.test_episodes import ScriptedServer, limits
+from tests.support.episodes import ScriptedServer, limits
 from worker.trainer.environments.code import CodeEnvironment
 from worker.trainer.environments.episodes import EpisodeRunner
 from worker.trainer.environments.setup_error import EnvironmentSetupError

@@ -44,7 +44,7 @@ def vllm():
 
 
 def test_completions_carry_the_key(vllm):
-    from worker.trainer.rollout.client import CompletionsClient
+    from worker.trainer.inference.completions_client import CompletionsClient
 
     url, seen = vllm
 

@@ -3,7 +3,7 @@ import httpx
 import pytest
 
 from worker.trainer.inference.time_slicing import GenerationPause
-from worker.trainer.weight_sync.server_api import ServerPause, VllmAdminClient
+from worker.trainer.inference.server_api import ServerPause, VllmAdminClient
 
 
 def recording_client(calls: list):

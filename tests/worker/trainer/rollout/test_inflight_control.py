@@ -3,7 +3,7 @@ go stale or pile up, holds otherwise, and stays between its floor and the stalen
 scoring does not feed its own target, and a steady load settles (simulated: tests/.../steady_load.py)."""
 import pytest
 
-from tests.worker.trainer.rollout.steady_load import Load, run_steady
+from tests.support.steady_load import Load, run_steady
 from worker.trainer.rollout.inflight_control import (HEADROOM, REMEMBER_STEPS, InflightController, StepOutcome,
                                                      cap_bounds, starting_cap)
 

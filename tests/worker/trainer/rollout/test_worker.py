@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from worker.trainer.rollout.client import ServerUnavailable
+from worker.trainer.inference.completions_client import ServerUnavailable
 from worker.trainer.rollout.groups import Completion
 from worker.trainer.rollout.scoring import RewardFunction, Scorer
 from worker.trainer.rollout.staleness import StalenessPolicy

@@ -177,7 +177,7 @@ def test_a_server_that_refuses_the_adapter_is_given_merged_weights_and_the_log_s
     from worker.trainer.startup import weights
     from worker.trainer.startup.server import ServerConnection
     from worker.trainer.weight_sync.lora_adapter import LoraAdapterSync
-    from worker.trainer.weight_sync.server_api import ServerPause, VllmAdminClient
+    from worker.trainer.inference.server_api import ServerPause, VllmAdminClient
 
     refusing = httpx.MockTransport(lambda request: httpx.Response(404, text='{"detail":"Not Found"}'))
     run = starting_run(spec_for(tmp_path, config_for()), events_session(tmp_path).start())

@@ -13,6 +13,7 @@ timeout, an unreadable answer, no reference answer) is left out: it says nothing
 """
 from worker.trainer.rollout.groups import Group
 from worker.trainer.rollout.scoring import RewardFunction
+from worker.trainer.metric_names import JUDGE_DISAGREEMENT, JUDGE_PAYS_REFUSED
 
 # A verifier gives 1 for a pass and 0 for a fail; anything at or above the middle is a pass.
 VERIFIER_PASS = 0.5
@@ -51,8 +52,8 @@ def _compared(judge: str, pays: list[bool | None], verdicts: list[bool | None]) 
     both = [(paid, passed) for paid, passed in zip(pays, verdicts) if paid is not None and passed is not None]
     if not both:
         return {}
-    metrics = {f"judge/{judge}/disagreement": sum(paid != passed for paid, passed in both) / len(both)}
+    metrics = {JUDGE_DISAGREEMENT.name(judge=judge): sum(paid != passed for paid, passed in both) / len(both)}
     refused = [paid for paid, passed in both if not passed]
     if refused:
-        metrics[f"judge/{judge}/pays_refused"] = sum(refused) / len(refused)
+        metrics[JUDGE_PAYS_REFUSED.name(judge=judge)] = sum(refused) / len(refused)
     return metrics

@@ -1,17 +1,12 @@
 """An endpoint judge connects to public addresses only, checked at each connection.
 
 The control plane checks a judge's host when the reward is saved and when a run starts
-(runs/rewards/endpoint_hosts.py). A name can resolve elsewhere a moment later: a host whose DNS
-answers with a public address for the check and 127.0.0.1, or a cloud's metadata address, for
-the calls (DNS rebinding) would have the worker send its requests inside the lab and the run's
-samples show what came back. So the judge's client resolves the name itself at each new
-connection, refuses it when any address is internal, and connects to the address it checked,
-never to a second lookup. TLS still names and verifies the host.
-
-A host the operator lists in JUDGE_ENDPOINT_HOSTS (a lab's own judge server) is let through by
-the control plane, which says so in the run's spec (RewardSpec.internal_host_allowed). Where the
-environment sends the judge's URL through a proxy (HTTPS_PROXY, NO_PROXY), the proxy resolves
-the name and the operator's network rules govern it: the judge then uses httpx's own transport.
+(runs/rewards/endpoint_hosts.py), but a name can resolve elsewhere a moment later (DNS
+rebinding). So the judge's client resolves the name itself at each new connection, refuses it
+when any address is internal, and connects to the address it checked; TLS still names the host.
+A host the operator lists (RewardSpec.internal_host_allowed) is let through, and a URL sent
+through a proxy is the proxy's to resolve (httpx's own transport then).
+Details: docs/security.md#judges-keys-and-endpoints.
 """
 import socket
 import typing

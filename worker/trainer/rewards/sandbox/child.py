@@ -2,15 +2,14 @@
 until its stdin closes.
 
 Started as `python -I child.py '<limits json>' '<isolation json>'` in its own working directory
-with an emptied environment (see process.py). Where the kernel allows, it first makes its own
-network, PID and user namespaces (namespaces.py); then it forks the worker that runs user code
-and stays to end everything user code starts (keeper.py). The worker confines itself
-(confine.py) and says in its hello what applied; the parent decides whether that is enough.
-Standard library only until user code imports what it likes.
-Protocol: the parent writes {"op": "load"|"call"|"env_start"|"env_step", ...} frames to our stdin;
-a load names its entry ("reward", or "environment": `step`, optional `start` and `TOOLS`); we
-answer each with one frame on the original stdout. What user code prints goes to capped buffers (print) and to a
-capped file (anything written to file descriptors 1 and 2), and comes back with the reply.
+with an emptied environment (process.py). Where the kernel allows, it first makes its own network,
+PID and user namespaces (namespaces.py); then it forks the worker that runs user code and stays to
+end everything user code starts (keeper.py). The worker confines itself (confine.py) and says in
+its hello what applied; the parent decides whether that is enough. Standard library only until
+user code imports what it likes. Protocol (protocol.py): {"op": "load"|"call"|"env_start"|
+"env_step", ...} frames on stdin, a load naming its entry ("reward", or "environment": `step`,
+optional `start` and `TOOLS`); one reply frame each on the original stdout, with what user code
+printed (capped buffers for print, a capped file for file descriptors 1 and 2).
 """
 import builtins
 import io

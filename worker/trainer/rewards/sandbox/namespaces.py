@@ -1,17 +1,12 @@
 """Linux namespaces for a sandboxed process. Standard library only (child side).
 
-- a network namespace: the process sees only its own loopback interface (down), so no TCP,
-  UDP or raw socket reaches this machine or any other, and abstract unix sockets are its own;
-- a PID namespace: when its init dies the kernel kills everything in it, so a grandchild that
-  started its own session (setsid, double fork) cannot outlive the sandbox (keeper.py);
-- an IPC namespace: System V shared memory, semaphores and message queues of its own (the
-  machine's, PostgreSQL's say, are owned by the worker's uid, which the sandbox keeps);
-- a user namespace around them, which lets an unprivileged worker create them, and which makes
-  RLIMIT_NPROC count the sandbox's own processes only (the kernel counts per user namespace).
-
-Root needs no user namespace, but root is exempt from RLIMIT_NPROC: so a root worker's sandbox
-first gives up its real uid (to nobody) while keeping its effective uid, under which it still
-reads the Python installation, wherever that is.
+A network namespace (only its own loopback, down: no socket reaches any machine), a PID namespace
+(when its init dies the kernel kills everything in it, so nothing outlives the sandbox: keeper.py),
+an IPC namespace (no System V objects of the machine's), and a user namespace around them, which
+lets an unprivileged worker create them and makes RLIMIT_NPROC count the sandbox's own processes.
+Root needs no user namespace but is exempt from RLIMIT_NPROC: a root worker's sandbox first gives
+up its real uid (to nobody), keeping its effective uid to read the Python installation.
+Details: docs/security.md#the-sandbox.
 """
 import ctypes
 import os

@@ -5,7 +5,7 @@ import threading
 
 import pytest
 
-from tests.worker.conftest import allow_model_dir
+from tests.support.trainer_stack import allow_model_dir
 from worker.trainer.models.paths import ModelRefused
 from worker.trainer.rewards.judges.catalog import RewardModelParams
 from worker.trainer.rewards.judges.reward_model import RewardModel, RewardModelRefused, head_shape, refusal_of_head

@@ -1,0 +1,88 @@
+// GENERATED from worker/trainer/metric_names.py by `python -m scripts.write_metric_names`: do not edit.
+// tests/scripts/test_write_metric_names.py fails while this differs from what the catalogue generates.
+// window.MetricNames: the names of the metrics the trainer reports, for the charts' scripts (load
+// this first). A family (names holding a reward function's, a judge's, k...) has its `template`, a
+// `pattern` matching its names whole (one group per placeholder) and `name({placeholder: value})`.
+(function () {
+  "use strict";
+
+  function family(template, pattern) {
+    return Object.freeze({
+      template,
+      pattern: new RegExp(pattern),
+      name: (members) => template.replace(/\{(\w+)\}/g, (_, key) => String(members[key])),
+    });
+  }
+
+  window.MetricNames = Object.freeze({
+    TRAIN_LOSS: "train/loss",
+    TRAIN_ENTROPY: "train/entropy",
+    TRAIN_GRAD_NORM: "train/grad_norm",
+    TRAIN_LEARNING_RATE: "train/learning_rate",
+    TRAIN_ADVANTAGE_STD: "train/advantage_std",
+    TRAIN_CLIP_RATIO_LOW: "train/clip_ratio_low",
+    TRAIN_CLIP_RATIO_HIGH: "train/clip_ratio_high",
+    TRAIN_CLIP_RATIO_REGION: "train/clip_ratio_region",
+    TRAIN_KL_TO_SAMPLER: "train/kl_to_sampler",
+    TRAIN_KL_TO_REFERENCE: "train/kl_to_reference",
+    TRAIN_IMPORTANCE_RATIO_MIN: "train/importance_ratio_min",
+    TRAIN_IMPORTANCE_RATIO_MEAN: "train/importance_ratio_mean",
+    TRAIN_IMPORTANCE_RATIO_MAX: "train/importance_ratio_max",
+    ROLLOUT_REWARD_MEAN: "rollout/reward_mean",
+    ROLLOUT_REWARD_STD: "rollout/reward_std",
+    ROLLOUT_REWARD_FN_MEAN: family("rollout/reward/{reward}_mean", "^rollout/reward/(.+)_mean$"),
+    ROLLOUT_REWARD_FN_STD: family("rollout/reward/{reward}_std", "^rollout/reward/(.+)_std$"),
+    ROLLOUT_COMPLETION_LENGTH_MEAN: "rollout/completion_length_mean",
+    ROLLOUT_COMPLETION_LENGTH_MIN: "rollout/completion_length_min",
+    ROLLOUT_COMPLETION_LENGTH_MAX: "rollout/completion_length_max",
+    ROLLOUT_CLIPPED_RATIO: "rollout/clipped_ratio",
+    ROLLOUT_FRAC_REWARD_ZERO_STD: "rollout/frac_reward_zero_std",
+    ROLLOUT_GROUP_GENERATION_S: "rollout/group_generation_s",
+    ROLLOUT_GROUP_SCORING_S: "rollout/group_scoring_s",
+    EPISODE_TURNS_MEAN: "episode/turns_mean",
+    EPISODE_TOOL_CALLS_MEAN: "episode/tool_calls_mean",
+    EPISODE_TOKENS_MEAN: "episode/tokens_mean",
+    EPISODE_TOOL_ERROR_RATE: "episode/tool_error_rate",
+    EPISODE_CLEAN_TOOL_USE: "episode/clean_tool_use",
+    EPISODE_END: family("episode/end/{reason}", "^episode/end/(.+)$"),
+    EVAL_PREFIX: "eval/",
+    EVAL_REWARD_MEAN: "eval/reward_mean",
+    EVAL_PASS_AT_1: "eval/pass@1",
+    EVAL_EXAMPLES: "eval/examples",
+    EVAL_SECONDS: "eval/seconds",
+    EVAL_TRUNCATED: "eval/truncated",
+    EVAL_PASS_AT_K: family("eval/pass@{k}", "^eval/pass@(\\d+)$"),
+    EVAL_REWARD_FN_MEAN: family("eval/reward/{reward}_mean", "^eval/reward/(.+)_mean$"),
+    EVAL_EPISODE: family("eval/{metric}", "^eval/(episode/.+)$"),
+    ASYNC_STALENESS_MEAN: "async/staleness_mean",
+    ASYNC_STALENESS_MAX: "async/staleness_max",
+    ASYNC_DROPPED_STALE: "async/dropped_stale",
+    ASYNC_QUEUE_DEPTH: "async/queue_depth",
+    ASYNC_IN_FLIGHT: "async/in_flight",
+    ASYNC_MAX_INFLIGHT: "async/max_inflight",
+    ASYNC_AHEAD_BOUND: "async/ahead_bound",
+    ASYNC_WAIT_FOR_ROLLOUTS_S: "async/wait_for_rollouts_s",
+    ASYNC_WAIT_FOR_EXPIRING_S: "async/wait_for_expiring_s",
+    ASYNC_PAUSED_SHARE: "async/paused_share",
+    ASYNC_BLOCKED_BY: family("async/blocked_by_{bound}", "^async/blocked_by_(.+)$"),
+    ASYNC_BLOCKED_BY_STALENESS: "async/blocked_by_staleness",
+    ASYNC_BLOCKED_BY_INFLIGHT_CAP: "async/blocked_by_inflight_cap",
+    ASYNC_BLOCKED_BY_QUEUE: "async/blocked_by_queue",
+    SYSTEM_STEP_TIME_S: "system/step_time_s",
+    SYSTEM_TRAIN_SECONDS: "system/train_seconds",
+    SYSTEM_TRAIN_SECONDS_BESIDE_GENERATION: "system/train_seconds_beside_generation",
+    SYSTEM_GENERATION_TOKENS_PER_S: "system/generation_tokens_per_s",
+    SYSTEM_TRAINING_TOKENS_PER_S: "system/training_tokens_per_s",
+    SYSTEM_MODEL_VERSION: "system/model_version",
+    SYSTEM_WAIT_FOR_EVALUATION_S: "system/wait_for_evaluation_s",
+    SYSTEM_WEIGHT_SYNC_S: "system/weight_sync_s",
+    SYSTEM_WEIGHT_SYNC_PART: family("system/weight_sync_{part}_s", "^system/weight_sync_(.+)_s$"),
+    SYSTEM_WEIGHT_SYNC_WRITE_S: "system/weight_sync_write_s",
+    SYSTEM_WEIGHT_SYNC_SERVER_RELOAD_S: "system/weight_sync_server_reload_s",
+    SYSTEM_WEIGHT_SYNC_UPLOAD_S: "system/weight_sync_upload_s",
+    SYSTEM_WEIGHT_SYNC_SEND_S: "system/weight_sync_send_s",
+    JUDGE_MEASURE: family("judge/{judge}/{measure}", "^judge/(.+)/([a-z_]+)$"),
+    JUDGE_DISAGREEMENT: family("judge/{judge}/disagreement", "^judge/(.+)/disagreement$"),
+    JUDGE_PAYS_REFUSED: family("judge/{judge}/pays_refused", "^judge/(.+)/pays_refused$"),
+  });
+})();
