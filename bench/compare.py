@@ -12,7 +12,7 @@ prints a table. It asserts nothing.
 
 Peers (see bench/README.md):
 - the same comparison through the per-run endpoint GET /api/runs/<id>/metrics/ (8 requests,
-  runs/metrics_query.py's database-side bucket means), which is what a page without the
+  runs/telemetry/metrics_query.py's database-side bucket means), which is what a page without the
   compare API would call;
 - the naive approach: every point of every run and metric loaded through the ORM and
   bucketed in Python, timed inside one Django process (no HTTP, so the peer is flattered);
@@ -52,7 +52,7 @@ SEED = """
 import datetime, json, math, random, time
 from django.contrib.auth import get_user_model
 from django.db import connection
-from runs.actions.metric_rows import database_time, insert_metric_rows
+from runs.telemetry.metric_rows import database_time, insert_metric_rows
 from runs.models import Dataset, MetricPoint, RewardFunction, Run, RunReward, Sample
 from worker.trainer.config import TrainingConfig
 User = get_user_model()

@@ -129,7 +129,7 @@ def scoring_seconds_a_group(baseline_step_s: float | None, groups_per_step: int,
 # --------------------------------------------------------------------------- a run's figures
 def series_of(steps: Mapping[int, dict]) -> dict[str, list[tuple[int, float]]]:
     """{name: [(step, value)]}, in step order, from metrics_by_step's merged steps: the numbers
-    the control plane stores (and runs.metrics_query reads back) of a run's metrics events."""
+    the control plane stores (and runs.telemetry.metrics_query reads back) of a run's metrics events."""
     series: dict[str, list[tuple[int, float]]] = {}
     for step in sorted(steps):
         for name, value in steps[step]["values"].items():
@@ -282,7 +282,7 @@ class Servers:
 
 def run_spec(output: Path, server_url: str, config, slow_rewards: list[dict]) -> dict:
     from bench.learning import demo_spec
-    from runs.demo_definitions import DEMOS
+    from runs.demos.definitions import DEMOS
 
     spec = demo_spec(DEMOS["arithmetic"], output, server_url, config)
     spec["rewards"] += slow_rewards

@@ -19,7 +19,7 @@ from pathlib import Path
 from bench.learning import demo_spec, evaluations, step_metrics
 from bench.report import markdown_table
 from bench.smoke import add_smoke_options, refuse_server_url_without_smoke, smoke_settings, vllm_server
-from runs.demo_definitions import DEMOS
+from runs.demos.definitions import DEMOS
 from worker.trainer.config import PRESETS, TrainingConfig
 from worker.trainer.metric_names import EVAL_SECONDS, SYSTEM_STEP_TIME_S, SYSTEM_WAIT_FOR_EVALUATION_S
 

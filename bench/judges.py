@@ -168,7 +168,7 @@ def throughput_rows(count: int, output: Path, judge: dict = SCORE_JUDGE) -> list
 
 def run_spec(output: Path, server_url: str, config, judged: bool, judge: dict = SCORE_JUDGE) -> dict:
     from bench.learning import demo_spec
-    from runs.demo_definitions import DEMOS
+    from runs.demos.definitions import DEMOS
 
     spec = demo_spec(DEMOS["arithmetic"], output, server_url, config)
     spec["rewards"][0]["verifier"] = True  # accuracy: the judge's disagreement is measured against it

@@ -1,4 +1,4 @@
-"""Do the home page's demos learn? Each demo of runs/demo_definitions.py (the same dataset,
+"""Do the home page's demos learn? Each demo of runs/demos/definitions.py (the same dataset,
 rewards, environment and config the button starts) trained over several seeds and judged by its
 own evaluation: greedy, on problems held out of the training data.
 
@@ -31,7 +31,7 @@ from bench.report import markdown_table
 from bench.run_events import events_of, training_steps
 from bench.smoke import add_smoke_options, refuse_server_url_without_smoke, smoke_settings, vllm_server
 from bench.trainer import parse_settings
-from runs.demo_definitions import DEMOS, DemoDefinition
+from runs.demos.definitions import DEMOS, DemoDefinition
 from worker.trainer.data.generators import ArithmeticParams
 from worker.trainer.config import PRESETS, TrainingConfig
 from worker.trainer.metric_names import (EPISODE_TOOL_CALLS_MEAN, EVAL_EXAMPLES, EVAL_PASS_AT_1, EVAL_SECONDS,
@@ -193,7 +193,7 @@ def reward_rows(steps: list[dict]) -> list[tuple[str, str, str]]:
 
 # --------------------------------------------------------------------------- running
 def demo_spec(demo: DemoDefinition, output_dir: Path, server_url: str, config: TrainingConfig) -> dict:
-    """The launch spec of the demo's run as the control plane would build it (runs/launch.py)."""
+    """The launch spec of the demo's run as the control plane would build it (runs/training_runs/launch.py)."""
     def reward(fields: dict, weight: float) -> dict:
         return {"name": fields["name"], "kind": fields["kind"], "builtin": fields.get("builtin"),
                 "params": fields["params"], "weight": weight}

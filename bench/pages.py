@@ -75,7 +75,7 @@ import json, math, random
 from datetime import timedelta
 from django.contrib.auth import get_user_model
 from django.utils import timezone
-from runs.actions.metric_rows import database_time, insert_metric_rows, metric_row
+from runs.telemetry.metric_rows import database_time, insert_metric_rows, metric_row
 from runs.models import Dataset, LogLine, RewardFunction, Run, RunReward, Sample
 from worker.trainer.config import TrainingConfig
 owner = get_user_model().objects.create_user("owner", password="owner-pass-123")

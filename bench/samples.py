@@ -14,7 +14,7 @@ steps: 1,000,000) — and times what the run page asks, through Django's views i
 
 "before" is the same database with the (run, step) index that 0014 replaces, the steps listed
 by DISTINCT and pages read as whole rows at their OFFSET, as they were; "after" is the code as it
-is (runs/models/telemetry.py, runs/api/sample_pagination.py). Rounds alternate after and before
+is (runs/telemetry/models.py, runs/telemetry/sample_pagination.py). Rounds alternate after and before
 (ABBA) so that the load of a shared machine weighs on both; medians of the requests after a warm-up;
 ratios are within this run. Target: a step's samples in ≤ 200 ms with 1,000,000 stored.
 
@@ -96,7 +96,9 @@ def distinct_steps(self, run_id: int, after: int | None = None) -> list[int]:
 def seed_runs(connection) -> tuple[object, dict]:
     from django.contrib.auth import get_user_model
 
-    from runs.models import Dataset, RewardFunction, Run, RunReward
+    from runs.datasets.models import Dataset
+    from runs.rewards.models.function import RewardFunction
+    from runs.training_runs.models import Run, RunReward
     from worker.trainer.config import TrainingConfig
 
     owner = get_user_model().objects.create_user("owner", password="owner-pass-123")
@@ -138,8 +140,8 @@ def timed_ms(client, url: str, repeats: int) -> list[float]:
 
 
 def explain(connection, run, steps: int) -> list[str]:
-    from runs.models import Sample
-    from runs.models.telemetry import SAMPLE_STEPS_SQL
+    from runs.telemetry.models import Sample
+    from runs.telemetry.models import SAMPLE_STEPS_SQL
 
     prefix = "EXPLAIN QUERY PLAN " if connection.vendor == "sqlite" else "EXPLAIN "
     page_sql, page_params = run.samples.filter(step=steps // 2)[:100].query.sql_with_params()
@@ -164,8 +166,8 @@ def measure_child(repeats: int, rounds: int, want_plans: bool) -> None:
 
     from django.core.paginator import Paginator
 
-    from runs.api.sample_pagination import IdsFirstPaginator, SamplePagination
-    from runs.models.telemetry import SampleQuerySet
+    from runs.telemetry.sample_pagination import IdsFirstPaginator, SamplePagination
+    from runs.telemetry.models import SampleQuerySet
 
     setup_test_environment()  # the test client's host is allowed
     call_command("migrate", verbosity=0)

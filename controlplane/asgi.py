@@ -15,11 +15,13 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
-from runs.api.request_guard import RequestGuard  # noqa: E402
-from runs.routing import websocket_urlpatterns  # noqa: E402
+from runs.site.request_guard import RequestGuard  # noqa: E402
+from runs.live.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter({
     # No body is read before the sender has shown who it is and the route's limit holds.
     "http": RequestGuard(http_application),
-    "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+    # types-channels wants routes of a URLPattern subclass only its stubs have; path() makes Django's.
+    "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(
+        websocket_urlpatterns))),  # type: ignore[arg-type]
 })

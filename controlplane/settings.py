@@ -173,13 +173,13 @@ try:
     MODEL_DIRS = operator_model_dirs()
 except ValueError as exc:
     raise ImproperlyConfigured(str(exc)) from None
-# The Hugging Face Hub that checkpoints are pushed to (runs/actions/hub_push.py): huggingface.co,
+# The Hugging Face Hub that checkpoints are pushed to (runs/hub/push.py): huggingface.co,
 # or a Hub of one's own (an Enterprise deployment, a mirror) at its base URL.
 HF_HUB_ENDPOINT = env_url("HF_HUB_ENDPOINT", "https://huggingface.co", ("http", "https")).rstrip("/")
 # verifiers environments anyone may use (ids, comma-separated): loading one imports and runs its
-# package on the workers, so anyone else needs the code authors' permission (runs/rewards/authoring.py).
+# package on the workers, so anyone else needs the code authors' permission (runs/accounts/authoring.py).
 VERIFIERS_ENVIRONMENTS_ALLOWED = env_list("VERIFIERS_ENVIRONMENTS_ALLOWED", [])
-# Hosts an endpoint judge may call although they resolve to internal addresses (runs/rewards/endpoint_hosts.py).
+# Hosts an endpoint judge may call although they resolve to internal addresses (runs/rewards/models/endpoint_hosts.py).
 JUDGE_ENDPOINT_HOSTS = env_list("JUDGE_ENDPOINT_HOSTS", [])
 
 # Uploads: above this size a dataset upload is refused with 413 before anything is stored.
@@ -191,11 +191,11 @@ DATASET_CHECK_TIMEOUT_S = env_int("DATASET_CHECK_TIMEOUT_S", 120, minimum=1)
 # A Parquet file's rows, counted as they are decoded, may hold at most this many times the file's
 # own size (and always one row of DATASET_ROW_MAX_KB); past it the check stops naming the row.
 DATASET_EXPANSION_MAX = env_int("DATASET_EXPANSION_MAX", 32, minimum=1)
-# A dry run's built-in reward or environment step runs in a process killed past this (runs/builtin_process.py).
+# A dry run's built-in reward or environment step runs in a process killed past this (runs/dry_runs/builtin_process.py).
 DRY_RUN_TIMEOUT_S = env_int("DRY_RUN_TIMEOUT_S", 5, minimum=1)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 32 * 1024 * 1024  # ingest batches are JSON bodies
 FILE_UPLOAD_MAX_MEMORY_SIZE = 4 * 1024 * 1024
-# Bodies are refused before a byte of them is read (runs/api/request_guard.py): above
+# Bodies are refused before a byte of them is read (runs/site/request_guard.py): above
 # REQUEST_BODY_MAX_MB, or these routes' own limits. An ingest batch holds up to 5000 events with
 # sampled completions (worker/trainer/events.py). A checkpoint comes in chunks of 8 MiB
 # (worker/trainer/checkpoints/uploader.py): the chunk limit may not be set below that.
@@ -207,7 +207,7 @@ CHECKPOINT_CHUNK_MAX_BYTES = env_int("CHECKPOINT_CHUNK_MAX_MB", 64, minimum=8) *
 # optimizer state is about 100 GB.
 RUN_CHECKPOINT_QUOTA_BYTES = env_int("RUN_CHECKPOINT_QUOTA_GB", 500, minimum=1) * 1024 ** 3
 # All of one account's uploaded datasets together (MiB; 0: no quota): an upload that would pass it
-# is refused with 507 before it is stored (runs/api/upload_quota.py).
+# is refused with 507 before it is stored (runs/accounts/upload_quota.py).
 UPLOAD_QUOTA_PER_ACCOUNT_BYTES = env_int("UPLOAD_QUOTA_PER_ACCOUNT_MB", 0, minimum=0) * 1024 * 1024
 # Background work of each kind that one account may have queued or running on the control plane's
 # consumer at once (staff too); one more is a 429 naming the setting (runs/background/limits.py).
@@ -222,7 +222,7 @@ BACKGROUND_UNFINISHED_PER_ACCOUNT_DATASET_CHECKS = env_int(
 # An open run socket checks again, before it forwards a message, that its user may still see the run
 # (session, active, staff, owner) when its last check is older than this; 0 checks before every message.
 # Changes made through the models (logout, a user or run saved or deleted) are acted on at once
-# (runs/access_watch.py): this bounds only the others (a QuerySet.update, an expired session).
+# (runs/live/access_watch.py): this bounds only the others (a QuerySet.update, an expired session).
 LIVE_ACCESS_RECHECK_S = env_int("LIVE_ACCESS_RECHECK_S", 10, minimum=0)
 # A run whose heartbeat is older than this is marked lost.
 RUN_HEARTBEAT_TIMEOUT_S = env_int("RUN_HEARTBEAT_TIMEOUT_S", 60, minimum=5)
@@ -239,14 +239,14 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_SCHEMA_CLASS": "runs.api.schema.DocumentedErrorsSchema",
-    "DEFAULT_PAGINATION_CLASS": "runs.api.pagination.StrictPageNumberPagination",
+    "DEFAULT_SCHEMA_CLASS": "runs.web.schema.DocumentedErrorsSchema",
+    "DEFAULT_PAGINATION_CLASS": "runs.web.pagination.StrictPageNumberPagination",
     # JSON bodies only (a form field cannot say whether `{}` is an object or a string); the
-    # dataset upload takes multipart itself. JSON nested past runs.api.json_bodies.JSON_MAX_DEPTH
+    # dataset upload takes multipart itself. JSON nested past runs.web.json_bodies.JSON_MAX_DEPTH
     # is a 400 there, not a RecursionError (500).
-    "DEFAULT_PARSER_CLASSES": ["runs.api.json_bodies.BoundedJSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["runs.web.json_bodies.BoundedJSONParser"],
     "PAGE_SIZE": 50,
-    "EXCEPTION_HANDLER": "runs.api.errors.exception_handler",
+    "EXCEPTION_HANDLER": "runs.web.errors.exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "GRPO control plane API",
@@ -261,10 +261,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     # Choice sets that share a field name with another ("kind") get a name of their own.
-    "ENUM_NAME_OVERRIDES": {"AlarmKindEnum": "runs.api.serializers.alarms.KINDS"},
-    # The enum hook is drf-spectacular's default; ours gives a JSON body no file field (runs/api/schema.py).
+    "ENUM_NAME_OVERRIDES": {"AlarmKindEnum": "runs.alarms.serializers.KINDS"},
+    # The enum hook is drf-spectacular's default; ours gives a JSON body no file field (runs/web/schema.py).
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums",
-                             "runs.api.schema.json_bodies_take_no_files"],
+                             "runs.web.schema.json_bodies_take_no_files"],
 }
 
 REDIS_URL = env_url("REDIS_URL", "", ("redis", "rediss"))

@@ -12,6 +12,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     # Browsers ask for /favicon.ico on pages without a <link rel="icon"> (the admin, the API docs).
     path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True)),
-    path("api/", include("runs.api.urls")),
-    path("", include("runs.pages.urls")),
+    path("api/", include("runs.site.api_urls")),
+    path("", include("runs.site.page_urls")),
 ]

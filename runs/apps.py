@@ -7,5 +7,5 @@ class RunsConfig(AppConfig):
 
     def ready(self):
         # Open run sockets re-check their access when a run or a user changes.
-        from runs.access_watch import connect_receivers
+        from runs.live.access_watch import connect_receivers
         connect_receivers()

@@ -1,6 +1,6 @@
 """The test passes behind `make test` (and `make test-fast`, the first pass alone).
 
-0. lint: ruff (ruff.toml); types: mypy as mypy.ini says (cached in var/mypy-cache); a finding fails;
+0. lint: ruff (ruff.toml); types: mypy as mypy.ini says (every run whole); a finding fails;
 1. embedded: the whole suite on the embedded defaults (SQLite, in-memory channel layer,
    filesystem broker), in two halves side by side (tests/runs and tests/security; the rest);
 2. services: again on PostgreSQL and Redis, minus the `slow` and `trainer` tests; skipped with a
@@ -37,7 +37,7 @@ def redis_database(url: str, number: int) -> str:
 
 # What keeps the services pass off the embedded pass's files and Redis databases while both run:
 # its own DATA_DIR, and other databases for the tests that start a Redis-backed server or broker
-# of their own (tests/controlplane/test_make_run.py, tests/runs/test_live_server.py: 3;
+# of their own (tests/controlplane/test_make_run.py, tests/runs/site/test_live_server.py: 3;
 # tests/worker/test_queueing.py: 4), which both passes run.
 SERVICES_ISOLATION = {
     "DATA_DIR": "var/test-services",
@@ -48,7 +48,7 @@ SERVICES_ISOLATION = {
 # The embedded pass's first half, run in the foreground; the second half is every other test.
 FIRST_HALF = ("tests/runs", "tests/security")
 # What keeps the second half off the first's files and Redis databases: the tests that bring their
-# own Redis use 3 and 4 by default, and tests/runs/test_live_server.py is in the first half while
+# own Redis use 3 and 4 by default, and tests/runs/site/test_live_server.py is in the first half while
 # tests/controlplane/test_make_run.py and tests/worker/test_queueing.py are in the second.
 SECOND_HALF_ISOLATION = {
     "DATA_DIR": "var/test-second-half",
@@ -160,7 +160,8 @@ class Beside:
 
 
 def types_pass() -> Beside:
-    return Beside("types (mypy: worker, client)", [sys.executable, "-m", "mypy"], types_status).start()
+    return Beside("types (mypy: worker, client, runs, controlplane)", [sys.executable, "-m", "mypy"],
+                  types_status).start()
 
 
 def pass_env(overrides: dict[str, str]) -> dict[str, str]:

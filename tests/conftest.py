@@ -10,7 +10,10 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from runs.models import Dataset, RewardFunction, Run, RunReward, TrainingConfig
+from runs.datasets.models import Dataset
+from runs.rewards.models.function import RewardFunction
+from runs.training_runs.models import Run, RunReward
+from runs.configs.models import TrainingConfig
 from worker.trainer.config import TrainingConfig as ConfigSchema
 
 from tests.support import exit_watchdog
@@ -168,9 +171,9 @@ def started_run(run, django_capture_on_commit_callbacks):
     """A queued run with a known ingest token (the broker message is not sent)."""
     from unittest import mock
 
-    from runs.actions.lifecycle import start_run
+    from runs.training_runs.lifecycle import start_run
 
-    with mock.patch("runs.queueing.enqueue_execute_run"):
+    with mock.patch("runs.training_runs.queueing.enqueue_execute_run"):
         started = start_run(run)
     token = started.issue_ingest_token()
     started.save()

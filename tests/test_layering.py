@@ -6,7 +6,7 @@
 - the control plane imports from worker/ only the schemas both sides share and the few
   modules it is meant to use (ALLOWED_FROM_WORKER); the trainer's behaviour (dry runs, checks,
   catalogs) only through one door, worker/trainer/for_control_plane/, light to import;
-- only runs/events.py sends to the channel layer.
+- only runs/live/events.py sends to the channel layer.
 """
 import ast
 import subprocess
@@ -43,7 +43,7 @@ ALLOWED_FROM_WORKER = {
 }
 # Never loaded by importing the door: the web process imports it at start-up.
 HEAVY_MODULES = ("torch", "vllm", "transformers", "peft")
-CHANNEL_LAYER_OWNER = "runs/events.py"
+CHANNEL_LAYER_OWNER = "runs/live/events.py"
 
 
 def imported_modules(source: str) -> list[str]:
@@ -179,10 +179,6 @@ def test_the_scan_sees_a_send_through_the_channel_layer_outside_the_events_modul
 
 
 # --- views are entry points, never libraries -------------------------------------------------
-VIEW_PACKAGES = ("runs.api.views",)
-PAGES = "runs.pages"
-
-
 def module_of(path: Path) -> str:
     parts = path.relative_to(ROOT).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
@@ -192,40 +188,39 @@ def is_urls_module(path: Path) -> bool:
     return path.name == "urls.py" or path.name.endswith("_urls.py")
 
 
+def is_named_as_views(module: str) -> bool:
+    return "views" in module.split(".")
+
+
 def view_modules() -> set[str]:
-    """Every module of runs/api/views/, and each page module a urls module routes to."""
+    """Every `views` module or package of a domain, and each module a urls module routes to."""
     ours = {module_of(path) for path in python_files(*CONTROL_PLANE) if path.name != "__init__.py"}
-    views = {module for module in ours if is_within(module, VIEW_PACKAGES) and module not in VIEW_PACKAGES}
     routed = {module for path in python_files(*CONTROL_PLANE) if is_urls_module(path)
               for module in imported_modules(path.read_text())}
-    return views | {module for module in routed & ours if is_within(module, (PAGES,))}
+    return {module for module in ours if is_named_as_views(module)} | (routed & ours)
 
 
 def view_import_violations() -> list[tuple[str, str]]:
-    """(file, module) for each import of a view module, or of any page module from outside the
-    pages, by a module that is not a urls module."""
+    """(file, module) for each import of a view module by a module that is not a urls module."""
     views = view_modules()
     found = []
     for path in python_files(*CONTROL_PLANE):
         if is_urls_module(path):
             continue
-        outside_pages = not is_within(module_of(path), (PAGES,))
         for module in imported_modules(path.read_text()):
             viewed = next((view for view in views if is_within(module, (view,))), None)
-            if viewed is None and outside_pages and is_within(module, (PAGES,)):
-                viewed = module
-            if viewed is not None and (relative(path), viewed) not in found:
+            if viewed is not None and viewed != module_of(path) and (relative(path), viewed) not in found:
                 found.append((relative(path), viewed))
     return found
 
 
 def test_views_are_imported_by_urls_modules_only():
-    """A view module (runs/api/views/*, a page module a urls module routes to) is an entry point:
+    """A view module (a domain's views, a page module a urls module routes to) is an entry point:
     what another module needs from it (a token check, a checkpoint's files, a query) lives in a
     module that is not a view, so that a background task never imports a view and its Http404.
-    Page helpers (forms, choices) stay under runs/pages/, for the pages alone."""
+    Page helpers (forms, choices) are modules of their own beside the pages."""
     found = view_import_violations()
     assert found == [], ("a view module is imported as a library; move what is shared into a module that is "
-                         "not a view (runs/api/*.py beside views/, a page helper, the domain) and import it "
+                         "not a view (a module of the domain beside its views, a page helper) and import it "
                          f"from there: {found}")
 

@@ -6,7 +6,7 @@ but says so, and what to do about it, instead of reading as a failure."""
 from dataclasses import replace
 
 from runs.alarms.rules import Trip
-from runs.models import MetricPoint
+from runs.telemetry.models import MetricPoint
 from worker.trainer.metric_names import EVAL_PASS_AT_1
 
 EXPLAINED_BY_MASTERY = {"entropy_collapse", "no_learning_signal"}

@@ -6,11 +6,12 @@ its last model kept. Who stopped it is written to the run's log, beside the alar
 """
 from django.utils import timezone
 
+from runs.alarms.models import Alarm
 from runs.alarms.rules import Trip
 from runs.alarms.settings import AlarmSettings
-from runs.events import publish
-from runs.live_messages import AlarmMessage, AlarmRow, LogMessage, StatusMessage
-from runs.models import Alarm, LogLine
+from runs.live.events import publish
+from runs.live.messages import AlarmMessage, AlarmRow, LogMessage, StatusMessage
+from runs.telemetry.models import LogLine
 
 
 def raised_before(run, trips: list[Trip]) -> set[tuple[str, int]]:
@@ -25,7 +26,7 @@ def raised_before(run, trips: list[Trip]) -> set[tuple[str, int]]:
 
 def raise_alarms(run, trips: list[Trip], settings: AlarmSettings) -> list[Alarm]:
     """Stores the trips not raised before, in step order; inside the ingest's transaction, and
-    published after it commits (runs.events)."""
+    published after it commits (runs.live.events)."""
     if not trips:
         return []
     known, raised = raised_before(run, trips), []

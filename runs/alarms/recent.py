@@ -1,12 +1,12 @@
 """The bounded windows of points the alarm rules read: a few queries per batch, each along
 MetricPoint's index (run, name, step), for the watched metrics only."""
 from runs.alarms.divergence import reward_start
-from runs.models import MetricPoint
+from runs.telemetry.models import MetricPoint
 from worker.trainer.metric_names import EVAL_PASS_AT_1, ROLLOUT_REWARD_MEAN
 
 
 def fresh_steps(points, names) -> set[int]:
-    """The steps of this batch's metric events (runs.live_messages.MetricPointRow) that report any of `names`."""
+    """The steps of this batch's metric events (runs.live.messages.MetricPointRow) that report any of `names`."""
     return {point.step for point in points if any(name in point.values for name in names)}
 
 
@@ -17,7 +17,7 @@ def signal_window(run, fresh: set[int], names: tuple[str, ...], lookback: int) -
     earlier = (MetricPoint.objects.filter(run=run, name=names[0], step__lt=first).order_by("-step")
                .values_list("step", flat=True)[lookback - 1:lookback])
     rows = MetricPoint.objects.filter(run=run, name__in=names, step__gte=next(iter(earlier), 0), step__lte=last)
-    series = {}
+    series: dict[str, dict[int, float]] = {}
     for name, step, value in rows.order_by("step", "id").values_list("name", "step", "value"):
         series.setdefault(name, {})[step] = value  # a step evaluated again after a resume: the latest stands
     return series

@@ -10,8 +10,14 @@ from dataclasses import dataclass, replace
 
 from runs.alarms.settings import AlarmSettings
 from runs.alarms.streaks import trips
-from worker.trainer.metric_names import (JUDGE_PAYS_REFUSED, ROLLOUT_CLIPPED_RATIO, ROLLOUT_FRAC_REWARD_ZERO_STD,
-                                         TRAIN_ENTROPY, TRAIN_IMPORTANCE_RATIO_MAX, TRAIN_KL_TO_SAMPLER)
+from worker.trainer.metric_names import (
+    JUDGE_PAYS_REFUSED,
+    ROLLOUT_CLIPPED_RATIO,
+    ROLLOUT_FRAC_REWARD_ZERO_STD,
+    TRAIN_ENTROPY,
+    TRAIN_IMPORTANCE_RATIO_MAX,
+    TRAIN_KL_TO_SAMPLER,
+)
 
 
 @dataclass(frozen=True)
@@ -37,7 +43,10 @@ class Signal:
 
     def for_member(self, name: str) -> "Signal":
         """This family's signal for the metric `name` of one member."""
-        return replace(self, metric=name, member=self.member_of(name))
+        member = self.member_of(name)
+        if member is None:
+            raise ValueError(f"{name} is no member's metric of the family {self.metric}")
+        return replace(self, metric=name, member=member)
 
     def past(self, value: float, thresholds: dict[str, float]) -> bool:
         threshold = thresholds[self.knob]

@@ -3,7 +3,7 @@ whether one stopped the run. At most one row per kind, however long the run, so 
 runs stay small; one prefetch query for a page of runs."""
 from django.db.models import Count, Exists, OuterRef, Prefetch, Subquery
 
-from runs.models import Alarm
+from runs.alarms.models import Alarm
 
 ATTRIBUTE = "alarm_summary"
 

@@ -15,7 +15,7 @@ from worker.trainer.metric_names import EVAL_PASS_AT_1
 
 
 def watch_signals(run, points) -> None:
-    """Raises the alarms that this batch's metric points (runs.live_messages.MetricPointRow),
+    """Raises the alarms that this batch's metric points (runs.live.messages.MetricPointRow),
     already stored, trip."""
     settings = AlarmSettings.of(run.config)
     raise_alarms(run, signal_trips(run, points, settings) + evaluation_trips(run, points, settings), settings)

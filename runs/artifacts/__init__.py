@@ -1,1 +1,2 @@
-"""Where the files runs produce are kept on the control plane (checkpoints uploaded by workers)."""
+"""Where the files runs produce are kept on the control plane (checkpoints uploaded by workers):
+the filesystem or an S3-compatible bucket; exports. Bytes only: no tables."""

@@ -5,14 +5,23 @@ costs nothing until bytes are wanted.
 """
 import io
 from collections.abc import Callable
-from typing import BinaryIO
+from typing import Protocol
+
+
+class ObjectBody(Protocol):
+    """A GET's body (botocore's StreamingBody): read(None) reads all that is left."""
+
+    def read(self, amt: int | None = ..., /) -> bytes: ...
+
+    def close(self) -> None: ...
 
 
 class BucketObjectReader(io.RawIOBase):
-    def __init__(self, body_from: Callable[[int], BinaryIO]):
+    def __init__(self, body_from: Callable[[int], ObjectBody]):
         """`body_from(offset)`: the object's bytes from `offset` on, as a stream (a GET's body)."""
         super().__init__()
-        self._body_from, self._position, self._body = body_from, 0, None
+        self._body_from, self._position = body_from, 0
+        self._body: ObjectBody | None = None
 
     def readable(self) -> bool:
         return True

@@ -26,8 +26,12 @@ def folder_files(folder: Path) -> list[CheckpointFile]:
             continue
         stat = path.stat()
         files.append(CheckpointFile(PurePosixPath(path.relative_to(folder).as_posix()), stat.st_size,
-                                    stat.st_mtime, lambda path=path: path.open("rb")))
+                                    stat.st_mtime, _opener(path)))
     return files
+
+
+def _opener(path: Path) -> Callable[[], BinaryIO]:
+    return lambda: path.open("rb")
 
 
 def copy_to_folder(files: list[tuple[PurePosixPath, CheckpointFile]], folder: Path, chunk: int = 1024 * 1024) -> None:

@@ -5,7 +5,7 @@ so far, so an upload broken off (the worker or the control plane gone) goes on w
 Every chunk is hashed as it is written and compared with the sha256 the worker sent with it, so
 bytes that arrive otherwise are refused at once and sent again. The files gather in an upload
 folder under ARTIFACTS_DIR; only when the worker's manifest has been checked against every one of
-them (size and sha256, read once, in the background: runs/actions/checkpoints.py) does the folder
+them (size and sha256, read once, in the background: runs/checkpoints/finishing.py) does the folder
 move into the artifact store (runs/artifacts/stores.py: this disk or a bucket), and only then is
 the checkpoint listed. A half-uploaded checkpoint therefore never appears.
 """

@@ -8,6 +8,7 @@ the files' names and sizes alone (each header and padding is computed, no data r
 length is known in advance and a download can start at any byte of it (pieces.py: HTTP Range).
 """
 import tarfile
+from collections.abc import Sequence
 from pathlib import PurePosixPath
 
 from runs.artifacts.checkpoint_files import CheckpointFile
@@ -44,7 +45,7 @@ def export_files(files: list[CheckpointFile], part: str) -> Exported:
     return merged
 
 
-def tar_pieces(exported: Exported, name: str, before: list[bytes] = ()) -> list[Piece]:
+def tar_pieces(exported: Exported, name: str, before: Sequence[bytes] = ()) -> list[Piece]:
     """An uncompressed tar of the files under a folder called `name`, after the members `before`
     (tar_member), as pieces: headers and padding computed, the files' bytes read when sent."""
     pieces = [literal(member) for member in before]

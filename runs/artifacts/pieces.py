@@ -7,7 +7,7 @@ file it falls in is opened there (a seek on disk, a ranged GET in a bucket). Rea
 a time, so a download of any size holds a chunk or two in memory.
 """
 import hashlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
@@ -67,12 +67,14 @@ class PieceReader:
     """Reads pieces at offsets, keeping the file being read open while the reads follow each other."""
 
     def __init__(self):
-        self.piece, self.handle, self.position = None, None, 0
+        self.piece: Piece | None = None
+        self.handle: BinaryIO | None = None
+        self.position = 0
 
     def read(self, piece: Piece, offset: int, length: int) -> bytes:
         if piece.file is None:
             return piece.data[offset:offset + length]
-        if piece is not self.piece or offset != self.position:
+        if self.handle is None or piece is not self.piece or offset != self.position:
             self.close()
             self.piece, self.handle = piece, open_at(piece.file, offset)
         data = self.handle.read(length)
@@ -107,7 +109,7 @@ def iter_bytes(pieces: list[Piece], start: int, end: int) -> Iterator[bytes]:
         reader.close()
 
 
-async def aiter_bytes(pieces: list[Piece], start: int, end: int) -> AsyncIterator[bytes]:
+async def aiter_bytes(pieces: list[Piece], start: int, end: int) -> AsyncGenerator[bytes, None]:
     """The same, each read in a thread of its own: under ASGI the server sends a chunk before the
     next is read (a synchronous iterator would be read whole into memory first), and a slow disk
     or bucket holds neither the event loop nor the thread that runs Django's synchronous views."""

@@ -9,6 +9,7 @@ needs no bucket credentials; a download resumed mid-file reads from there with a
 """
 import shutil
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path, PurePosixPath
 
 import boto3
@@ -20,6 +21,7 @@ from django.conf import settings
 from runs.artifacts.bucket_reads import BucketObjectReader
 from runs.artifacts.checkpoint_files import CheckpointFile
 from runs.artifacts.store_layout import StoreUnavailable, checkpoint_key, run_key
+
 
 def transfer_config() -> TransferConfig:
     """Files above ARTIFACT_STORE_MULTIPART_MB go in parts of that size, four at once: a part that
@@ -58,7 +60,7 @@ class S3Store:
             objects = [item for page in self.client.get_paginator("list_objects_v2").paginate(
                 Bucket=self.bucket, Prefix=folder) for item in page.get("Contents", [])]
         return [CheckpointFile(PurePosixPath(item["Key"][len(folder):]), item["Size"],
-                               item["LastModified"].timestamp(), lambda key=item["Key"]: self._open(key))
+                               item["LastModified"].timestamp(), partial(self._open, item["Key"]))
                 for item in sorted(objects, key=lambda item: item["Key"])]
 
     def remove_run(self, run_id: int) -> None:

@@ -16,7 +16,10 @@ from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 from django.db.models import F
 
-from runs.models import Dataset, EnvironmentDryRun, HubPush, RewardDryRun
+from runs.datasets.models import Dataset
+from runs.environments.models.dry_run import EnvironmentDryRun
+from runs.hub.models import HubPush
+from runs.rewards.models.dry_run import RewardDryRun
 
 
 @dataclass(frozen=True)
@@ -41,7 +44,7 @@ KINDS = (REWARD_DRY_RUNS, ENVIRONMENT_DRY_RUNS, HUB_PUSHES, DATASET_CHECKS)
 
 
 class UnfinishedLimitReached(Exception):
-    """The account has `limit` unfinished already: a 429 in the API (runs/api/errors.py), a message on a page."""
+    """The account has `limit` unfinished already: a 429 in the API (runs/web/errors.py), a message on a page."""
 
     def __init__(self, kind: Kind, unfinished: int):
         self.kind, self.unfinished, self.limit = kind, unfinished, kind.limit

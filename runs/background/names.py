@@ -8,14 +8,15 @@ module of its own so that neither imports the other for them."""
 QUEUE = "controlplane"
 USER_QUEUE = "controlplane-user"
 QUEUES = (QUEUE, USER_QUEUE)
-OWN_TASKS = frozenset({"finalize_checkpoint"})  # runs.actions.checkpoints.FINALIZE_TASK
+OWN_TASKS = frozenset({"finalize_checkpoint"})  # runs.checkpoints.finishing.FINALIZE_TASK
 TASK_PREFIX = "runs.background."
 # Modules whose @background_task functions the consumer registers (controlplane/celery.py).
 TASK_MODULES: list[str] = [
-    "runs.background.datasets",
-    "runs.background.dry_runs",
-    "runs.background.checkpoints",
-    "runs.background.hub_push",
+    "runs.datasets.tasks",
+    "runs.rewards.tasks",
+    "runs.environments.tasks",
+    "runs.checkpoints.tasks",
+    "runs.hub.tasks",
 ]
 
 

@@ -6,9 +6,16 @@ from runs.compare.names import metric_names
 from runs.compare.run_settings import field_group, run_settings
 from runs.compare.series import X_AXES, compare_series
 from runs.compare.summary import run_summaries
-from worker.trainer.metric_names import (EPISODE_TOOL_ERROR_RATE, EPISODE_TURNS_MEAN, EVAL_PASS_AT_1,
-                                         ROLLOUT_COMPLETION_LENGTH_MEAN, ROLLOUT_REWARD_MEAN,
-                                         SYSTEM_GENERATION_TOKENS_PER_S, TRAIN_KL_TO_SAMPLER, TRAIN_LOSS)
+from worker.trainer.metric_names import (
+    EPISODE_TOOL_ERROR_RATE,
+    EPISODE_TURNS_MEAN,
+    EVAL_PASS_AT_1,
+    ROLLOUT_COMPLETION_LENGTH_MEAN,
+    ROLLOUT_REWARD_MEAN,
+    SYSTEM_GENERATION_TOKENS_PER_S,
+    TRAIN_KL_TO_SAMPLER,
+    TRAIN_LOSS,
+)
 
 # Runs on an environment also report their episodes (worker/trainer: episode/...); charted by default.
 EPISODE_METRICS = [EPISODE_TURNS_MEAN, EPISODE_TOOL_ERROR_RATE]

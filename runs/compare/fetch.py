@@ -1,22 +1,25 @@
 """Reading runs' metric points from the database, already reduced to one point per bucket.
 
-A small series is reduced as runs/metrics_query.py does it (the database's bucket means, which
+A small series is reduced as runs/telemetry/metrics_query.py does it (the database's bucket means, which
 read every point); a long one gives one logged point per bucket instead, fetched by index lookups
 on (run, name, step), so its cost follows the points drawn. One query per metric for all runs,
 rows read straight from the cursor; on PostgreSQL the picked steps are an array joined to the
 points (index-only probes), and the database computes the times.
 Details: docs/capabilities/compare.md#how-a-long-series-is-read; figures: bench/README.md (compare).
 """
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta, UTC
+from datetime import UTC, datetime, timedelta
 from operator import itemgetter
+from typing import Any
 
 from django.db import connection
-from django.db.models import Avg, BigIntegerField, Case, F, Min, OuterRef, Subquery, When
+from django.db.models import Avg, BigIntegerField, Case, F, Field, Min, OuterRef, Subquery, When
 from django.db.models.functions import Cast
 
 from runs.compare.grid import StepScale
-from runs.models import MetricPoint, Run
+from runs.telemetry.models import MetricPoint
+from runs.training_runs.models import Run
 
 # A series of up to this many points per bucket it covers is averaged in the database;
 # a longer one is picked point by point (see the module docstring).
@@ -44,6 +47,12 @@ class Plan:
     covered: int                  # buckets of the grid the run's steps reach
     downsampled: bool             # some buckets stand for more than one point
     picks: dict[int, int] | None = None  # {step: bucket}
+
+    @property
+    def picked(self) -> dict[int, int]:
+        """`picks` of a plan that lists steps (the only plans the picked-points queries read)."""
+        assert self.picks is not None
+        return self.picks
 
 
 @dataclass
@@ -118,9 +127,9 @@ def _bucket_means(name: str, plans: list[Plan], with_time: bool) -> dict[int, Ru
 
 
 def _picked_points(name: str, plans: list[Plan], with_time: bool) -> dict[int, RunPoints]:
-    totals = {p.run_id: {} for p in plans}  # run -> bucket -> [sum, count, first time]
+    totals: dict[int, dict[int, list[Any]]] = {p.run_id: {} for p in plans}  # run -> bucket -> [sum, count, first time]
     for batch in _batches(plans):
-        picks = {p.run_id: p.picks for p in batch}
+        picks = {p.run_id: p.picked for p in batch}
         for run_id, step, value, *time in _picked_rows(name, batch, with_time):
             _accumulate(totals[run_id], picks[run_id][step], value, _as_epoch_us(time[0]) if time else None)
     # A step logged twice (a run resumed from an earlier checkpoint) counts once, averaged.
@@ -157,8 +166,8 @@ def _picked_rows_postgresql(name: str, plans: list[Plan], with_time: bool) -> li
            f"JOIN {table} m ON m.{column['run']} = picked.run_id AND m.{column['name']} = %s "
            f"AND m.{column['step']} = picked.step")
     # Array literals written here: psycopg quotes a list of 4,000 numbers in Python, slower than the query.
-    run_ids = _array_literal(",".join([str(int(p.run_id))] * len(p.picks)) for p in plans)
-    steps = _array_literal(",".join(map(str, map(int, p.picks))) for p in plans)
+    run_ids = _array_literal(",".join([str(int(p.run_id))] * len(p.picked)) for p in plans)
+    steps = _array_literal(",".join(map(str, map(int, p.picked))) for p in plans)
     with connection.cursor() as cursor:
         cursor.execute(sql, [run_ids, steps, name])
         return cursor.fetchall()
@@ -174,7 +183,7 @@ def _picked_rows_listed(name: str, plans: list[Plan], with_time: bool) -> list[t
     table, column = _columns()
     selected = [column["run"], column["step"], column["value"]] + ([column["time"]] if with_time else [])
     terms = [f"({column['run']} = {int(p.run_id)} AND {column['name']} = %s AND "
-             f"{column['step']} IN ({','.join(str(int(step)) for step in p.picks)}))" for p in plans]
+             f"{column['step']} IN ({','.join(str(int(step)) for step in p.picked)}))" for p in plans]
     sql = f"SELECT {', '.join(selected)} FROM {table} WHERE {' OR '.join(terms)}"
     with connection.cursor() as cursor:
         cursor.execute(sql, [name] * len(plans))
@@ -183,18 +192,24 @@ def _picked_rows_listed(name: str, plans: list[Plan], with_time: bool) -> list[t
 
 def _columns() -> tuple[str, dict[str, str]]:
     quote, meta = connection.ops.quote_name, MetricPoint._meta
-    return quote(meta.db_table), {field: quote(meta.get_field(field).column)
-                                  for field in ("run", "name", "step", "value", "time")}
+    return quote(meta.db_table), {field: quote(_column_of(field)) for field in ("run", "name", "step", "value", "time")}
 
 
-def _batches(plans: list[Plan]):
-    batch, size = [], 0
+def _column_of(name: str) -> str:
+    field = MetricPoint._meta.get_field(name)
+    assert isinstance(field, Field) and field.column is not None  # a concrete field, stored in its column
+    return field.column
+
+
+def _batches(plans: list[Plan]) -> Iterator[list[Plan]]:
+    batch: list[Plan] = []
+    size = 0
     for one in plans:
-        if batch and size + len(one.picks) > MAX_PICKS_PER_QUERY:
+        if batch and size + len(one.picked) > MAX_PICKS_PER_QUERY:
             yield batch
             batch, size = [], 0
         batch.append(one)
-        size += len(one.picks)
+        size += len(one.picked)
     if batch:
         yield batch
 

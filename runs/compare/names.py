@@ -6,7 +6,7 @@ instead: one index seek per name. Plain SQL that SQLite and PostgreSQL both run.
 """
 from django.db import connection
 
-from runs.models import MetricPoint
+from runs.telemetry.models import MetricPoint
 
 _TABLE = MetricPoint._meta.db_table
 _NEXT_NAME = f"""

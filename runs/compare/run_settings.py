@@ -1,10 +1,10 @@
 """What a run was configured with, as one nested dict a config diff can compare: the dataset,
 the reward functions with their weights, and every knob of the trainer's config (model
 included), with the schema's defaults filled in so that an unset knob compares as its value."""
-from runs.launch import dataset_spec
-from worker.trainer.config import GROUPS, TrainingConfig
+from runs.datasets.launch_spec import dataset_spec
+from worker.trainer.config import GROUPS, TrainingConfig, field_groups
 
-_KNOB_GROUPS = {name: GROUPS[info.json_schema_extra["group"]] for name, info in TrainingConfig.model_fields.items()}
+_KNOB_GROUPS = {name: GROUPS[group] for group, names in field_groups().items() for name in names}
 _DEFAULTS = {name: info.default for name, info in TrainingConfig.model_fields.items()}
 
 

@@ -5,7 +5,7 @@ contributes the samples of its nearest logged step at or before it (or the first
 if it logged nothing that early); completions are then lined up by prompt text, so a
 prompt that several runs saw appears once with a column per run.
 """
-from runs.models import Sample
+from runs.telemetry.models import Sample
 
 MAX_SAMPLES_PER_RUN = 256
 FIELDS = ["group", "completion", "rewards", "total_reward", "advantage", "num_tokens", "finish_reason",
@@ -15,7 +15,10 @@ FIELDS = ["group", "completion", "rewards", "total_reward", "advantage", "num_to
 def sample_step_range(run_id: int) -> tuple[int, int] | None:
     steps = Sample.objects.filter(run_id=run_id).order_by("step").values_list("step", flat=True)
     first = steps.first()
-    return None if first is None else (first, steps.reverse().first())
+    if first is None:
+        return None
+    last = steps.reverse().first()
+    return None if last is None else (first, last)
 
 
 def nearest_sample_step(run_id: int, step: int) -> int | None:

@@ -1,6 +1,6 @@
 """Which runs a comparison is about: the `runs` parameter, parsed the same way for the API
 and the page, with a message that names what is wrong."""
-from runs.record_ids import whole_number
+from runs.web.record_ids import whole_number
 
 MIN_RUNS = 2
 MAX_RUNS = 8

@@ -4,8 +4,10 @@ Step and samples-seen series share one grid per metric, so the runs' points fall
 same x values. Wall time differs by run by nature: each run is bucketed by its own steps and
 its x values are seconds since it started. How points are read and reduced: fetch.py.
 """
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import cast
 
 from runs.compare.fetch import Bounds, epoch_us, fetch_metric, plan, step_bounds
 from runs.compare.grid import Grid, StepScale, join
@@ -18,7 +20,7 @@ DEFAULTS = {name: info.default for name, info in TrainingConfig.model_fields.ite
 @dataclass
 class MetricSeries:
     """Per run, the (x, y) points of one metric; `joined()` puts them on one x axis."""
-    points: dict[int, list[tuple[float, float]]] = field(default_factory=dict)
+    points: dict[int, Sequence[tuple[float, float]]] = field(default_factory=dict)
     downsampled: bool = False
 
     def joined(self) -> dict:
@@ -82,7 +84,9 @@ def _by_wall_time(runs: list, name: str, bounds: dict, points: int, origins: dic
     for run_id, fetched in fetch_metric(name, plans, with_time=True).items():
         # In microseconds, as timedelta.total_seconds() computes it: the same float.
         origin = epoch_us(origins[run_id])
-        series.points[run_id] = [((time - origin) / 10**6, value) for _, value, time in fetched.rows]
+        assert origin is not None  # the run has points of `name`, each with its time
+        rows = cast(list[tuple[int, float, int]], fetched.rows)  # read with_time: every row has its time
+        series.points[run_id] = [((time - origin) / 10**6, value) for _, value, time in rows]
         series.downsampled |= fetched.downsampled
     return series
 

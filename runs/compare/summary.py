@@ -1,10 +1,9 @@
 """One line per run for the comparison's summary table: how far it got and how well it did."""
 from django.utils import timezone
 
-from runs.compare.fetch import step_bounds
+from runs.compare.fetch import Bounds, step_bounds
 from runs.compare.series import MetricSeries
 from worker.trainer.metric_names import ROLLOUT_REWARD_MEAN
-
 
 
 def run_summary(run, reward: MetricSeries, tokens: MetricSeries, last_reward: float | None,
@@ -27,14 +26,16 @@ def run_summary(run, reward: MetricSeries, tokens: MetricSeries, last_reward: fl
     }
 
 
-def run_summaries(runs: list, reward: MetricSeries, tokens: MetricSeries, last: dict | None = None) -> list[dict]:
+def run_summaries(runs: list, reward: MetricSeries, tokens: MetricSeries,
+                  last: dict[tuple[int, str], Bounds] | None = None) -> list[dict]:
     """`last`: step_bounds() already read for these runs and the reward metric, if at hand."""
     if last is None:
         last = step_bounds([run.pk for run in runs], [ROLLOUT_REWARD_MEAN])
     summaries = []
     for run in runs:
         bounds = last.get((run.pk, ROLLOUT_REWARD_MEAN))
-        summaries.append(run_summary(run, reward, tokens, bounds and bounds.last_value, bounds and bounds.hi))
+        last_reward, last_step = (bounds.last_value, bounds.hi) if bounds else (None, None)
+        summaries.append(run_summary(run, reward, tokens, last_reward, last_step))
     return summaries
 
 

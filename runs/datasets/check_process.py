@@ -29,6 +29,7 @@ def inspect_path(path: str, fmt: str, prompt_column: str, progress=None) -> dict
     child = subprocess.Popen([sys.executable, "-m", "runs.datasets.check_child"], cwd=ROOT,
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                              start_new_session=True, env={"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"})
+    assert child.stdin is not None and child.stdout is not None  # both PIPE
     limit_s = settings.DATASET_CHECK_TIMEOUT_S
     try:
         protocol.write_frame(child.stdin.fileno(), {

@@ -1,5 +1,5 @@
 """The check of an upload spooled to disk, after its request: the request stores the file and
-answers with the dataset `checking`; the control plane's consumer (runs/background/datasets.py)
+answers with the dataset `checking`; the control plane's consumer (runs/datasets/tasks.py)
 hashes it, checks every row in the killable process of check_process.py, and ends it `ready`
 (with what the check stores) or `refused` (with the message the check in a request gives).
 
@@ -12,8 +12,7 @@ from pathlib import Path
 from runs.background.tasks import enqueue
 from runs.datasets.check_process import inspect_path
 from runs.datasets.formats import DatasetFileError
-from runs.models import Dataset
-from runs.models.dataset import CheckState
+from runs.datasets.models import CheckState, Dataset
 
 TASK = "check_dataset"
 HASH_CHUNK_BYTES = 1 << 20
@@ -39,6 +38,7 @@ def check_stored(dataset_id: int) -> None:
     dataset = Dataset.objects.filter(pk=dataset_id, state=CheckState.CHECKING).first()
     if dataset is None:
         return
+    assert dataset.file.name is not None  # only a stored upload is checked here
     name = Path(dataset.file.name).name
     try:
         digest = sha256_of(dataset.file.path)

@@ -34,7 +34,7 @@ class Inspection:
     prompt_format: str
 
     def stored_fields(self) -> dict:
-        """What a dataset row keeps of the inspection (runs.models.Dataset's fields)."""
+        """What a dataset row keeps of the inspection (runs.datasets.models.Dataset's fields)."""
         return {"columns": self.columns, "row_count": self.row_count,
                 "preview": self.preview, "prompt_format": self.prompt_format}
 
@@ -121,6 +121,7 @@ def inspect_rows(rows, prompt_column: str, total: int | None = None, progress=No
             preview.append({key: _clip(value) for key, value in row.items()})
     if count == 0:
         raise DatasetFileError("the file has no rows")
+    assert fmt is not None  # set by the first row
     return Inspection(columns=columns, row_count=total or count, preview=preview, prompt_format=fmt)
 
 

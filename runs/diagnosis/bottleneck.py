@@ -13,8 +13,12 @@ from typing import Any
 from runs.diagnosis.run_config import ahead_bound, setting
 from runs.diagnosis.time_split import OTHER, PARTS, TimeSplit
 from runs.diagnosis.window import Window
-from worker.trainer.metric_names import (ASYNC_AHEAD_BOUND, ROLLOUT_GROUP_GENERATION_S, ROLLOUT_GROUP_SCORING_S,
-                                         SYSTEM_TRAIN_SECONDS_BESIDE_GENERATION)
+from worker.trainer.metric_names import (
+    ASYNC_AHEAD_BOUND,
+    ROLLOUT_GROUP_GENERATION_S,
+    ROLLOUT_GROUP_SCORING_S,
+    SYSTEM_TRAIN_SECONDS_BESIDE_GENERATION,
+)
 
 WAIT_SHARE = 0.25  # waiting for rollouts, weight sync or evaluation: a bottleneck above this share
 TRAINING_SHARE = 0.5  # training: a bottleneck above this share ...

@@ -3,7 +3,7 @@ moves it, as the JSON `GET /api/runs/<id>/diagnosis/` answers (docs/capabilities
 
 Pure: plain series in, a Diagnosis out, no Django, so bench/diagnosis.py and tests call it on a
 run's events directly. `series` maps a metric name to its (step, value) points, as
-runs.metrics_query gives them; `config` is the run's frozen config (TrainingConfig fields).
+runs.telemetry.metrics_query gives them; `config` is the run's frozen config (TrainingConfig fields).
 """
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -16,8 +16,13 @@ from runs.diagnosis.suggestions import suggestions_for
 from runs.diagnosis.time_split import TimeSplit, split_of
 from runs.diagnosis.window import Window
 from runs.diagnosis.wording import sentence_of, too_short_sentence
-from worker.trainer.metric_names import (ASYNC_AHEAD_BOUND, ASYNC_BLOCKED_BY_QUEUE, ASYNC_PAUSED_SHARE,
-                                         ROLLOUT_GROUP_GENERATION_S, ROLLOUT_GROUP_SCORING_S)
+from worker.trainer.metric_names import (
+    ASYNC_AHEAD_BOUND,
+    ASYNC_BLOCKED_BY_QUEUE,
+    ASYNC_PAUSED_SHARE,
+    ROLLOUT_GROUP_GENERATION_S,
+    ROLLOUT_GROUP_SCORING_S,
+)
 
 MIN_STEPS = 5  # measured steps after the first a diagnosis needs; fewer: "too_short"
 EVIDENCE = {  # evidence name -> (section, key) of the numbers behind the sentence
@@ -76,8 +81,9 @@ def diagnose(series: Mapping[str, Sequence[tuple[int, float]]], config: Mapping[
     sections = {"throughput": pipeline.throughput(window), "staleness": pipeline.staleness(window, config),
                 "queue": pipeline.queue(window, config)}
     measured = len(window.measured)
-    common = {"steps_measured": measured, "window": window.bounds, "time_split": split.as_rows() if split else [],
-              "step_seconds": split.step_seconds if split else None, **sections}
+    common: dict[str, Any] = {"steps_measured": measured, "window": window.bounds,
+                              "time_split": split.as_rows() if split else [],
+                              "step_seconds": split.step_seconds if split else None, **sections}
     if split is None or measured < MIN_STEPS:
         return Diagnosis("too_short", bottleneck=None, sentence=too_short_sentence(measured, MIN_STEPS),
                          evidence=evidence_of(window, sections, split), **common)

@@ -5,9 +5,17 @@ from typing import Any
 
 from runs.diagnosis.run_config import groups_per_step, setting
 from runs.diagnosis.window import Window
-from worker.trainer.metric_names import (ASYNC_BLOCKED_BY_INFLIGHT_CAP, ASYNC_BLOCKED_BY_STALENESS, ASYNC_DROPPED_STALE,
-                                         ASYNC_IN_FLIGHT, ASYNC_MAX_INFLIGHT, ASYNC_QUEUE_DEPTH, ASYNC_STALENESS_MEAN,
-                                         SYSTEM_GENERATION_TOKENS_PER_S, SYSTEM_TRAINING_TOKENS_PER_S)
+from worker.trainer.metric_names import (
+    ASYNC_BLOCKED_BY_INFLIGHT_CAP,
+    ASYNC_BLOCKED_BY_STALENESS,
+    ASYNC_DROPPED_STALE,
+    ASYNC_IN_FLIGHT,
+    ASYNC_MAX_INFLIGHT,
+    ASYNC_QUEUE_DEPTH,
+    ASYNC_STALENESS_MEAN,
+    SYSTEM_GENERATION_TOKENS_PER_S,
+    SYSTEM_TRAINING_TOKENS_PER_S,
+)
 
 
 def throughput(window: Window) -> dict:

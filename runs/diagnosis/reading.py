@@ -8,16 +8,31 @@ from dataclasses import replace
 from runs.diagnosis.engine import Diagnosis, diagnose
 from runs.diagnosis.startable import startable
 from runs.diagnosis.window import WINDOW_STEPS
-from runs.metrics_query import latest_per_step
-from runs.models import MetricPoint, Run
-from worker.trainer.metric_names import (ASYNC_AHEAD_BOUND, ASYNC_BLOCKED_BY_INFLIGHT_CAP, ASYNC_BLOCKED_BY_QUEUE,
-                                         ASYNC_BLOCKED_BY_STALENESS, ASYNC_DROPPED_STALE, ASYNC_IN_FLIGHT,
-                                         ASYNC_MAX_INFLIGHT, ASYNC_PAUSED_SHARE, ASYNC_QUEUE_DEPTH,
-                                         ASYNC_STALENESS_MEAN, ASYNC_WAIT_FOR_ROLLOUTS_S, ROLLOUT_GROUP_GENERATION_S,
-                                         ROLLOUT_GROUP_SCORING_S, SYSTEM_GENERATION_TOKENS_PER_S, SYSTEM_STEP_TIME_S,
-                                         SYSTEM_TRAINING_TOKENS_PER_S, SYSTEM_TRAIN_SECONDS,
-                                         SYSTEM_TRAIN_SECONDS_BESIDE_GENERATION, SYSTEM_WAIT_FOR_EVALUATION_S,
-                                         SYSTEM_WEIGHT_SYNC_S)
+from runs.telemetry.metrics_query import latest_per_step
+from runs.telemetry.models import MetricPoint
+from runs.training_runs.models import Run
+from worker.trainer.metric_names import (
+    ASYNC_AHEAD_BOUND,
+    ASYNC_BLOCKED_BY_INFLIGHT_CAP,
+    ASYNC_BLOCKED_BY_QUEUE,
+    ASYNC_BLOCKED_BY_STALENESS,
+    ASYNC_DROPPED_STALE,
+    ASYNC_IN_FLIGHT,
+    ASYNC_MAX_INFLIGHT,
+    ASYNC_PAUSED_SHARE,
+    ASYNC_QUEUE_DEPTH,
+    ASYNC_STALENESS_MEAN,
+    ASYNC_WAIT_FOR_ROLLOUTS_S,
+    ROLLOUT_GROUP_GENERATION_S,
+    ROLLOUT_GROUP_SCORING_S,
+    SYSTEM_GENERATION_TOKENS_PER_S,
+    SYSTEM_STEP_TIME_S,
+    SYSTEM_TRAIN_SECONDS,
+    SYSTEM_TRAIN_SECONDS_BESIDE_GENERATION,
+    SYSTEM_TRAINING_TOKENS_PER_S,
+    SYSTEM_WAIT_FOR_EVALUATION_S,
+    SYSTEM_WEIGHT_SYNC_S,
+)
 
 # Every metric the engine reads (runs/diagnosis/*): those a run did not log are simply absent.
 READ = (
@@ -37,7 +52,7 @@ def diagnosis_of(run: Run) -> Diagnosis:
 
 def recent_series(run: Run) -> dict[str, list[tuple[int, float]]]:
     """The points of READ from the window's first step on, less each attempt's first step; a step
-    trained again after a resume has the later attempt's value (runs.metrics_query.latest_per_step)."""
+    trained again after a resume has the later attempt's value (runs.telemetry.metrics_query.latest_per_step)."""
     steps = last_steps(run)
     if not steps:
         return {}

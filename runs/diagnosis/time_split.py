@@ -7,8 +7,13 @@ counts their sum as its length, so no part is negative and the shares sum to 1.
 from dataclasses import dataclass
 
 from runs.diagnosis.window import Window
-from worker.trainer.metric_names import (ASYNC_WAIT_FOR_ROLLOUTS_S, SYSTEM_STEP_TIME_S, SYSTEM_TRAIN_SECONDS,
-                                         SYSTEM_WAIT_FOR_EVALUATION_S, SYSTEM_WEIGHT_SYNC_S)
+from worker.trainer.metric_names import (
+    ASYNC_WAIT_FOR_ROLLOUTS_S,
+    SYSTEM_STEP_TIME_S,
+    SYSTEM_TRAIN_SECONDS,
+    SYSTEM_WAIT_FOR_EVALUATION_S,
+    SYSTEM_WEIGHT_SYNC_S,
+)
 
 PARTS = {
     "waiting_for_rollouts": ASYNC_WAIT_FOR_ROLLOUTS_S,
@@ -42,5 +47,5 @@ def split_of(window: Window) -> TimeSplit | None:
         for part, seconds in {**parts, OTHER: length - sum(parts.values())}.items():
             totals[part] += seconds
     count = len(window.measured)
-    seconds = {part: total / count for part, total in totals.items()}
-    return TimeSplit(seconds, sum(seconds.values()))
+    means = {part: total / count for part, total in totals.items()}
+    return TimeSplit(means, sum(means.values()))

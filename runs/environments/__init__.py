@@ -1,2 +1,2 @@
-"""Environments on the control plane: dry runs of an episode (typed turns or the model), the
-built-in library, and what a run on an environment takes from it."""
+"""Environments: dry runs of an episode (typed turns or the model), the rubric, the API, pages,
+forms and admin."""

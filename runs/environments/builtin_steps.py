@@ -1,5 +1,5 @@
 """A built-in environment for a dry run whose steps run in a process killed past DRY_RUN_TIMEOUT_S
-(runs/builtin_process.py), not in a thread of the web server.
+(runs/dry_runs/builtin_process.py), not in a thread of the web server.
 
 A step computes from what the user typed (the calculator evaluates expressions, feedback reads
 numbers); the rest of the environment (its tools, first messages, own rewards) is plain data

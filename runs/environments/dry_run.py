@@ -10,18 +10,26 @@ in a run.
 import asyncio
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
 
-from runs.builtin_process import shared_builtins
-from runs.environments import model_play
+from runs.dry_runs import model_play
+from runs.dry_runs.builtin_process import shared_builtins
 from runs.environments.builtin_steps import BuiltinInAProcess
+from runs.environments.models.environment import Environment
 from runs.environments.rubric import score_episode
-from runs.models import Environment
 from runs.rewards.rows import json_safe
 from runs.rewards.sandbox_pool import DRY_RUN_LIMITS, SandboxKey, lease
-from worker.trainer.for_control_plane.episodes import (ChatRendering, Completion, EpisodeLimits, EpisodeRunner,
-                                                      load_environment, tool_format_for, tool_schema)
+from worker.trainer.for_control_plane.episodes import (
+    ChatRendering,
+    Completion,
+    EpisodeLimits,
+    EpisodeRunner,
+    load_environment,
+    tool_format_for,
+    tool_schema,
+)
 from worker.trainer.for_control_plane.sandbox import SandboxError
 from worker.trainer.spec import EnvironmentSpec
 
@@ -31,7 +39,7 @@ MAX_TOOL_CALLS = 16
 
 @dataclass
 class Play:
-    """What a validated dry-run request asks (api/serializers/environment_dry_run.py)."""
+    """What a validated dry-run request asks (environments/dry_run_serializers.py)."""
     row: dict                     # the dataset row, as read
     prompt_column: str
     turns: list[str] | None       # typed assistant turns; None: the model plays
@@ -113,9 +121,10 @@ def _played(environment: Environment, play: Play, sandbox: RecordingSandbox, req
     model = None if play.turns is not None else model_play.load(play.model)
     rendering = ChatRendering(model[0]) if model else TextOnlyRendering()
     fmt = _tool_format(play, rendering)
-    report = {"tool_call_format": fmt, "player": "typed" if model is None else "model",
-              "model": play.model if model else None, "calls": sandbox.calls, "tools": [], "turns": [],
-              "end_reason": None, "error": None, "rubric": [], "reward": None}
+    report: dict[str, Any] = {
+        "tool_call_format": fmt, "player": "typed" if model is None else "model",
+        "model": play.model if model else None, "calls": sandbox.calls, "tools": [], "turns": [],
+        "end_reason": None, "error": None, "rubric": [], "reward": None}
     started = time.perf_counter()
     try:
         env = _loaded(environment, fmt, sandbox)
@@ -173,6 +182,7 @@ def _run(env, messages: list[dict], row: dict, play: Play, fmt: str, model, on_t
                            max_episode_tokens=per_turn * max_turns, max_context=1 << 20,
                            timeout_s=max(DRY_RUN_LIMITS.call_timeout_s, settings.DRY_RUN_TIMEOUT_S) + 2.0)
     if model is None:
+        assert play.turns is not None  # no model: typed turns play (_played)
         runner = EpisodeRunner(env, TextOnlyRendering(), limits, fmt, current_version=lambda: None)
         return asyncio.run(runner.play(TypedServer(play.turns), [], messages, row)).episode
     tokenizer, policy = model

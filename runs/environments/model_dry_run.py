@@ -1,20 +1,20 @@
 """A dry run of an environment played by the model, asked in a request and played by the control
-plane's consumer (runs/background/dry_run_jobs.py, as a judge's or a reward model's dry run).
+plane's consumer (runs/dry_runs/jobs.py, as a judge's or a reward model's dry run).
 
 The request validates and reads the row, stores an EnvironmentDryRun and answers 202 at once
-(api/views/environments.py); `play` loads the model in the consumer's process (the web process
+(runs/environments/views.py); `play` loads the model in the consumer's process (the web process
 never imports torch) and marks each turn: queued → loading → turn k of n → done, with the report
 a typed dry run answers, or failed with why. The consumer's processes play one dry run each at a
 time, so several users' dry runs run side by side up to its concurrency.
 """
 from asgiref.sync import sync_to_async
 
-from runs.background import dry_run_jobs
-from runs.background.dry_run_jobs import DryRunJob
 from runs.background.limits import ENVIRONMENT_DRY_RUNS
-from runs.environments import model_play
+from runs.dry_runs import jobs as dry_run_jobs
+from runs.dry_runs import model_play
+from runs.dry_runs.jobs import DryRunJob
 from runs.environments.dry_run import Play, play_episode
-from runs.models import EnvironmentDryRun
+from runs.environments.models.dry_run import EnvironmentDryRun
 
 TASK = "play_dry_run"
 

@@ -1,7 +1,7 @@
 """The reward a dry-run episode would get: the environment's rubric on its final answer, with the
 columns a run's rubric reads of an episode (the trainer's rollout/scoring.episode_columns), and
 the environment's own rewards (a cost per tool call, ...) as the trainer adds them."""
-from runs.models import Environment
+from runs.environments.models.environment import Environment
 from runs.rewards.dry_run import score_rows
 from runs.rewards.rows import DryRunRow, prompt_text
 from worker.trainer.for_control_plane.episodes import extra_reward_functions

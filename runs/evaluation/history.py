@@ -4,7 +4,7 @@ from dataclasses import dataclass
 from statistics import fmean
 
 from runs.evaluation.passing import passes
-from runs.models import MetricPoint
+from runs.telemetry.models import MetricPoint
 from worker.trainer.metric_names import EVAL_PREFIX
 
 OUTCOME_FILTERS = {
@@ -56,7 +56,7 @@ def flips(before: dict[int, bool] | None, now: dict[int, bool]) -> dict:
 
 def _eval_metrics(run) -> dict[int, dict[str, float]]:
     """The eval/ metrics the trainer reported (pass@k, per-function means, ...), per step."""
-    found = defaultdict(dict)
+    found: defaultdict[int, dict[str, float]] = defaultdict(dict)
     points = MetricPoint.objects.filter(run=run, name__startswith=EVAL_PREFIX).values_list("step", "name", "value")
     for step, name, value in points:
         found[step][name] = value

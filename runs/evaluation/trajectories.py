@@ -6,9 +6,9 @@ answers themselves are read for the one example being followed.
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from runs.evaluation.models import EvalOutcome
 from runs.evaluation.passing import class_counts, classify, flip_count, passes
 from runs.evaluation.preview import prompt_preview
-from runs.models import EvalOutcome
 
 
 @dataclass
@@ -47,7 +47,7 @@ def prompt_previews(run_id: int, chosen) -> dict[int, str]:
     by_last_step = defaultdict(list)
     for trajectory in chosen:
         by_last_step[trajectory.steps[-1]].append(trajectory.index)
-    previews = {}
+    previews: dict[int, str] = {}
     for step, indices in by_last_step.items():
         rows = EvalOutcome.objects.filter(run_id=run_id, step=step, index__in=indices).values_list("index", "prompt")
         previews.update((index, prompt_preview(prompt)) for index, prompt in rows)

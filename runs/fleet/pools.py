@@ -1,6 +1,6 @@
 """Whether a queued run has anyone to take it: said on its page rather than left waiting silently."""
 from runs.fleet.asking import current_fleet
-from runs.models import Run, RunStatus
+from runs.training_runs.models import Run, RunStatus
 from worker.broker import DEFAULT_QUEUE
 
 

@@ -1,7 +1,7 @@
 """What one account sees of the fleet: every worker (the fleet is shared), but only the runs it may
-see by name; another account's run is shown as "busy" and nothing more (runs.models.owned)."""
+see by name; another account's run is shown as "busy" and nothing more (runs.accounts.models)."""
 from runs.fleet.records import Fleet, LiveWorker, epoch_time
-from runs.models import Run
+from runs.training_runs.models import Run
 
 
 def visible_run_names(fleet: Fleet, user) -> dict[int, str]:

@@ -1,1 +1,2 @@
-"""Reward functions on the control plane: who may author code, and dry runs through the sandbox."""
+"""Reward functions: built-ins, code, judges and reward models as stored and checked, their dry
+runs (through the sandbox, or a model queued), their secrets, the API, pages, forms and admin."""

@@ -6,8 +6,8 @@ judge in its template (judges/catalog.py judge_columns). Code says nothing, a re
 none. The dataset's prompt column is not among the columns a reward receives (the worker passes
 it as the prompt: worker/trainer/data/loading.py reward_columns), so naming it is refused too.
 """
-from worker.trainer.for_control_plane.rewards import columns_read
 from worker.trainer.for_control_plane.judges import judge_columns
+from worker.trainer.for_control_plane.rewards import columns_read
 
 
 class UnreadableParams(ValueError):

@@ -2,13 +2,13 @@
 
 Python code runs only through the sandbox. Built-ins are our code, but what they compute from
 is not (a format regex, typed completions): they run in a process killed past DRY_RUN_TIMEOUT_S
-(runs/builtin_process.py), never in a thread of the web server.
+(runs/dry_runs/builtin_process.py), never in a thread of the web server.
 """
 import time
 from contextlib import contextmanager
 
-from runs.builtin_process import shared_builtins
-from runs.models import RewardFunction
+from runs.dry_runs.builtin_process import shared_builtins
+from runs.rewards.models.function import RewardFunction
 from runs.rewards.rows import DryRunRow, json_safe
 from runs.rewards.sandbox_pool import SandboxKey, lease
 from worker.trainer.for_control_plane.sandbox import SandboxError

@@ -3,8 +3,8 @@
 These rewards are models: a served judge needs a vLLM server started (minutes on a CPU), an
 endpoint judge a network call per completion, a reward model its weights loaded. None of that
 happens inside a request: the request validates and reads the rows, stores a RewardDryRun and
-answers 202 (api/views/library.py); `score` runs in a process of the consumer
-(runs/background/dry_run_jobs.py, as an environment's dry run played by the model) and marks each
+answers 202 (runs/rewards/views.py); `score` runs in a process of the consumer
+(runs/dry_runs/jobs.py, as an environment's dry run played by the model) and marks each
 row: queued → loading → scoring row k of n → done, with the report a built-in's dry run answers
 plus each judge's raw answer, or failed with why. The web process imports neither torch nor vLLM.
 
@@ -16,17 +16,22 @@ import json
 import time
 from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 
-from runs.background import dry_run_jobs
-from runs.background.dry_run_jobs import DryRunJob, stopped
 from runs.background.limits import REWARD_DRY_RUNS
-from runs.environments.model_play import local_model_path
-from runs.models import RewardDryRun, RewardFunction
-from runs.rewards.endpoint_hosts import endpoint_problem, host_listed
+from runs.dry_runs import jobs as dry_run_jobs
+from runs.dry_runs.jobs import DryRunJob, stopped
+from runs.dry_runs.model_play import local_model_path
+from runs.rewards.models.dry_run import RewardDryRun
+from runs.rewards.models.endpoint_hosts import endpoint_problem, host_listed
+from runs.rewards.models.function import RewardFunction
 from runs.rewards.rows import DryRunRow, json_safe
 from worker.trainer.for_control_plane.judges import JudgeParams, RewardModelParams
+
+if TYPE_CHECKING:  # named only: the consumer imports them inside its functions (served_models' docstring)
+    from worker.trainer.for_control_plane.served_models import Judge, RewardModel, VLLMServer
 
 TASK = "score_reward_dry_run"
 QUEUED_KINDS = (RewardFunction.Kind.JUDGE, RewardFunction.Kind.REWARD_MODEL)
@@ -131,7 +136,8 @@ class _JudgeScorer:
 
     def __init__(self, reward: RewardFunction):
         self.reward, self.params = reward, JudgeParams.model_validate(reward.params)
-        self.server = self.judge = None
+        self.server: VLLMServer | None = None
+        self.judge: Judge | None = None
 
     def __enter__(self):
         from worker.trainer.for_control_plane.served_models import Judge, endpoint_transport
@@ -169,6 +175,7 @@ class _JudgeScorer:
                              api_key=self.server.api_key, vllm=True)
 
     def __call__(self, row: DryRunRow) -> dict:
+        assert self.judge is not None  # called within `with`, after __enter__
         prompts, completions, columns = _row_inputs(row)
         started = time.perf_counter()
         try:
@@ -202,7 +209,8 @@ class _RewardModelScorer:
     """Each row's completions scored by the reward model, loaded on this machine's CPU."""
 
     def __init__(self, reward: RewardFunction):
-        self.reward, self.model = reward, None
+        self.reward = reward
+        self.model: RewardModel | None = None
 
     def __enter__(self):
         from worker.trainer.for_control_plane.served_models import RewardModel
@@ -213,6 +221,7 @@ class _RewardModelScorer:
         return self
 
     def __call__(self, row: DryRunRow) -> dict:
+        assert self.model is not None  # called within `with`, after __enter__
         prompts, completions, columns = _row_inputs(row)
         started = time.perf_counter()
         try:

@@ -6,14 +6,16 @@ served judge's, a reward model's) must be a name, not a path: the rule a run's m
 (worker/trainer/models/paths.py, docs/security.md). An endpoint judge's model is only a name
 the endpoint knows, sent to it, never loaded here.
 """
+from pydantic import BaseModel
 from pydantic import ValidationError as SchemaError
+from pydantic_core import ErrorDetails
 
-from runs.rewards.endpoint_hosts import endpoint_problem
-from worker.trainer.models.paths import model_problem
+from runs.rewards.models.endpoint_hosts import endpoint_problem
 from worker.trainer.for_control_plane.judges import JudgeParams, RewardModelParams
+from worker.trainer.models.paths import model_problem
 
 JUDGE, REWARD_MODEL = "judge", "reward_model"
-SCHEMAS = {JUDGE: JudgeParams, REWARD_MODEL: RewardModelParams}
+SCHEMAS: dict[str, type[BaseModel]] = {JUDGE: JudgeParams, REWARD_MODEL: RewardModelParams}
 
 
 class ParamsRefused(ValueError):
@@ -39,7 +41,7 @@ def checked_params(kind: str, params) -> dict:
     return full
 
 
-def schema_problem(error: dict) -> str:
+def schema_problem(error: ErrorDetails) -> str:
     """One pydantic error as `field: message`. A check across fields has no location: its message
     starts with the field it is about (catalog.py writes them so)."""
     message = error["msg"].removeprefix("Value error, ")

@@ -5,7 +5,7 @@ run (a staff member's run may use several users' rewards) would mix their charts
 one judge's key to the other's endpoint, so such a run is refused, naming them."""
 from collections.abc import Iterable
 
-from runs.models import RewardFunction
+from runs.rewards.models.function import RewardFunction
 
 
 def shared_name_problem(rewards: Iterable[RewardFunction]) -> str | None:

@@ -4,7 +4,9 @@ from dataclasses import dataclass, field
 from itertools import islice
 
 from runs.datasets.formats import DatasetFileError, read_rows
-from runs.models import Dataset, Run, Sample
+from runs.datasets.models import Dataset
+from runs.telemetry.models import Sample
+from runs.training_runs.models import Run
 from worker.trainer.for_control_plane.datasets import generate
 
 # How far into a dataset a run's sample is looked for (by its prompt) to find its columns.
@@ -88,7 +90,7 @@ def _row(index: int, row: dict, prompt_column: str) -> DryRunRow:
 
 
 def rows_to_score(request: dict) -> list[DryRunRow]:
-    """The rows a validated dry-run request asks for (see api/serializers/reward_dry_run.py)."""
+    """The rows a validated dry-run request asks for (see rewards/dry_run_serializers.py)."""
     if "run" in request:
         return run_sample_rows(request["run"], request["step"], request["rows"])
     return typed_rows(request["dataset"], request["completions"])

@@ -1,7 +1,7 @@
 """A judge endpoint's API key, kept encrypted in the database and shown to no one.
 
 The key is written once (API, CLI, admin) and read back only by the worker that runs a run
-naming the judge, with that run's token (runs/api/views/run_secrets.py). At rest it is sealed
+naming the judge, with that run's token (runs/training_runs/views/run_secrets.py). At rest it is sealed
 with Fernet (AES-CBC with an HMAC) under a key derived from SECRET_KEY for this purpose alone
 (runs/background/sealed.py): a database dump or backup holds no usable key. Unlike a task's
 sealed message it has no shelf life: it lives as long as the reward function. Changing

@@ -30,7 +30,7 @@ import json
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from rest_framework.authtoken.models import Token
-from runs.rewards.authoring import AUTHORS_GROUP
+from runs.accounts.authoring import AUTHORS_GROUP
 user = get_user_model().objects.create_user("contract", password="contract-pass-123")
 user.groups.add(Group.objects.get(name=AUTHORS_GROUP))
 print(json.dumps({"token": Token.objects.create(user=user).key}))

@@ -8,7 +8,7 @@ from bench.learning import (
     SUMMARY_HEADER, Change, RunResult, change_interval, demo_spec, evaluation_table, mean_change, run_report,
     parse_weights, summary_rows, verdict, wilson, with_dataset, with_weights,
 )
-from runs.demo_definitions import DEMOS
+from runs.demos.definitions import DEMOS
 from tests.support.bench_tables import table_rows, tables_in
 
 

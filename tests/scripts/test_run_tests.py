@@ -69,5 +69,5 @@ def test_the_embedded_halves_together_select_every_test_once(artifacts, monkeypa
 
 
 def test_a_developers_selection_runs_as_one_embedded_pass():
-    first, second = run_tests.embedded_halves(["tests/runs/test_api_runs.py", "-k", "start"])
-    assert second is None and first == ["-m", "not slow", "tests/runs/test_api_runs.py", "-k", "start"]
+    first, second = run_tests.embedded_halves(["tests/runs/training_runs/test_api_runs.py", "-k", "start"])
+    assert second is None and first == ["-m", "not slow", "tests/runs/training_runs/test_api_runs.py", "-k", "start"]

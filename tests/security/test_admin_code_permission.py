@@ -6,7 +6,10 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 
-from runs.models import Dataset, Environment, RewardFunction, Run
+from runs.datasets.models import Dataset
+from runs.environments.models.environment import Environment
+from runs.rewards.models.function import RewardFunction
+from runs.training_runs.models import Run
 from tests.support.admin_forms import posted_as_shown
 
 CODE = "def reward(prompts, completions, **columns):\n    return [1.0] * len(completions)\n"

@@ -9,7 +9,12 @@ from pathlib import Path
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from runs.models import Dataset, Environment, EnvironmentDryRun, HubPush, RewardDryRun, RewardFunction
+from runs.datasets.models import Dataset
+from runs.environments.models.environment import Environment
+from runs.environments.models.dry_run import EnvironmentDryRun
+from runs.hub.models import HubPush
+from runs.rewards.models.dry_run import RewardDryRun
+from runs.rewards.models.function import RewardFunction
 from tests.support import two_users
 from tests.support.hub_pushes import HUB_USER, TOKEN, checkpoint_on_disk
 

@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from runs.models import Dataset
+from runs.datasets.models import Dataset
 
 VALUE_BYTES = 512 * 1024  # under DATASET_ROW_MAX_KB (1024), so only the expansion can refuse it
 ROWS = 10_000

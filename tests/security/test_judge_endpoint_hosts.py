@@ -2,8 +2,8 @@
 control plane or a worker send requests to the database, Redis or a cloud's metadata service."""
 import pytest
 
-from runs.models import RewardFunction
-from runs.rewards.endpoint_hosts import endpoint_problem
+from runs.rewards.models.function import RewardFunction
+from runs.rewards.models.endpoint_hosts import endpoint_problem
 
 
 @pytest.fixture

@@ -11,7 +11,8 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 from django.test import Client
 
-from runs.models import RewardFunction, Run, RunReward
+from runs.rewards.models.function import RewardFunction
+from runs.training_runs.models import Run, RunReward
 from runs.rewards.secrets import unseal_api_key
 from tests.support.admin_forms import posted_as_shown
 

@@ -2,7 +2,7 @@
 
 - JSON of 100,000 nested brackets raised a RecursionError in the parser (a 500) on every JSON
   route; JSON a little shallower than the interpreter's limit reached the views. Both are a 400
-  naming the depth taken (runs/api/json_bodies.py).
+  naming the depth taken (runs/web/json_bodies.py).
 - A Range of thousands of digits made int() raise (a 500); absurd ranges are a 416 or ignored.
 - A page number of thousands of digits, or in digits other than ASCII's, was a 500.
 """
@@ -11,9 +11,14 @@ import json
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from runs.api.json_bodies import JSON_MAX_DEPTH
-from runs.models import (CheckpointUpload, Dataset, Environment, LogLine, MetricPoint, RewardFunction, Run, RunReward,
-                         TrainingConfig)
+from runs.web.json_bodies import JSON_MAX_DEPTH
+from runs.checkpoints.models.upload import CheckpointUpload
+from runs.datasets.models import Dataset
+from runs.environments.models.environment import Environment
+from runs.telemetry.models import LogLine, MetricPoint
+from runs.rewards.models.function import RewardFunction
+from runs.training_runs.models import Run, RunReward
+from runs.configs.models import TrainingConfig
 
 HUNDRED_THOUSAND_DEEP = "[" * 100_000 + "]" * 100_000
 TOO_DEEP_FOR_US = json.dumps({"name": "deep", "values": json.loads("[" * JSON_MAX_DEPTH + "]" * JSON_MAX_DEPTH)})

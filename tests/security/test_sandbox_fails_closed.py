@@ -5,7 +5,8 @@ reward's dry run answers 200 with each row's error, an environment's dry run wit
 error, and a run fails at start with that reason. Nothing stored changes."""
 import pytest
 
-from runs.models import Environment, EnvironmentReward, RewardFunction
+from runs.environments.models.environment import Environment, EnvironmentReward
+from runs.rewards.models.function import RewardFunction
 from tests.support.reward_authors import grant_reward_authoring
 from tests.support.sandbox import one_pool_for_every_owner
 from worker.trainer.rewards.sandbox import pool as pool_module

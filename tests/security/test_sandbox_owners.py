@@ -6,7 +6,8 @@ scores are B's code's. The same for staff dry-running A's code and then their ow
 never meets A's patched process. Nothing stored changes."""
 import pytest
 
-from runs.models import Dataset, RewardFunction
+from runs.datasets.models import Dataset
+from runs.rewards.models.function import RewardFunction
 from runs.rewards import sandbox_pool
 from tests.support.reward_authors import grant_reward_authoring
 

@@ -6,7 +6,7 @@ with it. Where Landlock is, the same reward against a live server's own SQLite f
 and not a byte of it. Nothing stored changes."""
 import pytest
 
-from runs.models import RewardFunction
+from runs.rewards.models.function import RewardFunction
 from tests.support import code_author, hostile_owner
 from tests.support.reward_authors import grant_reward_authoring
 from tests.support.sandbox import one_pool_for_every_owner, reward_source

@@ -16,7 +16,7 @@ MODEL = "tiny-llama"  # prepared under the server's DATA_DIR/models, named by na
 
 LAUNCH = """
 import json
-from runs.launch import build_launch_spec
+from runs.training_runs.launch import build_launch_spec
 from runs.models import Run
 run = Run.objects.get(pk=RUN_ID)
 run.enqueue()

@@ -14,10 +14,10 @@ from django.contrib.sessions.models import Session
 from django.test import Client
 
 from controlplane.asgi import application
-from runs.consumers import ACCESS_LOST
-from runs.events import publish
-from runs.live_messages import live_message_adapter
-from runs.models import Run
+from runs.live.consumers import ACCESS_LOST
+from runs.live.events import publish
+from runs.live.messages import live_message_adapter
+from runs.training_runs.models import Run
 from tests.support.live_examples import wire_messages
 
 pytestmark = pytest.mark.django_db(transaction=True)

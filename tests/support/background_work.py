@@ -1,6 +1,6 @@
 """A live control plane with a real consumer of its queue, a tiny model prepared under its
-MODELS_DIR, and an owner with a dataset, a reward and a built-in environment; shared by
-tests/runs/background's tests (a server, a consumer and torch in it take seconds to start)."""
+MODELS_DIR, and an owner with a dataset, a reward and a built-in environment; shared by the tests
+that take tests/runs/background/conftest.py's `live` (a server, a consumer and torch in it take seconds to start)."""
 import time
 
 import httpx

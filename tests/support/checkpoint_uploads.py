@@ -3,8 +3,8 @@ declared), sent in chunks, completed against its manifest; and the finish the `c
 queue's consumer would run, run here (`finish_in_background`)."""
 import hashlib
 
-from runs.actions.checkpoints import finalize_upload
-from runs.models import CheckpointUpload, UploadState
+from runs.checkpoints.finishing import finalize_upload
+from runs.checkpoints.models.upload import CheckpointUpload, UploadState
 
 FILES = {"model.safetensors": bytes(range(256)) * 40, "trainer_state.pt": b"state" * 100,
          "optimizer/.metadata": b"dcp", "optimizer/__0_0.distcp": b"moments" * 50,

@@ -6,7 +6,7 @@ GRANT = """
 import json
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
-from runs.rewards.authoring import AUTHORS_GROUP
+from runs.accounts.authoring import AUTHORS_GROUP
 get_user_model().objects.get(username="owner").groups.add(Group.objects.get(name=AUTHORS_GROUP))
 print(json.dumps({}))
 """

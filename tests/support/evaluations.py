@@ -5,8 +5,8 @@ the eval/ metrics at the same step, built from pass marks, for tests of what rea
 """
 import hashlib
 
-from runs.actions.ingest import ingest_batch
-from runs.models import EventCursor
+from runs.ingest.batches import ingest_batch
+from runs.telemetry.models import EventCursor
 from worker.trainer.events import EventBatch
 
 PROMPTS = [f"What is {n} + {n}?" for n in range(1, 65)]

@@ -1,6 +1,6 @@
 """One live message of each type, written the way the browser receives it (the shape
 frontend/static/js/run_live.js and run_page.js read): the fixed point of the message models."""
-from runs.live_messages import MESSAGES, message_type
+from runs.live.messages import MESSAGES, message_type
 
 RUN_STATE = {"status": "running", "cancel_requested": False, "step": 3, "error": "", "attempt": 1}
 SAMPLE_ROW = {

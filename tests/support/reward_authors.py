@@ -1,7 +1,7 @@
 """Giving a test user the permission to author reward code, the way an administrator would."""
 from django.contrib.auth.models import Group
 
-from runs.rewards.authoring import AUTHORS_GROUP
+from runs.accounts.authoring import AUTHORS_GROUP
 
 
 def grant_reward_authoring(user):

@@ -1,4 +1,4 @@
-"""The control plane's secrets view (runs/api/views/run_secrets.py) as a local HTTP server, for a
+"""The control plane's secrets view (runs/training_runs/views/run_secrets.py) as a local HTTP server, for a
 trainer that fetches its judges' keys: it answers these keys to every GET and records the
 Authorization header each request carried."""
 import threading

@@ -4,7 +4,8 @@ import datetime
 
 from django.utils import timezone
 
-from runs.models import Checkpoint, LogLine, MetricPoint, Sample
+from runs.checkpoints.models.checkpoint import Checkpoint
+from runs.telemetry.models import LogLine, MetricPoint, Sample
 
 NOW = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
 T0 = datetime.datetime(2025, 1, 1, tzinfo=datetime.UTC)

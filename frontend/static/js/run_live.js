@@ -1,4 +1,4 @@
-// Run page: the run's websocket (/ws/runs/<id>/, runs/consumers.py), reconnected after a drop.
+// Run page: the run's websocket (/ws/runs/<id>/, runs/live/consumers.py), reconnected after a drop.
 // Delivery is at-most-once: every `run.hello` (the first and each after a reconnect) calls
 // onHello, whose promise re-fetches over REST whatever may have been missed; only when that
 // is done does the indicator say "live" again.

@@ -13,7 +13,7 @@
   const Metric = window.MetricNames;
   const data = JSON.parse(document.getElementById("run-data").textContent);
   const MAX_POINTS = data.max_points; // about one per horizontal pixel of a chart
-  const MAX_NAMES = 100; // runs/api/serializers/queries.py MetricsQuery.MAX_NAMES
+  const MAX_NAMES = 100; // runs/telemetry/query_serializers.py MetricsQuery.MAX_NAMES
   const syncKey = `run-${data.run}`;
 
   let status = data.status;

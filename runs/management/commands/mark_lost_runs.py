@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from runs.actions.liveness import mark_lost_runs
+from runs.telemetry.liveness import mark_lost_runs
 
 
 class Command(BaseCommand):

@@ -6,10 +6,12 @@ from unittest import mock
 import pytest
 from django.utils import timezone
 
-from runs.actions.ingest import ingest_batch
+from runs.ingest.batches import ingest_batch
 from runs.alarms.watch import watch_signals
-from runs.live_messages import MetricPointRow
-from runs.models import Alarm, LogLine, MetricPoint, Run
+from runs.live.messages import MetricPointRow
+from runs.alarms.models import Alarm
+from runs.telemetry.models import LogLine, MetricPoint
+from runs.training_runs.models import Run
 from worker.trainer.events import EventBatch
 
 HEALTHY = {"train/entropy": 0.6, "train/kl_to_sampler": 0.001, "train/importance_ratio_max": 1.2,
@@ -50,7 +52,7 @@ def trainer(started_run, django_capture_on_commit_callbacks):
 @pytest.fixture
 def sent():
     """The payloads of the live messages of a type sent so far."""
-    with mock.patch("runs.events._send") as send:
+    with mock.patch("runs.live.events._send") as send:
         yield lambda kind: [json.loads(call.args[1]["text"])["payload"] for call in send.call_args_list
                             if call.args[1]["type"] == kind]
 

@@ -2,9 +2,9 @@
 import pytest
 from django.utils import timezone
 
-from runs.api.views.checkpoint_upload import checkpoint_bytes_held
+from runs.checkpoints.views.upload import checkpoint_bytes_held
 from runs.artifacts import checkpoint_store as store
-from runs.models import Checkpoint
+from runs.checkpoints.models.checkpoint import Checkpoint
 
 
 @pytest.fixture(autouse=True)

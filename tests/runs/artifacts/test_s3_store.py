@@ -5,7 +5,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from runs.artifacts import checkpoint_store as store
 from runs.artifacts.stores import artifact_store
-from runs.models import Checkpoint
+from runs.checkpoints.models.checkpoint import Checkpoint
 from tests.support.checkpoint_uploads import FILES, complete, manifest, upload_all
 from tests.support.asgi_server import free_port
 
@@ -73,7 +73,7 @@ def test_a_store_url_without_a_bucket_is_refused_with_the_setting_named(settings
 
 def test_deleting_a_run_while_the_bucket_is_away_deletes_it_and_says_what_stayed(
         anon_api, owner_api, started_run, s3_bucket, settings, django_capture_on_commit_callbacks, caplog):
-    from runs.models import Run, RunReward
+    from runs.training_runs.models import Run, RunReward
 
     upload_all(anon_api, started_run)
     complete(anon_api, started_run, manifest())

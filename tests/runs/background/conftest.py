@@ -1,3 +1,6 @@
+"""`live`: a server with a real consumer of its queues (tests/support/background_work.py), for the
+tests of work that goes through them end to end (a large upload's check, a model-played dry run).
+Scoped to this package so that the consumer, torch in it, is up only while these tests run."""
 import pytest
 
 from tests.support.background_work import SEED

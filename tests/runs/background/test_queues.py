@@ -1,7 +1,7 @@
 """Which of the control plane's two queues each task goes to: finishing a worker's checkpoint never
 waits behind the work users start (runs/background/names.py)."""
-from runs.actions.checkpoints import FINALIZE_TASK
-from runs.actions.hub_push import PUSH_TASK
+from runs.checkpoints.finishing import FINALIZE_TASK
+from runs.hub.push import PUSH_TASK
 from runs.background.names import QUEUE, USER_QUEUE, queue_for
 from runs.datasets import deferred_check
 from runs.environments import model_dry_run as environment_dry_run

@@ -2,7 +2,7 @@
 tests.support.telemetry.add_points."""
 import pytest
 
-from runs.models import Run, RunReward
+from runs.training_runs.models import Run, RunReward
 from worker.trainer.config import TrainingConfig as ConfigSchema
 
 

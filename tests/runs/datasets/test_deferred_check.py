@@ -11,8 +11,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from runs.datasets import deferred_check
 from runs.datasets.check_process import inspect_path
 from runs.datasets.validation import inspect_rows
-from runs.models import Dataset
-from runs.models.dataset import CheckState
+from runs.datasets.models import Dataset
+from runs.datasets.models import CheckState
 
 LARGE_ROWS = 60_000  # about 5 MB of JSONL: over FILE_UPLOAD_MAX_MEMORY_SIZE (4 MB), so spooled to disk
 

@@ -2,7 +2,7 @@
 the schema gives, for a run in any state; another account's run is a 404."""
 from unittest import mock
 
-from runs.models import MetricPoint
+from runs.telemetry.models import MetricPoint
 from tests.support.api_schema import assert_as_documented_with_nulls
 from tests.support.made_up_runs import series, step_of
 from tests.support.telemetry import add_steps

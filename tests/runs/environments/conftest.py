@@ -1,7 +1,7 @@
 """An owner who may write code, with an arithmetic dataset, an accuracy reward and environments of each kind."""
 import pytest
 
-from runs.models import Environment, EnvironmentReward
+from runs.environments.models.environment import Environment, EnvironmentReward
 from tests.support.reward_authors import grant_reward_authoring
 
 GUESS = '''

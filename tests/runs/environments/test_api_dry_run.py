@@ -3,7 +3,7 @@ played by the trainer's episode runner; every turn, how it ended, and each sandb
 output and error with its line."""
 import pytest
 
-from runs.models import Environment, EnvironmentReward
+from runs.environments.models.environment import Environment, EnvironmentReward
 
 # The arithmetic dataset's first rows: 7 - 1 = 6, then 5 - 7 = -2.
 

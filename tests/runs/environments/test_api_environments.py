@@ -3,7 +3,8 @@ ids refused where the package is missing, a rubric and a dataset, owners apart, 
 while runs use them."""
 import pytest
 
-from runs.models import Environment, Run, RunReward
+from runs.environments.models.environment import Environment
+from runs.training_runs.models import Run, RunReward
 from tests.support.reward_authors import grant_reward_authoring
 
 CODE = "def step(messages, row):\n    return None\n"
@@ -90,7 +91,7 @@ def test_a_rubric_naming_a_reward_twice_is_refused(owner_api, dataset, reward):
 
 
 def test_an_update_replaces_the_rubric_and_keeps_it_when_left_out(owner_api, calculator, owner):
-    from runs.models import RewardFunction
+    from runs.rewards.models.function import RewardFunction
 
     other = RewardFunction.objects.create(owner=owner, name="fmt", kind="builtin", builtin="format", params={})
     url = f"/api/environments/{calculator.pk}/"
@@ -139,7 +140,7 @@ def test_the_schema_documents_environments_and_their_dry_run(owner_api):
 
 def test_a_verifiers_environment_that_can_be_found_is_stored_with_its_own_dataset(owner_api, owner, author,
                                                                                  monkeypatch):
-    from runs.models import Dataset
+    from runs.datasets.models import Dataset
 
     monkeypatch.setattr("worker.trainer.environments.verifiers_check.installed", lambda module: True)
     response = owner_api.post("/api/environments/", {"name": "vf", "kind": "verifiers", "verifiers_id": "vf-math",

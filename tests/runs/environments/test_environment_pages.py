@@ -6,7 +6,8 @@ import re
 
 import pytest
 
-from runs.models import Environment, Run
+from runs.environments.models.environment import Environment
+from runs.training_runs.models import Run
 from worker.trainer.config import DEFAULT_MODEL
 
 
@@ -71,7 +72,7 @@ def test_code_needs_the_permission_to_be_written(logged_in, dataset, reward):
 def test_code_is_created_from_the_starter_and_an_error_names_its_line(logged_in, author, dataset, reward):
     html = logged_in.get("/environments/new/code/").content.decode()
     assert "def step(messages, row):" in html and "TOOLS = " in html
-    from runs.pages.library.environment_forms import STARTER_SOURCE
+    from runs.environments.forms import STARTER_SOURCE
 
     form = {"name": "mine", "dataset": str(dataset.pk), "rubric": [str(reward.pk)]}
     response = logged_in.post("/environments/new/code/", {**form, "source": STARTER_SOURCE})
@@ -81,7 +82,7 @@ def test_code_is_created_from_the_starter_and_an_error_names_its_line(logged_in,
 
 
 def test_a_verifiers_form_says_the_package_is_missing(logged_in, author, monkeypatch):
-    for where in ("worker.trainer.environments.verifiers_check", "runs.pages.library.environments"):
+    for where in ("worker.trainer.environments.verifiers_check", "runs.environments.pages"):
         monkeypatch.setattr(f"{where}.installed", lambda module: False)
     html = logged_in.get("/environments/new/verifiers/").content.decode()
     assert "verifiers package is not installed where the control plane runs" in html

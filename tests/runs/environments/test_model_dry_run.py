@@ -3,21 +3,21 @@ as the schema documents; only who asked sees it; the consumer's task fails it sa
 model cannot play there, and plays a finished one no second time."""
 import pytest
 
-from runs.background import dry_run_jobs
+from runs.dry_runs import jobs as dry_run_jobs
 from runs.environments import model_dry_run
-from runs.models import EnvironmentDryRun, EnvironmentDryRunState
-from runs.models.dataset import CheckState
+from runs.environments.models.dry_run import EnvironmentDryRun, EnvironmentDryRunState
+from runs.datasets.models import CheckState
 from tests.support.api_schema import assert_as_documented
 
 
 @pytest.fixture
 def playable(monkeypatch):
     """Any model may play as far as the request is concerned; loading one here is an error."""
-    monkeypatch.setattr("runs.api.views.environments.model_play_problem", lambda model: None)
+    monkeypatch.setattr("runs.environments.views.model_play_problem", lambda model: None)
 
     def never(model):
         raise AssertionError("the web process loaded a model")
-    monkeypatch.setattr("runs.environments.model_play.load", never)
+    monkeypatch.setattr("runs.dry_runs.model_play.load", never)
 
 
 def ask(api, environment, **body):

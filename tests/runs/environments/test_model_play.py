@@ -5,9 +5,9 @@ import pytest
 
 pytest.importorskip("transformers")
 
-from runs.background import dry_run_jobs  # noqa: E402
+from runs.dry_runs import jobs as dry_run_jobs  # noqa: E402
 from runs.environments import model_dry_run  # noqa: E402
-from runs.environments.model_play import local_model_path, model_play_problem  # noqa: E402
+from runs.dry_runs.model_play import local_model_path, model_play_problem  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from runs.models import Dataset, Environment, RewardFunction, Run
+from runs.datasets.models import Dataset
+from runs.environments.models.environment import Environment
+from runs.rewards.models.function import RewardFunction
+from runs.training_runs.models import Run
 
 VERIFIERS_ENVIRONMENTS = Path(__file__).resolve().parents[2] / "support" / "verifiers_envs"
 
@@ -32,7 +35,7 @@ def test_a_null_dataset_and_empty_rewards_are_the_environments_too(owner_api, ca
 
 
 def test_given_dataset_and_rewards_are_used_instead_of_the_environments(owner_api, owner, calculator):
-    from runs.models import Dataset
+    from runs.datasets.models import Dataset
 
     other = Dataset.objects.create(owner=owner, name="other", source="generator", generator="arithmetic",
                                    generator_params={"count": 5}, columns=["prompt", "answer"], row_count=5)

@@ -3,9 +3,10 @@ in VERIFIERS_ENVIRONMENTS_ALLOWED. The rule holds for creating and changing one,
 start, where the run's owner must be one who may (a clone takes its new owner)."""
 import pytest
 
-from runs.actions.lifecycle import clone_run
-from runs.models import Environment, Run
-from runs.rewards import authoring
+from runs.training_runs.lifecycle import clone_run
+from runs.environments.models.environment import Environment
+from runs.training_runs.models import Run
+from runs.accounts import authoring
 from tests.support.reward_authors import grant_reward_authoring
 
 

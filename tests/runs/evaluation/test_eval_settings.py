@@ -2,8 +2,10 @@
 evaluation could not run (no evaluation set, a column its rewards read missing)."""
 import pytest
 
-from runs.launch import build_launch_spec
-from runs.models import Dataset, RewardFunction, Run
+from runs.training_runs.launch import build_launch_spec
+from runs.datasets.models import Dataset
+from runs.rewards.models.function import RewardFunction
+from runs.training_runs.models import Run
 
 
 @pytest.fixture

@@ -1,6 +1,6 @@
 """GET /api/workers/: each live worker with its pools, devices, runs and when it was heard; the
 runs of other accounts stay anonymous; a broker that is down is a 503 that says so."""
-from runs.models import Run
+from runs.training_runs.models import Run
 from tests.support.fleet import machine, ray_cluster
 
 

@@ -4,7 +4,7 @@ one has them, even busy (the run waits in Ray), and never asked for a one-GPU co
 from runs.diagnosis.startable import pool_can_start
 from runs.fleet.cluster_check import cluster_problems
 from runs.fleet.gpu_check import gpu_problems
-from runs.models import Run
+from runs.training_runs.models import Run
 from tests.support.fleet import machine, ray_cluster
 from worker.cluster_view import ClusterView
 from worker.trainer.config import TrainingConfig as ConfigSchema

@@ -3,7 +3,7 @@ creation with the numbers (API and new-run page); what may still run somewhere i
 import pytest
 
 from runs.fleet.gpu_check import gpu_problems
-from runs.models import Run
+from runs.training_runs.models import Run
 from worker.trainer.config import DEFAULT_MODEL, TrainingConfig as ConfigSchema
 
 FOUR_BY_TWO = {"vllm_tensor_parallel_size": 2, "vllm_data_parallel_size": 2, "worker_pool": "gpu"}

@@ -2,7 +2,7 @@
 silently; a run that is not queued does not ask the broker at all."""
 import pytest
 
-from runs.models import Run, RunStatus
+from runs.training_runs.models import Run, RunStatus
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ from dataclasses import replace
 
 from django.contrib.auth import get_user_model
 
-from runs.models import Run, RunStatus
+from runs.training_runs.models import Run, RunStatus
 from tests.support.fleet import machine, ray_cluster
 from worker.cluster_view import ClusterView
 

@@ -7,7 +7,8 @@ from unittest import mock
 import pytest
 
 from runs.background.names import USER_QUEUE
-from runs.models import RewardDryRun, RewardFunction
+from runs.rewards.models.dry_run import RewardDryRun
+from runs.rewards.models.function import RewardFunction
 from runs.rewards import model_dry_run
 from runs.rewards.secrets import seal_api_key
 from tests.support.stub_judge import ANSWERS, KEY, StubJudge, stub_judge
@@ -26,7 +27,7 @@ def consumed_at_once(django_capture_on_commit_callbacks):
     """Asks a dry run; the queued one is scored in the test's thread when the request's transaction
     commits, by the registered task with the message's arguments after a JSON trip, as a consumer would."""
     from controlplane.celery import app
-    import runs.background.dry_runs  # noqa: F401  registers the task, as a consumer's start does
+    import runs.rewards.tasks  # noqa: F401  registers the task, as a consumer's start does
 
     def consume(name, args, queue):
         assert queue == USER_QUEUE
@@ -122,7 +123,7 @@ def test_a_reward_model_not_prepared_here_is_refused_naming_it(owner_api, owner,
 
 def test_a_runs_samples_are_judged_with_their_rows_columns_and_a_missing_column_is_that_answers_error(
         owner_api, owner, run, endpoint, consumed_at_once):
-    from runs.models import Sample
+    from runs.telemetry.models import Sample
 
     templated = "<|im_start|>user\nWhat is 5 - 7? Think briefly, then give the final answer as #### <number>.<|im_end|>"
     for group, prompt, completions in [(0, templated, ["good", "bad"]), (1, "unknown", ["good"])]:

@@ -18,7 +18,7 @@ SEED = """
 import json
 from django.contrib.auth import get_user_model
 from runs.models import Dataset, RewardFunction, Run, RunReward
-from runs.launch import build_launch_spec
+from runs.training_runs.launch import build_launch_spec
 from worker.trainer.config import TrainingConfig
 owner = get_user_model().objects.create_user("owner", password="owner-pass-123")
 dataset = Dataset.objects.create(owner=owner, name="arith", source="generator", generator="arithmetic",
@@ -45,7 +45,7 @@ print(json.dumps(build_launch_spec(run, token)))
 RESUME = """
 import json
 from runs.models import Run
-from runs.launch import build_launch_spec
+from runs.training_runs.launch import build_launch_spec
 run = Run.objects.get(pk=RUN_ID)
 checkpoint = run.checkpoints.order_by("-step").first()
 run.enqueue()

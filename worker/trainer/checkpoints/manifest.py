@@ -4,7 +4,7 @@ from pathlib import Path, PurePosixPath
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-# The control plane's tar of an uploaded checkpoint (runs/api/views/checkpoint_upload.py) holds,
+# The control plane's tar of an uploaded checkpoint (runs/checkpoints/views/upload.py) holds,
 # beside the checkpoint folder, the manifest it checked the upload against, for the worker that
 # resumes from it to check what it unpacked (fetch.py).
 ARCHIVE_MANIFEST = "checkpoint-manifest.json"

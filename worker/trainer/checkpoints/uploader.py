@@ -4,7 +4,7 @@ One thread, oldest checkpoint first. The upload declares its files, then each fi
 chunks (each with its sha256, checked as it arrives) from the offset the control plane says it
 holds, so a broken upload goes on where it stopped; then the manifest (sizes, sha256s). The
 control plane answers that at once and checks and stores the checkpoint in the background
-(runs/api/views/checkpoint_upload.py); this thread polls the upload's state, each wait bounded,
+(runs/checkpoints/views/upload.py); this thread polls the upload's state, each wait bounded,
 until it is done, or failed naming the files to send again, which it sends again. While the
 control plane is away, or its disk is full, the upload waits and tries again with a growing
 pause; training never waits for it. A checkpoint is reported uploaded only once listed, and only
@@ -26,7 +26,7 @@ from worker.trainer.checkpoints.manifest import CheckpointManifest, ManifestFile
 
 log = logging.getLogger(__name__)
 CHUNK = 8 * 1024 * 1024
-RECOMPLETE_S = 300.0  # while the control plane finishes an upload (runs/models/checkpoint_upload.py)
+RECOMPLETE_S = 300.0  # while the control plane finishes an upload (runs/checkpoints/models/upload.py)
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """Named starting points a person picks instead of typing every knob: the values a preset sets,
-the schema's defaults for the rest (runs/config_values.py merges them, the schema checks them)."""
+the schema's defaults for the rest (runs/configs/values.py merges them, the schema checks them)."""
 
 # Sized for a 2-core CPU running vLLM and the trainer side by side: about 20 s a step
 # for SmolLM2-135M; a learning rate high enough to move in the ~40 steps of 15 minutes.

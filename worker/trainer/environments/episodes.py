@@ -12,7 +12,7 @@ import logging
 from dataclasses import dataclass, field
 
 from worker.trainer.environments.base import Environment, Episode
-from worker.trainer.environments.rendering import ChatRendering
+from worker.trainer.environments.rendering import ReplyTokens
 from worker.trainer.environments.replies import messages_of
 from worker.trainer.environments.tool_calls import parse_calls, stop_strings
 from worker.trainer.rollout.groups import Completion, EpisodeRecord
@@ -88,7 +88,7 @@ LOGGED_FAILURES, THEN_ONE_IN = 10, 50
 
 
 class EpisodeRunner:
-    def __init__(self, environment: Environment, rendering: ChatRendering, limits: EpisodeLimits,
+    def __init__(self, environment: Environment, rendering: ReplyTokens, limits: EpisodeLimits,
                  tool_format: str, current_version, on_warning=None):
         self.environment, self.rendering, self.limits = environment, rendering, limits
         self.tool_format, self.current_version = tool_format, current_version

@@ -7,6 +7,14 @@ A reply's tokens are the chat template's text for it, after the context's own te
 template would not write the model's turn back as it was sampled (cut short, trimmed), the turn
 is closed with the template's end of turn first.
 """
+from typing import Protocol
+
+
+class ReplyTokens(Protocol):
+    """What an episode needs of a rendering: the tokens an environment's reply adds. A dry run's
+    typed turns have none (runs/environments/dry_run.py)."""
+
+    def reply_ids(self, context_ids: list[int], messages: list[dict], reply: list[dict]) -> list[int]: ...
 
 
 class ChatRendering:

@@ -1,5 +1,5 @@
 """A process that runs built-in rewards and built-in environment steps for the web server's dry
-runs, where a time limit can stop them (the parent, runs/builtin_process.py, kills it when its
+runs, where a time limit can stop them (the parent, runs/dry_runs/builtin_process.py, kills it when its
 time is up; why: docs/capabilities/rewards.md#dry-runs). Memory capped, not confined.
 
 Started as `python -m worker.trainer.for_control_plane.builtin_child <memory bytes>`; protocol as

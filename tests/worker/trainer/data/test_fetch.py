@@ -106,7 +106,7 @@ SEED_QUEUED_RUN_ON_A_GONE_FILE = """
 import json
 from django.contrib.auth import get_user_model
 from django.core.files.base import ContentFile
-from runs.launch import build_launch_spec
+from runs.training_runs.launch import build_launch_spec
 from runs.models import Dataset, RewardFunction, Run, RunReward
 from worker.trainer.config import TrainingConfig
 owner = get_user_model().objects.get(username="owner")

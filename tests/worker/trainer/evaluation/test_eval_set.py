@@ -57,7 +57,7 @@ def test_fewer_rows_than_asked_gives_every_row():
 # --------------------------------------------------------------------------- by problem
 def demo_rows():
     """The arithmetic demo's dataset: problems repeat, each after a worked example of its own."""
-    from runs.demo_definitions import DEMOS
+    from runs.demos.definitions import DEMOS
     from worker.trainer.data.generators import generate
 
     params = DEMOS["arithmetic"].dataset["generator_params"]
@@ -69,7 +69,7 @@ def asked(dataset):
 
 
 def demo_overrides():
-    from runs.demo_definitions import DEMOS
+    from runs.demos.definitions import DEMOS
 
     return DEMOS["arithmetic"].config["overrides"]
 

@@ -12,7 +12,7 @@ SEED = """
 import json
 from django.contrib.auth import get_user_model
 from runs.models import Dataset, RewardFunction, Run, RunEvalReward, RunReward
-from runs.launch import build_launch_spec
+from runs.training_runs.launch import build_launch_spec
 from worker.trainer.config import TrainingConfig
 owner = get_user_model().objects.create_user("owner", password="owner-pass-123")
 dataset = Dataset.objects.create(owner=owner, name="arith", source="generator", generator="arithmetic",

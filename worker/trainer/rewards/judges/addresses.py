@@ -1,5 +1,5 @@
 """Which IP addresses an endpoint judge may reach: the one rule the control plane's checks
-(runs/rewards/endpoint_hosts.py) and the judge's connections (public_hosts.py) share.
+(runs/rewards/models/endpoint_hosts.py) and the judge's connections (public_hosts.py) share.
 
 An IPv6 address can carry an IPv4 one (IPv4-mapped, 6to4, a NAT64 gateway's 64:ff9b::/96, the
 old IPv4-compatible form): a worker behind NAT64 reaches 10.0.0.5 at 64:ff9b::a00:5. Such an

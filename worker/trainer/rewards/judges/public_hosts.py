@@ -1,7 +1,7 @@
 """An endpoint judge connects to public addresses only, checked at each connection.
 
 The control plane checks a judge's host when the reward is saved and when a run starts
-(runs/rewards/endpoint_hosts.py), but a name can resolve elsewhere a moment later (DNS
+(runs/rewards/models/endpoint_hosts.py), but a name can resolve elsewhere a moment later (DNS
 rebinding). So the judge's client resolves the name itself at each new connection, refuses it
 when any address is internal, and connects to the address it checked; TLS still names the host.
 A host the operator lists (RewardSpec.internal_host_allowed) is let through, and a URL sent

@@ -1,0 +1,1 @@
+"""Who is asking and what they own: ownership, sessions, run tokens, code authors, quotas."""

@@ -1,1 +1,0 @@
-"""State changes of runs, split by subject: lifecycle (start, cancel, resume, clone) and ingest."""

@@ -1,0 +1,1 @@
+"""Checkpoints: uploaded by workers, finished in the background, downloaded, started from."""

@@ -1,0 +1,1 @@
+"""Checkpoints and their uploads, as stored."""

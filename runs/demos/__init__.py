@@ -1,0 +1,1 @@
+"""The one-click demo runs of the home page."""

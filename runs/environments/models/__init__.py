@@ -1,0 +1,1 @@
+"""Environments (with their rubric) and their dry runs, as stored."""

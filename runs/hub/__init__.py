@@ -1,0 +1,1 @@
+"""Pushing a checkpoint to the Hugging Face Hub."""

@@ -1,1 +1,0 @@
-"""Comparing 2 to 8 runs side by side."""

@@ -1,3 +1,0 @@
-from runs.pages.compare import page
-
-urlpatterns = [*page.urlpatterns]

@@ -1,1 +1,0 @@
-"""Datasets, reward functions and training configs: list, create, edit."""

@@ -1,0 +1,1 @@
+"""Reward functions and their dry runs, as stored."""

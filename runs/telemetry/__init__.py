@@ -1,0 +1,1 @@
+"""What runs report and how it is read back: metric series, samples, log lines, liveness."""

@@ -1,0 +1,1 @@
+"""HTTP plumbing every domain's API and pages share: errors as JSON, bounded bodies, pages, downloads."""
